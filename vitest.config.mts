@@ -1,0 +1,44 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Two projects: the edge runs inside workerd with real D1/R2/Queues/Durable Objects;
+// the extractor, the sources and the end-to-end suite run on Node with real ffmpeg.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("schema/migrations");
+  return {
+    test: {
+      projects: [
+        {
+          plugins: [
+            cloudflareTest({
+              wrangler: { configPath: "./wrangler.toml" },
+              miniflare: {
+                bindings: {
+                  TEST_MIGRATIONS: migrations,
+                  INTERNAL_TOKEN: "test-internal-token",
+                  FILE_URL_SECRET: "test-file-url-secret",
+                },
+              },
+            }),
+          ],
+          test: {
+            name: "edge",
+            include: ["test/edge/**/*.test.ts"],
+            setupFiles: ["test/edge/support/apply-migrations.ts"],
+          },
+        },
+        {
+          test: {
+            name: "node",
+            environment: "node",
+            include: ["test/extractor/**/*.test.ts", "test/sources/**/*.test.ts", "test/e2e/**/*.test.ts"],
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+            // Two cores: ffmpeg-heavy files one at a time keeps timings sane.
+            fileParallelism: false,
+          },
+        },
+      ],
+    },
+  };
+});
