@@ -1,0 +1,100 @@
+// Plans and their limits: the one table both the edge and the extractor read.
+// Price ↔ name pairing and numbers are DESIGN.md's decisions.
+
+export const PLAN_NAMES = ["free", "starter", "pro", "scale"] as const;
+export type PlanName = (typeof PLAN_NAMES)[number];
+
+export const RESOLUTIONS = [240, 360, 480, 720, 1080, 1440, 2160] as const;
+export type Resolution = (typeof RESOLUTIONS)[number];
+
+export interface PlanLimits {
+  max_video_minutes: number;
+  max_frames_per_job: number;
+  max_resolution: Resolution;
+  max_width: number;
+  retention_days: number;
+  max_active_jobs: number;
+  requests_per_minute: number;
+}
+
+export interface Plan {
+  name: PlanName;
+  monthly_credits: number;
+  price_usd: number;
+  limits: PlanLimits;
+}
+
+export const PLANS: Record<PlanName, Plan> = {
+  free: {
+    name: "free",
+    monthly_credits: 60,
+    price_usd: 0,
+    limits: {
+      max_video_minutes: 15,
+      max_frames_per_job: 300,
+      max_resolution: 720,
+      max_width: 1280,
+      retention_days: 1,
+      max_active_jobs: 2,
+      requests_per_minute: 30,
+    },
+  },
+  starter: {
+    name: "starter",
+    monthly_credits: 1500,
+    price_usd: 19,
+    limits: {
+      max_video_minutes: 60,
+      max_frames_per_job: 1000,
+      max_resolution: 1080,
+      max_width: 1920,
+      retention_days: 7,
+      max_active_jobs: 5,
+      requests_per_minute: 120,
+    },
+  },
+  pro: {
+    name: "pro",
+    monthly_credits: 5000,
+    price_usd: 49,
+    limits: {
+      max_video_minutes: 180,
+      max_frames_per_job: 3000,
+      max_resolution: 2160,
+      max_width: 3840,
+      retention_days: 14,
+      max_active_jobs: 10,
+      requests_per_minute: 300,
+    },
+  },
+  scale: {
+    name: "scale",
+    monthly_credits: 25000,
+    price_usd: 199,
+    limits: {
+      max_video_minutes: 360,
+      max_frames_per_job: 10000,
+      max_resolution: 2160,
+      max_width: 3840,
+      retention_days: 30,
+      max_active_jobs: 25,
+      requests_per_minute: 1000,
+    },
+  },
+};
+
+/** The one-time credit pack: added on top of plan credits, never expires. */
+export const CREDIT_PACK = { credits: 500, price_usd: 10 } as const;
+
+/** Jobs with more frames than this are always zipped (spec §8). */
+export const ZIP_ALWAYS_ABOVE_FRAMES = 300;
+
+/** The demo's fixed shape (spec §4, §8). */
+export const DEMO = { frames: 6, max_width: 640, max_seconds: 15 * 60, format: "jpg" } as const;
+
+/** Requests per minute per client IP on the public endpoints (pricing, demo reads). */
+export const PUBLIC_REQUESTS_PER_MINUTE = 60;
+
+export function isPlanName(value: string): value is PlanName {
+  return (PLAN_NAMES as readonly string[]).includes(value);
+}
