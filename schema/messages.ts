@@ -1,6 +1,6 @@
 // What crosses the queues and the edge ⇄ extractor boundary. Plain TypeScript types: both
 // sides are ours, and the extractor validates the request it receives with zod (extractor/).
-import type { Resolution } from "./plans";
+import type { Resolution } from "./plans.ts";
 
 export type ExtractionMode = "interval" | "count" | "timestamps";
 export type ImageFormat = "jpg" | "png" | "webp";
