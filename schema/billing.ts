@@ -1,0 +1,27 @@
+// Credit rules (spec §1, DESIGN.md). Pure, so the edge can reserve with the same formula it
+// settles with, and tests can check charges against it.
+import type { ExtractionMode } from "./messages.ts";
+
+export const FRAMES_INCLUDED_PER_MINUTE = 100;
+export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
+
+/**
+ * Credits for a finished job. `okFrames` counts only frames delivered with status ok;
+ * `processedSeconds` is the span of video the job covered (after range and clipping).
+ */
+export function creditsFor(mode: ExtractionMode, processedSeconds: number, okFrames: number): number {
+  if (okFrames <= 0) return 0;
+  if (mode === "timestamps") return Math.ceil(okFrames / TIMESTAMP_FRAMES_PER_CREDIT);
+  const minutes = Math.max(1, Math.ceil(processedSeconds / 60));
+  const extraFrames = Math.max(0, okFrames - FRAMES_INCLUDED_PER_MINUTE * minutes);
+  return minutes + Math.ceil(extraFrames / FRAMES_INCLUDED_PER_MINUTE);
+}
+
+/** Spend plan credits before pack credits (DESIGN.md). Returns the negative deltas. */
+export function splitCharge(
+  amount: number,
+  balance: { plan: number; pack: number },
+): { plan: number; pack: number } {
+  const fromPlan = Math.min(amount, Math.max(0, balance.plan));
+  return { plan: -fromPlan, pack: -(amount - fromPlan) };
+}

@@ -1,0 +1,174 @@
+// D1 tables. drizzle-kit generates the SQL migrations from this file into schema/migrations,
+// the folder wrangler.toml's migrations_dir names.
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+const createdAt = () =>
+  text("created_at")
+    .notNull()
+    .default(sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`);
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  email: text("email").notNull().unique(),
+  plan: text("plan").notNull().default("free"),
+  /** Plan credits left this period; reset each period. */
+  planCredits: integer("plan_credits").notNull().default(0),
+  /** Pack credits; never expire. */
+  packCredits: integer("pack_credits").notNull().default(0),
+  /** Credits held by jobs that have not finished (reserve at creation, settle at completion). */
+  reservedCredits: integer("reserved_credits").notNull().default(0),
+  periodStart: text("period_start"),
+  periodEnd: text("period_end"),
+  subscriptionStatus: text("subscription_status"),
+  cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" }).notNull().default(false),
+  /** Standard Webhooks signing secret, `whsec_` + base64. */
+  webhookSecret: text("webhook_secret").notNull(),
+  createdAt: createdAt(),
+});
+
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    /** Hex SHA-256 of the whole key; the key itself is never stored. */
+    keyHash: text("key_hash").notNull(),
+    /** The first characters of the secret part, to tell keys apart in a dashboard. */
+    hint: text("hint").notNull(),
+    createdAt: createdAt(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
+);
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    status: text("status").notNull(),
+    url: text("url").notNull(),
+    /** The normalised URL the extractor fetches (differs from url for e.g. Drive links). */
+    sourceUrl: text("source_url").notNull(),
+    platform: text("platform").notNull(),
+    options: text("options", { mode: "json" }).notNull(),
+    webhookUrl: text("webhook_url"),
+    durationSeconds: real("duration_seconds"),
+    processedSeconds: real("processed_seconds"),
+    framesCount: integer("frames_count"),
+    framesFailed: integer("frames_failed").notNull().default(0),
+    creditsReserved: integer("credits_reserved").notNull().default(0),
+    creditsCharged: integer("credits_charged"),
+    width: integer("width"),
+    height: integer("height"),
+    zipKey: text("zip_key"),
+    zipBytes: integer("zip_bytes"),
+    requestedResolution: integer("requested_resolution"),
+    deliveredResolution: integer("delivered_resolution"),
+    resolutionNote: text("resolution_note"),
+    notice: text("notice").notNull().default(""),
+    error: text("error", { mode: "json" }),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: createdAt(),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+    expiresAt: text("expires_at"),
+  },
+  (t) => [
+    index("jobs_account_created").on(t.accountId, t.createdAt),
+    index("jobs_status_expires").on(t.status, t.expiresAt),
+  ],
+);
+
+export const demoJobs = sqliteTable(
+  "demo_jobs",
+  {
+    id: text("id").primaryKey(),
+    /** SHA-256 of the client IP: enough to count, nothing to leak. */
+    ipHash: text("ip_hash").notNull(),
+    status: text("status").notNull(),
+    url: text("url").notNull(),
+    sourceUrl: text("source_url").notNull(),
+    platform: text("platform").notNull(),
+    durationSeconds: real("duration_seconds"),
+    framesCount: integer("frames_count"),
+    framesFailed: integer("frames_failed").notNull().default(0),
+    width: integer("width"),
+    height: integer("height"),
+    error: text("error", { mode: "json" }),
+    attempts: integer("attempts").notNull().default(0),
+    createdAt: createdAt(),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+    expiresAt: text("expires_at"),
+  },
+  (t) => [index("demo_jobs_status_expires").on(t.status, t.expiresAt)],
+);
+
+/** Frames of jobs and demo jobs alike (their ids are UUIDs from one space). */
+export const frames = sqliteTable(
+  "frames",
+  {
+    jobId: text("job_id").notNull(),
+    index: integer("idx").notNull(),
+    timestamp: real("timestamp").notNull(),
+    pts: real("pts"),
+    status: text("status").notNull(),
+    key: text("r2_key"),
+    error: text("error"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.index] })],
+);
+
+/**
+ * Append-only credit ledger. Each entry id is derived from what caused it
+ * (`reserve:<job>`, `settle:<job>`), so a redelivered message cannot write it twice.
+ */
+export const creditLedger = sqliteTable(
+  "credit_ledger",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    jobId: text("job_id"),
+    kind: text("kind").notNull(),
+    /** Change of spendable plan and pack credits (negative = spent). */
+    planDelta: integer("plan_delta").notNull().default(0),
+    packDelta: integer("pack_delta").notNull().default(0),
+    /** Change of reserved credits (positive = held). */
+    reservedDelta: integer("reserved_delta").notNull().default(0),
+    note: text("note"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("credit_ledger_account").on(t.accountId, t.createdAt)],
+);
+
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    jobId: text("job_id").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.key] })],
+);
+
+/** Settled extraction results, one per job: the guard that makes settlement happen once. */
+export const settlements = sqliteTable("settlements", {
+  jobId: text("job_id").primaryKey(),
+  attemptId: text("attempt_id").notNull(),
+  createdAt: createdAt(),
+});
+
+export type AccountRow = typeof accounts.$inferSelect;
+export type JobRow = typeof jobs.$inferSelect;
+export type DemoJobRow = typeof demoJobs.$inferSelect;
+export type FrameRow = typeof frames.$inferSelect;
