@@ -1,0 +1,97 @@
+// Which moments of a video a job turns into frames. Pure: the edge imports it for limits and
+// credits before anything is fetched, the extractor once the duration is known. No Node APIs.
+//
+// Rules (DESIGN.md): count mode at start + (i + ½)·span/N; interval mode at start + k·every for
+// every value below end; timestamps as given (sorted, so frames come back in time order). The
+// range is clamped to the video, so interval and count frames always fall inside it; only an
+// explicit timestamp can lie past the end, and that frame gets status "error".
+import type { JobOptions } from "./messages.ts";
+
+export type FramePlanOptions = Pick<
+  JobOptions,
+  "mode" | "every" | "count" | "timestamps" | "start" | "end"
+>;
+
+export interface PlannedFrame {
+  /** 1-based, in time order. */
+  index: number;
+  /** Seconds from the start of the source (its first frame), rounded to the microsecond. */
+  timestamp: number;
+  /** At or after the end of the video: no picture is on screen then. */
+  pastEnd: boolean;
+}
+
+export interface FramePlan {
+  frames: PlannedFrame[];
+  /** The processed part of the video, clamped to it. */
+  rangeStart: number;
+  rangeEnd: number;
+  /** Seconds of video the job covers, for billing (0 when the range misses the video). */
+  processedSeconds: number;
+}
+
+export const DEFAULT_EVERY_SECONDS = 1;
+
+// Microseconds: far below any frame duration, far above float noise such as 0.1 + 0.2.
+const TIME_SCALE = 1e6;
+// Guards "below end" against float noise: 0.9 / 0.3 is 3.0000000000000004, not 3.
+const COUNT_EPSILON = 1e-9;
+
+export function roundTime(seconds: number): number {
+  return Math.round(seconds * TIME_SCALE) / TIME_SCALE;
+}
+
+function intervalTimesCount(start: number, end: number, every: number): number {
+  if (!(end > start)) return 0;
+  return Math.ceil((end - start) / every - COUNT_EPSILON);
+}
+
+/** The frames of a job on a video of the given duration (seconds). */
+export function planFrames(options: FramePlanOptions, durationSeconds: number): FramePlan {
+  const duration = Math.max(0, durationSeconds);
+  const start = Math.max(0, options.start ?? 0);
+  const rangeEnd = Math.min(options.end ?? duration, duration);
+  const rangeStart = Math.min(start, rangeEnd);
+  const processedSeconds = roundTime(Math.max(0, rangeEnd - start));
+  const times = plannedTimes(options, start, rangeEnd);
+  const frames = times.map((time, i) => {
+    const timestamp = roundTime(time);
+    return { index: i + 1, timestamp, pastEnd: timestamp >= duration };
+  });
+  return { frames, rangeStart, rangeEnd, processedSeconds };
+}
+
+function plannedTimes(options: FramePlanOptions, start: number, rangeEnd: number): number[] {
+  if (options.mode === "timestamps") {
+    return [...(options.timestamps ?? [])].sort((a, b) => a - b);
+  }
+  if (options.mode === "count") {
+    const count = Math.max(1, Math.floor(options.count ?? 1));
+    const span = rangeEnd - start;
+    // A range that misses the video still yields its frames, all past the end, so the job
+    // can say which frames it could not deliver instead of silently returning nothing.
+    if (!(span > 0)) return Array.from({ length: count }, () => start);
+    return Array.from({ length: count }, (_, i) => start + ((i + 0.5) * span) / count);
+  }
+  const every = options.every ?? DEFAULT_EVERY_SECONDS;
+  const count = intervalTimesCount(start, rangeEnd, every);
+  if (count === 0) return [start];
+  return Array.from({ length: count }, (_, k) => start + k * every);
+}
+
+/**
+ * How many frames a job will have, when that can be known: timestamps and count modes always,
+ * interval mode once the duration or an explicit end is known (with only an end it is an upper
+ * bound: the range may shrink to the video). Null when it cannot be known yet.
+ */
+export function plannedFrameCount(
+  options: FramePlanOptions,
+  durationSeconds: number | null,
+): number | null {
+  if (options.mode === "timestamps") return options.timestamps?.length ?? 0;
+  if (options.mode === "count") return Math.max(1, Math.floor(options.count ?? 1));
+  if (durationSeconds !== null) return planFrames(options, durationSeconds).frames.length;
+  if (options.end === undefined) return null;
+  const start = Math.max(0, options.start ?? 0);
+  return Math.max(1, intervalTimesCount(start, options.end, options.every ?? DEFAULT_EVERY_SECONDS));
+}
