@@ -27,6 +27,20 @@ export interface JobMessage {
   id: string;
 }
 
+/** The results-queue message: where the extractor's result is stored in R2. */
+export interface ResultMessage {
+  kind: "job" | "demo";
+  job_id: string;
+  result_key: string;
+}
+
+/** The webhook-queue message: one event to deliver. */
+export interface WebhookMessage {
+  event_id: string;
+  type: "job.completed" | "job.failed";
+  job_id: string;
+}
+
 /** What the edge posts to the extractor's POST /extract. */
 export interface ExtractRequest {
   job_id: string;

@@ -1,0 +1,17 @@
+// The app's environment type, shared by middleware and handlers.
+import type { DrizzleD1Database } from "drizzle-orm/d1";
+import type { AccountRow } from "../schema/db.ts";
+import type { RateDecision } from "./durable/rate-limiter.ts";
+
+export type Db = DrizzleD1Database;
+
+export interface AppEnv {
+  Bindings: Env;
+  Variables: {
+    db: Db;
+    account: AccountRow;
+    apiKeyId: string;
+    clientIp: string;
+    rate: RateDecision | undefined;
+  };
+}

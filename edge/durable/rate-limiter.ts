@@ -1,0 +1,65 @@
+// Rate limiting with GCRA (the generic cell rate algorithm): one Durable Object per subject
+// (an API key or a client IP), so every request for that subject is counted in one place.
+// The theoretical arrival time is kept in storage, so an evicted object loses nothing.
+import { DurableObject } from "cloudflare:workers";
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Seconds until the allowance is whole again. */
+  reset: number;
+  /** Seconds to wait before the next request can pass (0 when allowed). */
+  retryAfter: number;
+}
+
+export class RateLimiter extends DurableObject<Env> {
+  /** In-memory copy of the stored state; storage stays the source of truth on restart. */
+  private tat: number | undefined;
+
+  /**
+   * Admits one request at `perMinute` with a burst of a whole minute's allowance.
+   * `now` is injectable for tests; production passes nothing.
+   */
+  async take(perMinute: number, now = Date.now()): Promise<RateDecision> {
+    const interval = 60_000 / perMinute;
+    const burstWindow = interval * perMinute;
+    if (this.tat === undefined) this.tat = (await this.ctx.storage.get<number>("tat")) ?? 0;
+    const tat = Math.max(this.tat, now);
+    const newTat = tat + interval;
+    const allowAt = newTat - burstWindow;
+    if (now < allowAt) {
+      return {
+        allowed: false,
+        limit: perMinute,
+        remaining: 0,
+        reset: Math.ceil((tat - now) / 1000),
+        retryAfter: Math.max(1, Math.ceil((allowAt - now) / 1000)),
+      };
+    }
+    this.tat = newTat;
+    await this.ctx.storage.put("tat", newTat);
+    return {
+      allowed: true,
+      limit: perMinute,
+      remaining: Math.floor((now - allowAt) / interval),
+      reset: Math.ceil((newTat - now) / 1000),
+      retryAfter: 0,
+    };
+  }
+
+  /** A fixed window per UTC day (the demo's per-IP daily allowance). */
+  async takeDaily(perDay: number, now = Date.now()): Promise<RateDecision> {
+    const day = Math.floor(now / 86_400_000);
+    const key = `day:${day}`;
+    const used = (await this.ctx.storage.get<number>(key)) ?? 0;
+    const reset = Math.ceil(((day + 1) * 86_400_000 - now) / 1000);
+    if (used >= perDay) {
+      return { allowed: false, limit: perDay, remaining: 0, reset, retryAfter: reset };
+    }
+    await this.ctx.storage.put(key, used + 1);
+    // Yesterday's counter is no longer needed.
+    await this.ctx.storage.delete(`day:${day - 1}`);
+    return { allowed: true, limit: perDay, remaining: perDay - used - 1, reset, retryAfter: 0 };
+  }
+}

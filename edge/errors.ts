@@ -1,0 +1,76 @@
+// One error class for every failure a client can see. Handlers throw it; only the app's
+// onError turns it into the spec's error body (DESIGN.md's status mapping).
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ApiErrorName } from "../schema/api.ts";
+
+export const STATUS_OF: Record<ApiErrorName, ContentfulStatusCode> = {
+  InvalidUrl: 400,
+  InvalidRequest: 400,
+  NoVideoFound: 400,
+  PrivateContent: 400,
+  DownloadFailed: 400,
+  VideoTooLong: 400,
+  TooManyFrames: 400,
+  ResolutionNotAllowed: 400,
+  InsufficientBalance: 402,
+  InvalidApiKey: 401,
+  AuthenticationRequired: 401,
+  RateLimited: 429,
+  DemoLimitReached: 429,
+  JobNotFound: 404,
+  ExtractionFailed: 500,
+  ServiceUnavailable: 503,
+};
+
+const CLASS_OF: Record<number, { name: string; className: string }> = {
+  400: { name: "BadRequest", className: "bad-request" },
+  401: { name: "NotAuthenticated", className: "not-authenticated" },
+  402: { name: "PaymentError", className: "payment-error" },
+  404: { name: "NotFound", className: "not-found" },
+  429: { name: "TooManyRequests", className: "too-many-requests" },
+  500: { name: "GeneralError", className: "general-error" },
+  503: { name: "Unavailable", className: "unavailable" },
+};
+
+export interface ErrorBody {
+  name: string;
+  message: string;
+  code: number;
+  className: string;
+  data: { name: ApiErrorName; userMessage: string; reason?: "malformed" | "invalid" };
+}
+
+export class ApiError extends HTTPException {
+  readonly apiName: ApiErrorName;
+  readonly userMessage: string;
+  readonly reason?: "malformed" | "invalid";
+  readonly retryAfter?: number;
+
+  constructor(
+    apiName: ApiErrorName,
+    message: string,
+    extra: { userMessage?: string; reason?: "malformed" | "invalid"; retryAfter?: number } = {},
+  ) {
+    super(STATUS_OF[apiName], { message });
+    this.apiName = apiName;
+    this.userMessage = extra.userMessage ?? message;
+    this.reason = extra.reason;
+    this.retryAfter = extra.retryAfter;
+  }
+
+  toBody(): ErrorBody {
+    const cls = CLASS_OF[this.status] ?? CLASS_OF[500];
+    return {
+      name: cls.name,
+      message: this.message,
+      code: this.status,
+      className: cls.className,
+      data: {
+        name: this.apiName,
+        userMessage: this.userMessage,
+        ...(this.reason ? { reason: this.reason } : {}),
+      },
+    };
+  }
+}

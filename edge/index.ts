@@ -1,0 +1,29 @@
+// The worker's entry: the HTTP app, the queue consumers, the cron handler and the Durable
+// Object classes.
+import { createApp } from "./app.ts";
+import { handleQueueBatch } from "./queues/index.ts";
+import { demoRouter } from "./routes/demo/index.ts";
+import { mountDocs } from "./routes/docs/index.ts";
+import { filesRouter } from "./routes/files/index.ts";
+import { internalRouter } from "./routes/internal/index.ts";
+import { jobsRouter } from "./routes/jobs/index.ts";
+import { pricingRouter } from "./routes/pricing/index.ts";
+import { usageRouter } from "./routes/usage/index.ts";
+import { runScheduledMaintenance } from "./maintenance.ts";
+
+export { RateLimiter } from "./durable/rate-limiter.ts";
+
+export const app = createApp()
+  .route("/", jobsRouter)
+  .route("/", usageRouter)
+  .route("/", pricingRouter)
+  .route("/", demoRouter)
+  .route("/", filesRouter)
+  .route("/", internalRouter);
+mountDocs(app);
+
+export default {
+  fetch: app.fetch,
+  queue: handleQueueBatch,
+  scheduled: (controller, env, ctx) => ctx.waitUntil(runScheduledMaintenance(env, controller.scheduledTime)),
+} satisfies ExportedHandler<Env>;

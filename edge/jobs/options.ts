@@ -1,0 +1,77 @@
+// The create-job request → normalised JobOptions, and the plan limits that can be checked
+// before the video is fetched.
+import { inferMode, type CreateJobRequest } from "../../schema/api.ts";
+import { creditsFor } from "../../schema/billing.ts";
+import { plannedFrameCount } from "../../schema/frame-plan.ts";
+import type { JobOptions } from "../../schema/messages.ts";
+import type { Plan, Resolution } from "../../schema/plans.ts";
+import { ApiError } from "../errors.ts";
+
+export const DEFAULT_RESOLUTION: Resolution = 1080;
+
+export function normaliseOptions(body: CreateJobRequest): JobOptions {
+  const mode = body.mode ?? inferMode(body);
+  return {
+    mode,
+    ...(mode === "interval" ? { every: body.every ?? 1 } : {}),
+    ...(body.count !== undefined ? { count: body.count } : {}),
+    ...(body.timestamps !== undefined ? { timestamps: body.timestamps } : {}),
+    ...(body.start !== undefined ? { start: body.start } : {}),
+    ...(body.end !== undefined ? { end: body.end } : {}),
+    format: body.format ?? "jpg",
+    resolution: (body.resolution ? Number(body.resolution) : DEFAULT_RESOLUTION) as Resolution,
+    ...(body.max_width !== undefined ? { max_width: body.max_width } : {}),
+    output: body.output ?? "urls",
+    ...(body.webhook_url !== undefined ? { webhook_url: body.webhook_url } : {}),
+  };
+}
+
+/** Refuses what the plan cannot allow, as far as it is known before the video is fetched. */
+export function checkPlanLimits(options: JobOptions, plan: Plan): void {
+  const limits = plan.limits;
+  if (options.resolution > limits.max_resolution) {
+    throw new ApiError(
+      "ResolutionNotAllowed",
+      `resolution ${options.resolution} is above the ${plan.name} plan's maximum of ${limits.max_resolution}`,
+      { userMessage: `Your plan allows frames up to ${limits.max_resolution}p. Upgrade for more.` },
+    );
+  }
+  const frames = plannedFrameCount(options, null);
+  if (frames !== null && frames > limits.max_frames_per_job) {
+    throw new ApiError(
+      "TooManyFrames",
+      `this job asks for ${frames} frames; the ${plan.name} plan allows ${limits.max_frames_per_job} per job`,
+      { userMessage: `Your plan allows up to ${limits.max_frames_per_job} frames per job.` },
+    );
+  }
+  const span = rangeSpan(options);
+  if (span !== null && span > limits.max_video_minutes * 60) {
+    throw new ApiError(
+      "VideoTooLong",
+      `the range covers ${span} s; the ${plan.name} plan processes at most ${limits.max_video_minutes} minutes`,
+      { userMessage: `Your plan processes up to ${limits.max_video_minutes} minutes of video per job.` },
+    );
+  }
+}
+
+function rangeSpan(options: JobOptions): number | null {
+  if (options.mode === "timestamps" || options.end === undefined) return null;
+  return options.end - (options.start ?? 0);
+}
+
+/**
+ * What to hold at creation: the most the job can cost, and the least it can cost. Before the
+ * video is probed, its length is bounded by the range or by the plan's maximum.
+ */
+export function creditBounds(options: JobOptions, plan: Plan): { most: number; least: number } {
+  const frames = plannedFrameCount(options, null);
+  if (options.mode === "timestamps") {
+    const exact = creditsFor("timestamps", 0, frames ?? 0);
+    return { most: exact, least: exact };
+  }
+  const span = rangeSpan(options);
+  const most = creditsFor(options.mode, span ?? plan.limits.max_video_minutes * 60, frames ?? plan.limits.max_frames_per_job);
+  // A video can be shorter than the range, so only a count fixes the least a job costs.
+  const least = creditsFor(options.mode, 1, frames ?? 1);
+  return { most, least };
+}

@@ -1,0 +1,83 @@
+// The cron run: expires finished jobs past their retention (deleting their files), fails jobs
+// that have been stuck far longer than any extraction can take, and renews plan credits.
+import { PLANS, isPlanName } from "../schema/plans.ts";
+import { failJob } from "./queues/results.ts";
+
+const EXPIRE_BATCH = 200;
+const STUCK_AFTER_MS = 3 * 3600_000;
+
+async function deletePrefix(env: Env, prefix: string) {
+  let cursor: string | undefined;
+  do {
+    const listed = await env.FILES.list({ prefix, cursor });
+    const keys = listed.objects.map((o) => o.key);
+    if (keys.length > 0) await env.FILES.delete(keys);
+    cursor = listed.truncated ? listed.cursor : undefined;
+  } while (cursor);
+}
+
+export async function expireJobs(env: Env, now: number): Promise<number> {
+  let expired = 0;
+  for (const [table, kind] of [["jobs", "job"], ["demo_jobs", "demo"]] as const) {
+    const { results } = await env.DB.prepare(
+      `SELECT id FROM ${table} WHERE status = 'completed' AND expires_at <= ?1 LIMIT ${EXPIRE_BATCH}`,
+    )
+      .bind(new Date(now).toISOString())
+      .all<{ id: string }>();
+    for (const { id } of results) {
+      await env.DB.prepare(`UPDATE ${table} SET status = 'expired' WHERE id = ?1`).bind(id).run();
+      await deletePrefix(env, `${kind}/${id}/`);
+      expired++;
+    }
+  }
+  return expired;
+}
+
+async function failStuckJobs(env: Env, now: number) {
+  const before = new Date(now - STUCK_AFTER_MS).toISOString();
+  for (const [table, kind] of [["jobs", "job"], ["demo_jobs", "demo"]] as const) {
+    const { results } = await env.DB.prepare(
+      `SELECT id FROM ${table} WHERE status IN ('queued', 'processing') AND created_at <= ?1 LIMIT 100`,
+    )
+      .bind(before)
+      .all<{ id: string }>();
+    for (const { id } of results) {
+      await failJob(env, { kind, id }, "ExtractionFailed", "the job did not finish in time");
+    }
+  }
+}
+
+/** Plan credits reset to the monthly allowance when a period ends; pack credits stay. */
+export async function renewPlanCredits(env: Env, now: number) {
+  const { results } = await env.DB.prepare(
+    "SELECT id, plan, plan_credits, period_end FROM accounts WHERE period_end <= ?1 LIMIT 500",
+  )
+    .bind(new Date(now).toISOString())
+    .all<{ id: string; plan: string; plan_credits: number; period_end: string }>();
+  for (const account of results) {
+    const allowance = PLANS[isPlanName(account.plan) ? account.plan : "free"].monthly_credits;
+    const start = account.period_end;
+    const end = addMonth(start);
+    await env.DB.batch([
+      env.DB.prepare(
+        `INSERT OR IGNORE INTO credit_ledger (id, account_id, kind, plan_delta, note)
+         VALUES (?1, ?2, 'renewal', ?3, 'plan credits renewed for the new period')`,
+      ).bind(`renewal:${account.id}:${start}`, account.id, allowance - account.plan_credits),
+      env.DB.prepare(
+        "UPDATE accounts SET plan_credits = ?1, period_start = ?2, period_end = ?3 WHERE id = ?4 AND period_end = ?2",
+      ).bind(allowance, start, end, account.id),
+    ]);
+  }
+}
+
+export function addMonth(iso: string): string {
+  const date = new Date(iso);
+  date.setUTCMonth(date.getUTCMonth() + 1);
+  return date.toISOString();
+}
+
+export async function runScheduledMaintenance(env: Env, now: number) {
+  await expireJobs(env, now);
+  await failStuckJobs(env, now);
+  await renewPlanCredits(env, now);
+}

@@ -1,0 +1,79 @@
+// Authentication (spec §5) and the per-key rate limit, as one middleware: a request that
+// fails authentication is still counted, against its IP, so guessing keys is rate limited.
+import { and, eq, isNull } from "drizzle-orm";
+import { createMiddleware } from "hono/factory";
+import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
+import { accounts, apiKeys } from "../../schema/db.ts";
+import { isPlanName, PLANS } from "../../schema/plans.ts";
+import type { AppEnv } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { timingSafeEqualHex } from "../crypto.ts";
+import { enforceIpRate, enforceRate } from "./rate-limit.ts";
+
+type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
+
+export function readCredential(headers: { get(name: string): string | null }): Credential {
+  const authorization = headers.get("authorization");
+  const apiKeyHeader = headers.get("x-api-key");
+  if (authorization === null && apiKeyHeader === null) return { kind: "none" };
+  if (apiKeyHeader !== null) {
+    const key = apiKeyHeader.trim();
+    return key.startsWith(KEY_PREFIX) ? { kind: "key", key } : { kind: "malformed" };
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
+  if (!match || !match[1].startsWith(KEY_PREFIX)) return { kind: "malformed" };
+  return { kind: "key", key: match[1] };
+}
+
+const malformed = () =>
+  new ApiError("InvalidApiKey", `API key is malformed: expected Authorization: Bearer ${KEY_PREFIX}… or X-API-Key`, {
+    reason: "malformed",
+    userMessage: "The API key is not in the expected format.",
+  });
+
+const invalid = () =>
+  new ApiError("InvalidApiKey", "API key is unknown or revoked", {
+    reason: "invalid",
+    userMessage: "This API key is not valid. Check it, or create a new one.",
+  });
+
+export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
+  const credential = readCredential(c.req.raw.headers);
+  if (credential.kind !== "key") {
+    await enforceIpRate(c);
+    throw credential.kind === "none"
+      ? new ApiError("AuthenticationRequired", "This endpoint needs an API key", {
+          userMessage: "Sign in or pass an API key to use this endpoint.",
+        })
+      : malformed();
+  }
+  // The checksum is checked before any lookup: a made-up key never reaches D1. A value with
+  // our prefix is a key by the spec's definition, so a bad one is `invalid`, not `malformed`.
+  if (!isWellFormedApiKey(credential.key)) {
+    await enforceIpRate(c);
+    throw invalid();
+  }
+  const hash = await hashApiKey(credential.key);
+  const [row] = await c
+    .get("db")
+    .select({ keyId: apiKeys.id, keyHash: apiKeys.keyHash, account: accounts })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(apiKeys.accountId, accounts.id))
+    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  if (!row || !timingSafeEqualHex(row.keyHash, hash)) {
+    await enforceIpRate(c);
+    throw invalid();
+  }
+  c.set("account", row.account);
+  c.set("apiKeyId", row.keyId);
+  const plan = isPlanName(row.account.plan) ? PLANS[row.account.plan] : PLANS.free;
+  await enforceRate(c, `key:${row.keyId}`, plan.limits.requests_per_minute);
+  await next();
+});
+
+/** Public endpoints: counted per client IP. */
+export const publicRate = createMiddleware<AppEnv>(async (c, next) => {
+  await enforceIpRate(c);
+  await next();
+});

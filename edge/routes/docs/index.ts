@@ -1,0 +1,45 @@
+// The OpenAPI 3.1 document, generated from the same schemas the routes validate with, and an
+// interactive reference page that renders it.
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.ts";
+import { publicRate } from "../../middleware/auth.ts";
+
+export const OPENAPI_PATH = "/v1/openapi.json";
+
+// Scalar's reference page, pinned; it loads the document from our own origin.
+const REFERENCE_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Stills API reference</title>
+</head>
+<body>
+  <script id="api-reference" data-url="${OPENAPI_PATH}"></script>
+  <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.72.1"></script>
+</body>
+</html>`;
+
+export function mountDocs(app: OpenAPIHono<AppEnv>) {
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "Authorization: Bearer stills_live_…",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "apiKeyHeader", {
+    type: "apiKey",
+    in: "header",
+    name: "X-API-Key",
+  });
+  app.use(OPENAPI_PATH, publicRate);
+  app.doc31(OPENAPI_PATH, (c) => ({
+    openapi: "3.1.0",
+    info: {
+      title: "Stills API",
+      version: "1.0.0",
+      description: "Turn a video link into still frames.",
+    },
+    servers: [{ url: c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin }],
+  }));
+  app.get("/docs", (c) => c.html(REFERENCE_PAGE));
+}

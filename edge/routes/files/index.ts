@@ -1,0 +1,50 @@
+// Signed file URLs: no API key, only a valid signature, and only while the job is completed
+// and not expired. Not rate limited: a job's URLs are meant to be fetched all at once.
+import { eq } from "drizzle-orm";
+import { demoJobs, jobs } from "../../../schema/db.ts";
+import { createRouter } from "../../app.ts";
+import type { Db } from "../../context.ts";
+import { checkFileSignature, CONTENT_TYPES, parseFileKey } from "../../files.ts";
+import { filesAreLive } from "../../serialize.ts";
+
+async function ownerOf(db: Db, kind: "job" | "demo", id: string) {
+  const table = kind === "job" ? jobs : demoJobs;
+  const [row] = await db
+    .select({ status: table.status, expiresAt: table.expiresAt })
+    .from(table)
+    .where(eq(table.id, id));
+  return row;
+}
+
+const forbidden = (reason: string) =>
+  new Response(JSON.stringify({ error: reason }), {
+    status: 403,
+    headers: { "content-type": "application/json" },
+  });
+
+export const filesRouter = createRouter().get("/files/*", async (c) => {
+  const key = decodeURIComponent(c.req.path.slice("/files/".length));
+  const parsed = parseFileKey(key);
+  const check = await checkFileSignature(
+    c.env.FILE_URL_SECRET,
+    key,
+    c.req.query("expires"),
+    c.req.query("signature"),
+  );
+  if (!parsed || check === "bad-signature") return forbidden("invalid signature");
+  if (check === "expired") return forbidden("this link has expired");
+  const owner = await ownerOf(c.get("db"), parsed.kind, parsed.jobId);
+  if (!owner || !filesAreLive(owner)) return forbidden("the job's files are no longer available");
+  const object = await c.env.FILES.get(key);
+  if (!object) return forbidden("the job's files are no longer available");
+  const extension = parsed.name.split(".").pop() ?? "";
+  return new Response(object.body, {
+    headers: {
+      "content-type": CONTENT_TYPES[extension] ?? "application/octet-stream",
+      "content-length": String(object.size),
+      etag: object.httpEtag,
+      "cache-control": "private, max-age=3600",
+      ...(extension === "zip" ? { "content-disposition": `attachment; filename="${parsed.jobId}.zip"` } : {}),
+    },
+  });
+});

@@ -1,0 +1,22 @@
+import type { RouteHandler } from "@hono/zod-openapi";
+import type { AppEnv } from "../../context.ts";
+import { createJob } from "../../jobs/create.ts";
+import { listJobs, readJob } from "../../jobs/read.ts";
+import type { createJobRoute, getJobRoute, listJobsRoute } from "./routes.ts";
+
+export const createJobHandler: RouteHandler<typeof createJobRoute, AppEnv> = async (c) => {
+  const body = c.req.valid("json");
+  const query = c.req.valid("query");
+  const { jobId } = await createJob(c, body, c.req.valid("header")["idempotency-key"]);
+  const wait = query.wait ?? body.wait ?? false;
+  return c.json(await readJob(c, jobId, wait), 201);
+};
+
+export const listJobsHandler: RouteHandler<typeof listJobsRoute, AppEnv> = async (c) => {
+  return c.json(await listJobs(c, c.req.valid("query")), 200);
+};
+
+export const getJobHandler: RouteHandler<typeof getJobRoute, AppEnv> = async (c) => {
+  const { id } = c.req.valid("param");
+  return c.json(await readJob(c, id, c.req.valid("query").wait ?? false), 200);
+};

@@ -1,0 +1,13 @@
+import { createRouter } from "../../app.ts";
+import { requireApiKey } from "../../middleware/auth.ts";
+import { createJobHandler, getJobHandler, listJobsHandler } from "./handlers.ts";
+import { createJobRoute, getJobRoute, listJobsRoute } from "./routes.ts";
+
+const router = createRouter();
+router.use("/v1/jobs", requireApiKey);
+router.use("/v1/jobs/*", requireApiKey);
+
+export const jobsRouter = router
+  .openapi(createJobRoute, createJobHandler)
+  .openapi(listJobsRoute, listJobsHandler)
+  .openapi(getJobRoute, getJobHandler);

@@ -1,0 +1,62 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import {
+  CreateJobRequestSchema,
+  JobIdParamSchema,
+  JobListSchema,
+  JobSchema,
+  ListJobsQuerySchema,
+  WaitQuerySchema,
+} from "../../../schema/api.ts";
+import { AUTH_SECURITY, errorResponses, jsonResponse } from "../responses.ts";
+
+const IdempotencyHeaders = z.object({
+  "idempotency-key": z.string().min(1).max(255).optional().openapi({
+    description: "Makes a retried create return the first job instead of creating another",
+  }),
+});
+
+export const createJobRoute = createRoute({
+  method: "post",
+  path: "/v1/jobs",
+  tags: ["Jobs"],
+  operationId: "createJob",
+  summary: "Create a frame extraction job",
+  security: AUTH_SECURITY,
+  request: {
+    query: WaitQuerySchema,
+    headers: IdempotencyHeaders,
+    body: { required: true, content: { "application/json": { schema: CreateJobRequestSchema } } },
+  },
+  responses: {
+    201: jsonResponse(JobSchema, "The job (with wait=true it may already be finished)"),
+    ...errorResponses(400, 401, 402, 429),
+  },
+});
+
+export const listJobsRoute = createRoute({
+  method: "get",
+  path: "/v1/jobs",
+  tags: ["Jobs"],
+  operationId: "listJobs",
+  summary: "List jobs, newest first (rows carry no file URLs)",
+  security: AUTH_SECURITY,
+  request: { query: ListJobsQuerySchema },
+  responses: {
+    200: jsonResponse(JobListSchema, "A page of jobs"),
+    ...errorResponses(400, 401, 429),
+  },
+});
+
+export const getJobRoute = createRoute({
+  method: "get",
+  path: "/v1/jobs/{id}",
+  tags: ["Jobs"],
+  operationId: "getJob",
+  summary: "Read a job, with signed frame URLs while it is completed and not expired",
+  security: AUTH_SECURITY,
+  request: { params: JobIdParamSchema, query: WaitQuerySchema },
+  responses: {
+    200: jsonResponse(JobSchema, "The job"),
+    ...errorResponses(400, 401, 404, 429),
+  },
+});

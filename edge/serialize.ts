@@ -1,0 +1,80 @@
+// D1 rows → the API's Job and DemoJob shapes.
+import type { z } from "@hono/zod-openapi";
+import type { DemoJobSchema, FrameSchema, JobSchema } from "../schema/api.ts";
+import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
+import type { FileLinker } from "./files.ts";
+
+type Job = z.infer<typeof JobSchema>;
+type DemoJob = z.infer<typeof DemoJobSchema>;
+type Frame = z.infer<typeof FrameSchema>;
+type JobError = Job["error"];
+
+/** Files are served only while the job is completed and not expired (spec §3). */
+export function filesAreLive(row: { status: string; expiresAt: string | null }, now = Date.now()) {
+  return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) > now;
+}
+
+async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise<Frame[]> {
+  return Promise.all(
+    rows.map(async (f) => ({
+      index: f.index,
+      timestamp: f.timestamp,
+      status: f.status === "ok" ? ("ok" as const) : ("error" as const),
+      url: linker && f.key && f.status === "ok" ? await linker.url(f.key) : null,
+      error: f.error,
+      pts: f.pts,
+    })),
+  );
+}
+
+export async function jobToApi(row: JobRow, frameRows: FrameRow[], linker: FileLinker | null): Promise<Job> {
+  return {
+    id: row.id,
+    object: "job",
+    status: row.status as Job["status"],
+    url: row.url,
+    platform: row.platform,
+    options: row.options as Record<string, unknown>,
+    duration_seconds: row.durationSeconds,
+    frames_count: row.framesCount,
+    frames_failed: row.framesFailed,
+    credits_charged: row.creditsCharged,
+    width: row.width,
+    height: row.height,
+    frames: await framesToApi(frameRows, linker),
+    zip_url: linker && row.zipKey ? await linker.url(row.zipKey) : null,
+    zip_bytes: row.zipBytes,
+    requested_resolution: row.requestedResolution,
+    delivered_resolution: row.deliveredResolution,
+    resolution_note: row.resolutionNote,
+    notice: row.notice,
+    error: (row.error as JobError) ?? null,
+    created_at: row.createdAt,
+    started_at: row.startedAt,
+    completed_at: row.completedAt,
+    expires_at: row.expiresAt,
+  };
+}
+
+export async function demoJobToApi(
+  row: DemoJobRow,
+  frameRows: FrameRow[],
+  linker: FileLinker | null,
+): Promise<DemoJob> {
+  return {
+    id: row.id,
+    object: "demo_job",
+    status: row.status as DemoJob["status"],
+    platform: row.platform,
+    duration_seconds: row.durationSeconds,
+    frames_count: row.framesCount,
+    frames_failed: row.framesFailed,
+    width: row.width,
+    height: row.height,
+    frames: await framesToApi(frameRows, linker),
+    error: (row.error as JobError) ?? null,
+    created_at: row.createdAt,
+    completed_at: row.completedAt,
+    expires_at: row.expiresAt,
+  };
+}
