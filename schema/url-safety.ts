@@ -10,6 +10,10 @@ export interface UrlPolicy {
   allowPrivate: boolean;
   /** Webhooks: https only (unless allowPrivate). */
   requireHttps?: boolean;
+  /** Loopback tests of the address rules: any port, addresses still judged. */
+  anyPort?: boolean;
+  /** Replaces classifyIp, so tests can call one loopback address "public" and another not. */
+  classifyAddress?: (address: string) => "public" | string;
 }
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string };
@@ -36,21 +40,26 @@ export function checkUrl(input: string | URL, policy: UrlPolicy): UrlCheck {
   if (url.username !== "" || url.password !== "") {
     return { ok: false, reason: "URLs with a user name or password are not allowed" };
   }
-  if (!ALLOWED_PORTS.has(url.port) && !policy.allowPrivate) {
+  if (!ALLOWED_PORTS.has(url.port) && !policy.allowPrivate && !policy.anyPort) {
     return { ok: false, reason: `port ${url.port} is not allowed (only 80 and 443)` };
   }
   if (url.hostname === "") return { ok: false, reason: "the URL has no host" };
   if (!policy.allowPrivate) {
-    const hostProblem = classifyHost(url.hostname);
+    const hostProblem = classifyHost(url.hostname, policy.classifyAddress);
     if (hostProblem !== "public") return { ok: false, reason: hostProblem };
   }
   return { ok: true, url };
 }
 
 /** Judges a URL hostname (as `new URL()` normalises it) without resolving it. */
-export function classifyHost(hostname: string): "public" | string {
+export function classifyHost(
+  hostname: string,
+  classifyAddress: (address: string) => "public" | string = classifyIp,
+): "public" | string {
   const host = hostname.toLowerCase().replace(/\.+$/, "");
-  if (host.startsWith("[") || isIpv4Literal(host)) return classifyIp(host);
+  if (host.startsWith("[") || isIpv4Literal(host)) {
+    return classifyAddress(host.replace(/^\[(.*)\]$/, "$1"));
+  }
   if (PRIVATE_NAMES.has(host) || host === "metadata.google.internal") {
     return `host ${host} is a local or metadata name`;
   }

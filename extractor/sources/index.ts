@@ -1,0 +1,147 @@
+// openSource: a video link in, a loopback URL ffmpeg can read out. Platform links go through
+// yt-dlp, Drive links through their confirmation page, direct links straight to the relay
+// (or through yt-dlp's generic extractor when they turn out to be a page around a video).
+import type { Platform } from "../../schema/platform.ts";
+import { asSourceError, downloadFailed, noVideoFound, privateContent } from "./errors.ts";
+import type { SourceError } from "./errors.ts";
+import { readDrivePage } from "./google-drive.ts";
+import type { Opened } from "./open-media.ts";
+import { openMedia } from "./open-media.ts";
+import type { AddressPolicy } from "./policy.ts";
+import { checkHop, defaultPolicy } from "./policy.ts";
+import type { ServedMedia } from "./ranged-origin.ts";
+import { startRelay } from "./relay.ts";
+import type { FetchOptions } from "./safe-fetch.ts";
+import { ByteBudget, createAgents } from "./safe-fetch.ts";
+import { resolveWithYtDlp } from "./ytdlp.ts";
+
+export { SourceError } from "./errors.ts";
+export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
+export type { AddressPolicy } from "./policy.ts";
+export { ByteBudget, safeFetch, readBody, createAgents, MAX_REDIRECTS } from "./safe-fetch.ts";
+export type { FetchOptions, FetchedResponse } from "./safe-fetch.ts";
+
+export interface OpenSourceOptions {
+  /** Requested short side; platform sources pick the largest version not above it. */
+  resolution: number;
+  allowPrivate: boolean;
+  /** Most bytes this source may take from origins, over all requests. */
+  maxBytes: number;
+  /** Lifetime of the source, from opening to the last byte ffmpeg reads. */
+  deadlineMs: number;
+  signal?: AbortSignal;
+  /** Replaces the address rules (tests); defaultPolicy(allowPrivate) otherwise. */
+  policy?: AddressPolicy;
+  /** Longest wait for an origin's answer to one request. */
+  answerTimeoutMs?: number;
+  ytDlpBinary?: string;
+}
+
+export interface OpenedSource {
+  /** http://127.0.0.1:PORT/TOKEN: what ffmpeg reads (needs only the http and tcp protocols). */
+  input: string;
+  close(): Promise<void>;
+  /** Bytes taken from the origin so far. */
+  bytesRead(): number;
+  resolutionNote: string | null;
+  contentLength: number | null;
+  /** Why serving failed, if it did: explains an ffmpeg failure as the spec's error. */
+  failure(): SourceError | null;
+}
+
+const DRIVE_CONFIRMATIONS = 2;
+
+export async function openSource(
+  url: string,
+  platform: Platform | string,
+  options: OpenSourceOptions,
+): Promise<OpenedSource> {
+  const policy = options.policy ?? defaultPolicy(options.allowPrivate);
+  const lifetime = new AbortController();
+  const deadline = setTimeout(
+    () => lifetime.abort(downloadFailed(`the source took longer than ${options.deadlineMs} ms`)),
+    options.deadlineMs,
+  );
+  const signal = options.signal ? AbortSignal.any([options.signal, lifetime.signal]) : lifetime.signal;
+  const agents = createAgents(policy);
+  const budget = new ByteBudget(options.maxBytes);
+  const fetchOptions: FetchOptions = {
+    policy,
+    agents,
+    budget,
+    signal,
+    answerTimeoutMs: options.answerTimeoutMs,
+  };
+  const release = () => {
+    clearTimeout(deadline);
+    lifetime.abort(new Error("source closed"));
+    agents.http.destroy();
+    agents.https.destroy();
+  };
+  let media: ServedMedia | null = null;
+  try {
+    checkHop(url, policy);
+    let resolutionNote: string | null = null;
+    let opened: Opened;
+    if (platform === "direct") {
+      opened = await openMedia(url, fetchOptions);
+      if (opened.kind === "page") {
+        const resolved = await resolveWithYtDlp(opened.url.toString(), ytDlpOptions(options, policy, signal));
+        resolutionNote = resolved.resolutionNote;
+        opened = await openMedia(resolved.url, { ...fetchOptions, headers: resolved.headers });
+      }
+    } else if (platform === "google_drive") {
+      opened = await openDriveFile(url, fetchOptions);
+    } else {
+      const resolved = await resolveWithYtDlp(url, ytDlpOptions(options, policy, signal));
+      resolutionNote = resolved.resolutionNote;
+      opened = await openMedia(resolved.url, { ...fetchOptions, headers: resolved.headers });
+    }
+    if (opened.kind === "page") throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
+    media = opened.media;
+    const relay = await startRelay(media);
+    const lifetimeFailure = () =>
+      signal.aborted && signal.reason instanceof Error ? asSourceError(signal.reason, "source") : null;
+    return {
+      input: relay.url,
+      resolutionNote,
+      contentLength: opened.contentLength,
+      bytesRead: () => budget.read,
+      failure: () => relay.failure() ?? lifetimeFailure(),
+      async close() {
+        release();
+        await relay.close();
+      },
+    };
+  } catch (error) {
+    // A deadline or a caller's abort explains the failure better than the aborted request.
+    const cause = signal.aborted ? signal.reason : error;
+    release();
+    await media?.close();
+    throw asSourceError(cause, "opening the source");
+  }
+}
+
+function ytDlpOptions(options: OpenSourceOptions, policy: AddressPolicy, signal: AbortSignal) {
+  return {
+    resolution: options.resolution,
+    policy,
+    deadlineMs: Math.min(options.deadlineMs, 120_000),
+    signal,
+    binary: options.ytDlpBinary,
+  };
+}
+
+async function openDriveFile(url: string, fetchOptions: FetchOptions): Promise<Opened> {
+  let opened = await openMedia(url, fetchOptions);
+  for (let step = 0; opened.kind === "page"; step += 1) {
+    if (opened.url.hostname === "accounts.google.com") {
+      throw privateContent("Google Drive asked for a login: the file is not shared publicly");
+    }
+    const verdict = readDrivePage(opened.html, opened.url);
+    if (verdict.kind === "error") throw verdict.error;
+    if (step === DRIVE_CONFIRMATIONS) throw noVideoFound("Google Drive kept asking to confirm");
+    opened = await openMedia(verdict.url, fetchOptions);
+  }
+  return opened;
+}

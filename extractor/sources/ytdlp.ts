@@ -1,0 +1,170 @@
+// Platform links are resolved by yt-dlp (spawned, in its own process group, killed whole at the
+// deadline), which only reaches the network through the checking egress proxy. We read its
+// JSON, choose the version to fetch ourselves, and map its failures to the spec's errors.
+import { spawn } from "node:child_process";
+import { tmpdir } from "node:os";
+import type { SourceError } from "./errors.ts";
+import { downloadFailed, noVideoFound, privateContent, refusedDestination } from "./errors.ts";
+import type { YtDlpFormat } from "./format-choice.ts";
+import { chooseFormat, cookieHeader } from "./format-choice.ts";
+import { startEgressProxy } from "./egress-proxy.ts";
+import type { AddressPolicy } from "./policy.ts";
+
+export interface ResolvedMedia {
+  url: string;
+  headers: Record<string, string>;
+  resolutionNote: string | null;
+  formatId: string | null;
+  width: number | null;
+  height: number | null;
+}
+
+export interface YtDlpOptions {
+  resolution: number;
+  policy: AddressPolicy;
+  deadlineMs: number;
+  signal?: AbortSignal;
+  /** Path of the yt-dlp binary; STILLS_YTDLP or "yt-dlp" on PATH by default. */
+  binary?: string;
+}
+
+const MAX_JSON_BYTES = 32 * 1024 * 1024;
+const MAX_STDERR_BYTES = 64 * 1024;
+
+export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Promise<ResolvedMedia> {
+  const proxy = await startEgressProxy(options.policy);
+  try {
+    const run = await runYtDlp(url, proxy.url, options);
+    if (run.code !== 0 || run.timedOut) {
+      if (proxy.refusals.length > 0) throw refusedDestination(proxy.refusals[0]);
+      if (run.timedOut) throw downloadFailed(`yt-dlp did not finish within ${options.deadlineMs} ms`);
+      throw classifyYtDlpFailure(run.stderr);
+    }
+    let info: { formats?: YtDlpFormat[]; url?: string } & YtDlpFormat;
+    try {
+      info = JSON.parse(run.stdout);
+    } catch {
+      throw downloadFailed("yt-dlp printed something that is not JSON");
+    }
+    const formats = info.formats && info.formats.length > 0 ? info.formats : [info];
+    const choice = chooseFormat(formats, options.resolution);
+    if (choice === "no-video") throw noVideoFound(`yt-dlp found no video stream at ${url}`);
+    if (choice === "streaming-only") {
+      throw downloadFailed(`only streaming (HLS/DASH) versions are offered for ${url}`);
+    }
+    const { format } = choice;
+    return {
+      url: format.url as string,
+      headers: mediaHeaders(format),
+      resolutionNote: choice.note,
+      formatId: format.format_id ?? null,
+      width: format.width ?? null,
+      height: format.height ?? null,
+    };
+  } finally {
+    await proxy.close();
+  }
+}
+
+function mediaHeaders(format: YtDlpFormat): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(format.http_headers ?? {})) {
+    if (!/^(host|range|content-length|connection)$/i.test(name)) headers[name.toLowerCase()] = value;
+  }
+  const cookie = cookieHeader(format.cookies);
+  if (cookie) headers.cookie = cookie;
+  return headers;
+}
+
+interface YtDlpRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}
+
+function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise<YtDlpRun> {
+  const args = [
+    "--ignore-config",
+    "--no-cache-dir",
+    "--no-playlist",
+    "--dump-single-json",
+    "--proxy", proxyUrl,
+    "--socket-timeout", "20",
+    "--retries", "1",
+    "--extractor-retries", "1",
+    "--",
+    url,
+  ];
+  // A bare environment: no proxy variables (no_proxy would bypass --proxy), no user config.
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), LANG: "C.UTF-8" };
+  const binary = options.binary ?? process.env.STILLS_YTDLP ?? "yt-dlp";
+  return new Promise((resolve, reject) => {
+    const child = spawn(binary, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const stdout: Buffer[] = [];
+    let stdoutBytes = 0;
+    let stderr = "";
+    let timedOut = false;
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup();
+    }, options.deadlineMs);
+    const onAbort = () => {
+      timedOut = true;
+      killGroup();
+    };
+    options.signal?.addEventListener("abort", onAbort, { once: true });
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdoutBytes += chunk.length;
+      if (stdoutBytes > MAX_JSON_BYTES) killGroup();
+      else stdout.push(chunk);
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      if (stderr.length < MAX_STDERR_BYTES) stderr += chunk.toString("utf8");
+    });
+    child.on("error", (error) => {
+      clearTimeout(timer);
+      reject(downloadFailed(`cannot run yt-dlp (${binary}): ${error.message}`));
+    });
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr, timedOut });
+    });
+  });
+}
+
+const PRIVATE_PATTERNS = [
+  /private video|video is private|this (post|account|content) is private/i,
+  /sign in to confirm|confirm your age|age[- ]restricted|inappropriate for some users/i,
+  /log ?in|sign ?in|login required|requires authentication|registered users|--cookies/i,
+  /members[- ]only|join this channel|subscriber[- ]only/i,
+  /video unavailable|has been removed|no longer available|does not exist|been deleted/i,
+  /account (has been )?(terminated|suspended)|content isn't available|not available anymore/i,
+  /HTTP Error (401|403|404|410)/i,
+];
+const NO_VIDEO_PATTERNS = [
+  /unsupported url/i,
+  /no video formats found|no video could be found|no video in this|does not contain (a )?video/i,
+  /no media found|requested format is not available|no suitable formats/i,
+];
+
+/** yt-dlp's "ERROR: …" lines → the spec's error. Exported for tests. */
+export function classifyYtDlpFailure(stderr: string): SourceError {
+  const errorLines = stderr.split("\n").filter((line) => line.startsWith("ERROR:"));
+  const message = (errorLines.join(" ") || stderr.trim().split("\n").pop() || "no output").slice(0, 500);
+  if (/unable to download|timed out|connection (refused|reset)|tunnel connection failed|name or service/i.test(message) &&
+    !/HTTP Error (401|403|404|410)/i.test(message)) {
+    return downloadFailed(`yt-dlp: ${message}`);
+  }
+  if (NO_VIDEO_PATTERNS.some((pattern) => pattern.test(message))) return noVideoFound(`yt-dlp: ${message}`);
+  if (PRIVATE_PATTERNS.some((pattern) => pattern.test(message))) return privateContent(`yt-dlp: ${message}`);
+  return downloadFailed(`yt-dlp: ${message}`);
+}

@@ -1,0 +1,51 @@
+// Small test videos made with ffmpeg's lavfi sources, cached per shape for the test run.
+// The "brightness" video encodes time in its pixels (luma = 20 × whole seconds), so a test can
+// tell from one decoded frame which moment of the video it came from.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const CACHE = join(tmpdir(), "stills-sources-test-videos");
+
+export interface VideoShape {
+  seconds: number;
+  width: number;
+  height: number;
+  /** moov atom first (true) or at the end, as cameras write it (false). */
+  faststart: boolean;
+  container?: "mp4" | "webm";
+}
+
+export async function brightnessVideo(shape: VideoShape): Promise<string> {
+  const container = shape.container ?? "mp4";
+  const name = `b-${shape.seconds}s-${shape.width}x${shape.height}-${shape.faststart ? "fs" : "end"}.${container}`;
+  const path = join(CACHE, name);
+  if (existsSync(path)) return path;
+  await mkdir(CACHE, { recursive: true });
+  const source = `color=c=black:s=${shape.width}x${shape.height}:r=10:d=${shape.seconds},geq=lum='mod(floor(T)*20\\,240)':cb=128:cr=128`;
+  const codec =
+    container === "webm"
+      ? ["-c:v", "libvpx", "-b:v", "200k", "-deadline", "realtime"]
+      : ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-pix_fmt", "yuv420p"];
+  const layout = container === "mp4" && shape.faststart ? ["-movflags", "+faststart"] : [];
+  await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", source, ...codec, ...layout, path]);
+  return path;
+}
+
+/** Mean luma of the frame at `seconds`, decoded by ffmpeg from `input` (file or URL). */
+export async function meanLumaAt(input: string, seconds: number): Promise<number> {
+  const { stdout } = await run(
+    "ffmpeg",
+    ["-v", "error", "-ss", String(seconds), "-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+    { encoding: "buffer", maxBuffer: 64 * 1024 * 1024 },
+  );
+  const pixels = stdout as Buffer;
+  if (pixels.length === 0) throw new Error(`ffmpeg decoded nothing at ${seconds}s of ${input}`);
+  let sum = 0;
+  for (const value of pixels) sum += value;
+  return sum / pixels.length;
+}
