@@ -17,6 +17,9 @@ export default defineConfig(async () => {
                   TEST_MIGRATIONS: migrations,
                   INTERNAL_TOKEN: "test-internal-token",
                   FILE_URL_SECRET: "test-file-url-secret",
+                  // Answered by test/edge/support/fake-extractor.ts, never by the network.
+                  EXTRACTOR_URL: "http://extractor.test",
+                  PUBLIC_BASE_URL: "https://stills.test",
                 },
               },
             }),
@@ -24,7 +27,7 @@ export default defineConfig(async () => {
           test: {
             name: "edge",
             include: ["test/edge/**/*.test.ts"],
-            setupFiles: ["test/edge/support/apply-migrations.ts"],
+            setupFiles: ["test/edge/support/apply-migrations.ts", "test/edge/support/fake-extractor.ts"],
           },
         },
         {

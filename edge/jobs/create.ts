@@ -33,7 +33,7 @@ export async function createJob(
   }
 
   const source = checkSourceUrl(body.url, c.env);
-  const options = normaliseOptions(body);
+  const options = normaliseOptions(body, plan);
   if (options.webhook_url !== undefined) checkWebhookUrl(options.webhook_url, c.env);
   checkPlanLimits(options, plan);
 

@@ -9,7 +9,11 @@ import { ApiError } from "../errors.ts";
 
 export const DEFAULT_RESOLUTION: Resolution = 1080;
 
-export function normaliseOptions(body: CreateJobRequest): JobOptions {
+/**
+ * Defaults filled in. An omitted resolution is 1080 or the plan's maximum when that is lower,
+ * so a free account's plain request works; only an explicit one above the plan is refused.
+ */
+export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions {
   const mode = body.mode ?? inferMode(body);
   return {
     mode,
@@ -19,7 +23,9 @@ export function normaliseOptions(body: CreateJobRequest): JobOptions {
     ...(body.start !== undefined ? { start: body.start } : {}),
     ...(body.end !== undefined ? { end: body.end } : {}),
     format: body.format ?? "jpg",
-    resolution: (body.resolution ? Number(body.resolution) : DEFAULT_RESOLUTION) as Resolution,
+    resolution: body.resolution
+      ? (Number(body.resolution) as Resolution)
+      : (Math.min(DEFAULT_RESOLUTION, plan.limits.max_resolution) as Resolution),
     ...(body.max_width !== undefined ? { max_width: body.max_width } : {}),
     output: body.output ?? "urls",
     ...(body.webhook_url !== undefined ? { webhook_url: body.webhook_url } : {}),

@@ -1,5 +1,5 @@
 // Reading jobs: one job with its frames and signed URLs, the newest-first list, and wait=true.
-import { and, asc, count, desc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { demoJobs, frames, jobs, type DemoJobRow, type JobRow } from "../../schema/db.ts";
 import type { AppEnv, Db } from "../context.ts";
@@ -74,7 +74,8 @@ export async function listJobs(
       .select()
       .from(jobs)
       .where(where)
-      .orderBy(desc(jobs.createdAt), desc(jobs.id))
+      // rowid breaks ties between jobs created in the same millisecond.
+      .orderBy(desc(jobs.createdAt), sql`rowid DESC`)
       .limit(query.limit)
       .offset(query.skip),
   ]);
