@@ -1,6 +1,7 @@
 // Small test videos made with ffmpeg's lavfi sources, cached per shape for the test run.
 // The "brightness" video encodes time in its pixels (luma = 20 × whole seconds), so a test can
-// tell from one decoded frame which moment of the video it came from.
+// tell from one decoded frame which moment of the video it came from. Temporal noise keeps the
+// files realistically large, so reading only part of one is measurable.
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
-const CACHE = join(tmpdir(), "stills-sources-test-videos");
+const CACHE = join(tmpdir(), "stills-sources-test-videos-v5");
 
 export interface VideoShape {
   seconds: number;
@@ -26,17 +27,17 @@ export async function brightnessVideo(shape: VideoShape): Promise<string> {
   const path = join(CACHE, name);
   if (existsSync(path)) return path;
   await mkdir(CACHE, { recursive: true });
-  const source = `color=c=black:s=${shape.width}x${shape.height}:r=10:d=${shape.seconds},geq=lum='mod(floor(T)*20\\,240)':cb=128:cr=128`;
+  const source = `color=c=black:s=${shape.width}x${shape.height}:r=10:d=${shape.seconds},geq=lum='mod(floor(T)*20\\,240)':cb=128:cr=128,noise=alls=10:allf=t`;
   const codec =
     container === "webm"
       ? ["-c:v", "libvpx", "-b:v", "200k", "-deadline", "realtime"]
-      : ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-pix_fmt", "yuv420p"];
+      : ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-crf", "28", "-pix_fmt", "yuv420p"];
   const layout = container === "mp4" && shape.faststart ? ["-movflags", "+faststart"] : [];
   await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", source, ...codec, ...layout, path]);
   return path;
 }
 
-/** Mean luma of the frame at `seconds`, decoded by ffmpeg from `input` (file or URL). */
+/** Mean luma (as encoded, 16–235 range) of the frame at `seconds` of `input` (file or URL). */
 export async function meanLumaAt(input: string, seconds: number): Promise<number> {
   const { stdout } = await run(
     "ffmpeg",
@@ -47,5 +48,6 @@ export async function meanLumaAt(input: string, seconds: number): Promise<number
   if (pixels.length === 0) throw new Error(`ffmpeg decoded nothing at ${seconds}s of ${input}`);
   let sum = 0;
   for (const value of pixels) sum += value;
-  return sum / pixels.length;
+  // ffmpeg's gray output is full range; undo that to compare with the encoded values.
+  return ((sum / pixels.length) * 219) / 255 + 16;
 }
