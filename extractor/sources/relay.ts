@@ -63,7 +63,8 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     const { start, end } = range ?? { start: 0, end: size - 1 };
     response.writeHead(range ? 206 : 200, {
       "accept-ranges": "bytes",
-      "content-type": media.contentType,
+      // Never a playlist MIME type: that alone would make ffmpeg's HLS probe accept the bytes.
+      "content-type": media.contentType.startsWith("video/") ? media.contentType : "application/octet-stream",
       "content-length": String(Math.max(end - start + 1, 0)),
       ...(range ? { "content-range": `bytes ${start}-${end}/${size}` } : {}),
     });
