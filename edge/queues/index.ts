@@ -17,7 +17,7 @@ async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env) {
   }
 }
 
-export async function handleQueueBatch(batch: MessageBatch, env: Env) {
+export async function handleQueueBatch(batch: MessageBatch, env: Env, _ctx?: ExecutionContext) {
   const queue = batch.queue.replace(/-(production|staging)$/, "");
   switch (queue) {
     case "stills-jobs":

@@ -44,7 +44,7 @@ describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
     ["a prefixed key of the wrong length", () => `${KEY_PREFIX}abc`],
   ])("with %s answers InvalidApiKey invalid", async (_label, makeKey) => {
     const key = makeKey();
-    for (const headers of [{ authorization: `Bearer ${key}` }, { "x-api-key": key }]) {
+    for (const headers of [{ authorization: `Bearer ${key}` }, { "x-api-key": key }] as Record<string, string>[]) {
       const res = await call(headers);
       expect(res.status).toBe(401);
       expect(res.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });

@@ -46,6 +46,8 @@ const requireRunningJobKey = createMiddleware<AppEnv & { Variables: { fileKey: s
 const router = createRouter();
 router.use("/internal/*", requireInternalToken);
 
+// Upload keys end in .zip, so `<key>/complete` can never be read as a key of its own.
+
 export const internalRouter = router
   .put("/internal/files/:key{.+}", requireRunningJobKey, async (c) => {
     const key = c.get("fileKey");
@@ -59,7 +61,7 @@ export const internalRouter = router
     });
     return c.json({ key, bytes: object?.size ?? length }, 200);
   })
-  .post("/internal/uploads/:key{.+}/complete", requireRunningJobKey, async (c) => {
+  .post("/internal/uploads/:key{.+\\.zip}/complete", requireRunningJobKey, async (c) => {
     const uploadId = c.req.query("upload_id");
     const body = await c.req.json<{ parts: { part: number; etag: string }[] }>();
     if (!uploadId || !Array.isArray(body.parts)) return c.json({ error: "upload_id and parts needed" }, 400);
@@ -67,13 +69,13 @@ export const internalRouter = router
     const object = await upload.complete(body.parts.map((p) => ({ partNumber: p.part, etag: p.etag })));
     return c.json({ key: object.key, bytes: object.size }, 200);
   })
-  .post("/internal/uploads/:key{.+}", requireRunningJobKey, async (c) => {
+  .post("/internal/uploads/:key{.+\\.zip}", requireRunningJobKey, async (c) => {
     const upload = await c.env.FILES.createMultipartUpload(c.get("fileKey"), {
       httpMetadata: { contentType: "application/zip" },
     });
     return c.json({ upload_id: upload.uploadId }, 200);
   })
-  .put("/internal/uploads/:key{.+}", requireRunningJobKey, async (c) => {
+  .put("/internal/uploads/:key{.+\\.zip}", requireRunningJobKey, async (c) => {
     const uploadId = c.req.query("upload_id");
     const part = Number(c.req.query("part"));
     if (!uploadId || !Number.isInteger(part) || part < 1 || !c.req.raw.body) {
