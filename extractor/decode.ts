@@ -1,0 +1,181 @@
+// One decode run: ffmpeg reads forward from a seek point (or the start) and writes one raw RGB
+// picture per wanted time to a pipe; we cut the stream into pictures by byte count and name
+// each one's own pts from showinfo. Reading the pipe only as fast as frames are consumed is the
+// backpressure that keeps memory flat however long the video is.
+import type { PictureSteps } from "./ffmpeg/args.ts";
+import { decodeArgs } from "./ffmpeg/args.ts";
+import type { VideoProbe } from "./ffmpeg/probe.ts";
+import type { RunningTool } from "./ffmpeg/process.ts";
+import { logToolFailure, MediaToolError, startTool } from "./ffmpeg/process.ts";
+import { SlotTimeline } from "./slot-timeline.ts";
+import type { SlotTimes } from "./slots.ts";
+import { PTS_TOLERANCE_SECONDS, toSlotTimes } from "./slots.ts";
+
+export interface DecodeGroup {
+  /** Where to seek, seconds from the video's start, or null to read from the beginning. */
+  seekSeconds: number | null;
+  /** Wanted times, seconds from the video's start, ascending and unique. */
+  times: number[];
+}
+
+export interface DecodedFrame {
+  /** Index into the group's times. */
+  slot: number;
+  /** RGB24, width × height × 3 bytes. */
+  pixels: Buffer;
+  /** The delivered frame's own presentation time, seconds from the video's start. */
+  pts: number | null;
+  /** The file ended early with errors and this time lies past its last decoded frame. */
+  pastDecodedEnd: boolean;
+}
+
+export interface DecodeContext {
+  input: string;
+  video: VideoProbe;
+  picture: PictureSteps;
+  signal: AbortSignal;
+}
+
+const SHOWINFO_FRAME = /^\[Parsed_showinfo_0 @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
+const SHOWINFO_LINE = /^\[Parsed_showinfo_0 @/;
+const ERROR_LINE = /\[(error|fatal|panic)\]/;
+
+/** One ffmpeg process for one seek point; it starts at once so the next group can warm up. */
+export class DecodeRun {
+  readonly group: DecodeGroup;
+  readonly slots: SlotTimes;
+  private readonly context: DecodeContext;
+  private readonly tool: RunningTool;
+  private readonly timeline: SlotTimeline;
+  private overshot = false;
+  private stopped = false;
+  private sawErrors = false;
+
+  constructor(context: DecodeContext, group: DecodeGroup) {
+    this.context = context;
+    this.group = group;
+    const start = context.video.startTime;
+    this.slots = toSlotTimes(group.times.map((t) => start + t));
+    this.timeline = new SlotTimeline(this.slots);
+    const { num, den } = context.video.timeBase;
+    const seek = group.seekSeconds === null ? null : start + group.seekSeconds;
+    const args = decodeArgs({
+      input: context.input,
+      streamIndex: context.video.streamIndex,
+      seekSeconds: seek,
+      slots: this.slots,
+      timeBase: context.video.timeBase,
+      picture: context.picture,
+    });
+    this.tool = startTool("ffmpeg", args, {
+      signal: context.signal,
+      onStderrLine: (line) => {
+        const frame = SHOWINFO_FRAME.exec(line);
+        if (frame) {
+          // Exactly setpts' arithmetic (ticks × av_q2d(time base)), so both count alike.
+          const pts = Number(frame[1]) * (num / den);
+          if (seek !== null && this.timeline.firstFramePts === null) this.checkSeek(pts);
+          this.timeline.observeFrame(pts);
+          return true;
+        }
+        if (ERROR_LINE.test(line)) this.sawErrors = true;
+        return SHOWINFO_LINE.test(line);
+      },
+    });
+    // Slots after the last frame are flushed at end of stream; their pts is known only then.
+    this.tool.stderrClosed.then(() => this.timeline.finish());
+  }
+
+  /** The seek landed after the first wanted time (an index that lies, or B-frame dts). */
+  private checkSeek(firstPts: number): void {
+    const firstWanted = this.group.times[0] + this.context.video.startTime;
+    if (firstPts > firstWanted + PTS_TOLERANCE_SECONDS) {
+      this.overshot = true;
+      this.tool.kill();
+    }
+  }
+
+  get seekOvershot(): boolean {
+    return this.overshot;
+  }
+
+  /** Stops the process; frames not yet read are dropped. */
+  cancel(): void {
+    this.stopped = true;
+    this.tool.kill();
+  }
+
+  async *frames(): AsyncGenerator<DecodedFrame> {
+    const { width, height } = this.context.picture;
+    const frameBytes = width * height * 3;
+    const start = this.context.video.startTime;
+    const frameRate = this.context.video.frameRate ?? 30;
+    const tailAllowance = Math.max(1, 3 / frameRate);
+    let slot = 0;
+    let current = Buffer.allocUnsafe(frameBytes);
+    let filled = 0;
+    try {
+      for await (const chunk of this.tool.stdout as AsyncIterable<Buffer>) {
+        let offset = 0;
+        while (offset < chunk.length) {
+          const take = Math.min(frameBytes - filled, chunk.length - offset);
+          chunk.copy(current, filled, offset, offset + take);
+          filled += take;
+          offset += take;
+          if (filled < frameBytes) continue;
+          const pts = await this.timeline.ptsOfSlot(slot);
+          if (this.overshot) return;
+          const wanted = this.group.times[slot] + start;
+          yield {
+            slot,
+            pixels: current,
+            pts: pts === null ? null : pts - start,
+            pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
+          };
+          slot++;
+          current = Buffer.allocUnsafe(frameBytes);
+          filled = 0;
+        }
+      }
+    } finally {
+      if (slot < this.group.times.length) this.tool.kill();
+    }
+    const { code } = await this.tool.exited;
+    this.timeline.finish();
+    this.context.signal.throwIfAborted();
+    if (code !== 0 && !this.overshot && !this.stopped && slot < this.group.times.length) {
+      const error = new MediaToolError(
+        `ffmpeg failed (${code}) after ${slot} of ${this.group.times.length} frames`,
+        this.tool.commandLine,
+        this.tool.stderrTail(),
+        code,
+      );
+      logToolFailure(error);
+      throw error;
+    }
+  }
+
+  /** Why a run delivered fewer frames than asked: for the logs. */
+  describe(): string {
+    return `${this.tool.commandLine}\n${this.tool.stderrTail()}`;
+  }
+}
+
+/**
+ * All frames of a group, in order. A seek that lands after the first wanted time is retried
+ * from earlier (then from the start) before any frame is delivered, so nothing is decoded
+ * twice in the normal case and nothing wrong is ever delivered.
+ */
+export async function* decodeGroup(
+  context: DecodeContext,
+  firstRun: DecodeRun,
+): AsyncGenerator<DecodedFrame> {
+  let run = firstRun;
+  for (;;) {
+    yield* run.frames();
+    if (!run.seekOvershot) return;
+    const previous = run.group.seekSeconds ?? 0;
+    const seekSeconds = previous > 3 ? previous - 3 : null;
+    run = new DecodeRun(context, { seekSeconds, times: run.group.times });
+  }
+}

@@ -1,0 +1,77 @@
+// The errors a job can end with, in the ExtractResult.error shape {name, message, userMessage}.
+// `message` is for operators; `userMessage` is short and safe to show to end users.
+import type { ExtractErrorName } from "../schema/messages.ts";
+import { MediaToolError } from "./ffmpeg/process.ts";
+
+export interface JobErrorShape {
+  name: ExtractErrorName;
+  message: string;
+  userMessage: string;
+}
+
+const ERROR_NAMES: readonly ExtractErrorName[] = [
+  "NoVideoFound",
+  "PrivateContent",
+  "DownloadFailed",
+  "VideoTooLong",
+  "TooManyFrames",
+  "ExtractionFailed",
+];
+
+export class ExtractError extends Error {
+  override readonly name: ExtractErrorName;
+  readonly userMessage: string;
+
+  constructor(name: ExtractErrorName, message: string, userMessage: string) {
+    super(message);
+    this.name = name;
+    this.userMessage = userMessage;
+  }
+}
+
+/** The job ran past its wall-clock budget; everything it started has been killed. */
+export class DeadlineError extends Error {
+  constructor(seconds: number) {
+    super(`the job took longer than its ${seconds} s deadline`);
+    this.name = "DeadlineError";
+  }
+}
+
+export function toJobError(error: unknown): JobErrorShape {
+  if (error instanceof ExtractError) return pick(error);
+  // Errors from the sources module (SourceError) already carry an API name and user message.
+  const candidate = error as { name?: unknown; message?: unknown; userMessage?: unknown };
+  if (
+    typeof candidate?.name === "string" &&
+    ERROR_NAMES.includes(candidate.name as ExtractErrorName) &&
+    typeof candidate.userMessage === "string"
+  ) {
+    return {
+      name: candidate.name as ExtractErrorName,
+      message: String(candidate.message ?? candidate.name),
+      userMessage: candidate.userMessage,
+    };
+  }
+  if (error instanceof DeadlineError) {
+    return {
+      name: "ExtractionFailed",
+      message: error.message,
+      userMessage: "Extracting the frames took too long. Try fewer frames or a shorter range.",
+    };
+  }
+  const detail = error instanceof MediaToolError ? `${error.message}: ${lastLine(error.stderrTail)}` : error instanceof Error ? error.message : String(error);
+  return {
+    name: "ExtractionFailed",
+    message: detail,
+    userMessage: "The frames could not be extracted from this video.",
+  };
+}
+
+function pick(error: ExtractError): JobErrorShape {
+  return { name: error.name, message: error.message, userMessage: error.userMessage };
+}
+
+function lastLine(text: string): string {
+  const lines = text.trim().split("\n");
+  return lines[lines.length - 1] ?? "";
+}

@@ -1,0 +1,214 @@
+// Every ffmpeg/ffprobe argument list, built as pure data so tests can check it as data.
+//
+// How a frame is picked (the heart of accuracy): ffmpeg's own seeking and `select` give the
+// first frame with pts ≥ t, but the picture on screen at t is the last frame with pts ≤ t.
+// So each decoded frame's pts is mapped by `setpts` to the number of wanted times strictly
+// before it (an integer "slot"), and `fps` at one frame per tick then emits, for slot k, the
+// last frame whose slot is ≤ k, which is exactly the last frame with pts ≤ t_k. `fps` holds one
+// frame back, which is the look-ahead `select` lacks, and at end of stream it flushes the
+// slots that fall after the last frame. `showinfo` before it reports every frame's own pts.
+import type { SlotTimes } from "../slots.ts";
+import { slotsBeforeExpression } from "../slots.ts";
+
+/** Demuxers a job may use: MP4/MOV family and Matroska/WebM. No HLS, concat or image2. */
+export const ALLOWED_DEMUXERS = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm";
+
+export interface Rational {
+  num: number;
+  den: number;
+}
+
+/**
+ * The one place input safety is decided. A local file may use only the file protocol; the
+ * loopback relay only http over tcp. The demuxer whitelist means a playlist hidden inside a
+ * media file (the HLS-in-AVI trick) is refused instead of reading local files or the network.
+ * Returns the flags and the input argument ffmpeg should open.
+ */
+export function safeInputArgs(input: string): string[] {
+  if (/^https?:/i.test(input)) {
+    const url = new URL(input);
+    const loopback = ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
+    if (url.protocol !== "http:" || !loopback) {
+      throw new Error(`ffmpeg only reads local files or the loopback relay, not ${url.origin}`);
+    }
+    return [
+      "-protocol_whitelist",
+      "http,tcp",
+      "-format_whitelist",
+      ALLOWED_DEMUXERS,
+      "-i",
+      url.href,
+    ];
+  }
+  const path = input.startsWith("file://") ? new URL(input).pathname : input;
+  // "file:" keeps a path such as "http:x.mp4" or "concat:a|b" from naming a protocol.
+  return [
+    "-protocol_whitelist",
+    "file,pipe",
+    "-format_whitelist",
+    ALLOWED_DEMUXERS,
+    "-i",
+    `file:${path}`,
+  ];
+}
+
+export function probeArgs(input: string): string[] {
+  return [
+    "-v",
+    "error",
+    "-print_format",
+    "json",
+    "-show_format",
+    "-show_streams",
+    ...safeInputArgs(input),
+  ];
+}
+
+/** One packet read after seeking to each time: the keyframe at or before it (absolute s). */
+export function keyframeProbeArgs(input: string, streamIndex: number, times: number[]): string[] {
+  return [
+    "-v",
+    "error",
+    "-select_streams",
+    String(streamIndex),
+    "-read_intervals",
+    times.map((t) => `${formatSeconds(t)}%+#1`).join(","),
+    "-show_entries",
+    "packet=pts_time,flags",
+    "-print_format",
+    "csv=p=0",
+    ...safeInputArgs(input),
+  ];
+}
+
+/** Every packet's time and duration, no decoding: the length of a file that does not say it. */
+export function packetScanArgs(input: string, streamIndex: number): string[] {
+  return [
+    "-v",
+    "error",
+    "-select_streams",
+    String(streamIndex),
+    "-show_entries",
+    "packet=pts_time,duration_time",
+    "-print_format",
+    "csv=p=0",
+    ...safeInputArgs(input),
+  ];
+}
+
+export type HdrTransfer = "pq" | "hlg";
+
+/** Filters applied only to the frames that were picked: HDR → SDR, rotation, size, RGB. */
+export interface PictureSteps {
+  hdr: HdrTransfer | null;
+  /** Clockwise degrees to turn the stored picture for display. */
+  rotation: 0 | 90 | 180 | 270;
+  width: number;
+  height: number;
+  /** YCbCr matrix when the stream does not say (ffmpeg would assume BT.601 even for HD). */
+  fallbackMatrix: "bt709" | "bt601" | null;
+}
+
+// PQ and HLG BT.2020 to BT.709: linearise, tone-map with Hable (keeps highlights, no washed-out
+// greys), then back to BT.709 gamma. zscale does the transfer and primaries maths exactly.
+const HDR_TO_SDR = [
+  "zscale=t=linear:npl=100",
+  "format=gbrpf32le",
+  "zscale=p=bt709",
+  "tonemap=tonemap=hable:desat=0",
+  "zscale=t=bt709:m=bt709:r=tv",
+  "format=yuv420p",
+];
+
+const ROTATIONS: Record<PictureSteps["rotation"], string[]> = {
+  0: [],
+  90: ["transpose=clock"],
+  180: ["hflip", "vflip"],
+  270: ["transpose=cclock"],
+};
+
+export function pictureFilters(steps: PictureSteps): string[] {
+  const matrix = steps.hdr ? "bt709" : steps.fallbackMatrix;
+  const scale = [
+    `scale=w=${steps.width}:h=${steps.height}`,
+    "flags=lanczos+accurate_rnd+full_chroma_int",
+    ...(matrix ? [`in_color_matrix=${matrix}`] : []),
+    "out_range=full",
+  ].join(":");
+  return [
+    ...(steps.hdr ? HDR_TO_SDR : []),
+    ...ROTATIONS[steps.rotation],
+    scale,
+    "setsar=1",
+    "format=rgb24",
+  ];
+}
+
+export interface DecodeSpec {
+  input: string;
+  /** Absolute index of the video stream in the file. */
+  streamIndex: number;
+  /** Absolute stream time to seek to (ffmpeg lands on the keyframe before it), or null. */
+  seekSeconds: number | null;
+  /** The wanted times, absolute stream seconds. */
+  slots: SlotTimes;
+  /** The decoder's time base, which setpts and fps count ticks in. */
+  timeBase: Rational;
+  picture: PictureSteps;
+}
+
+export function decodeFilterGraph(spec: DecodeSpec): string {
+  const { num, den } = spec.timeBase;
+  return [
+    "showinfo=checksum=0",
+    `setpts='${slotsBeforeExpression(spec.slots)}'`,
+    `fps=fps=${den}/${num}:start_time=0:round=up`,
+    ...pictureFilters(spec.picture),
+  ].join(",");
+}
+
+/** Raw RGB24 frames on stdout, one per wanted time, in time order. */
+export function decodeArgs(spec: DecodeSpec): string[] {
+  const seek =
+    spec.seekSeconds === null
+      ? []
+      : ["-ss", formatSeconds(spec.seekSeconds), "-seek_timestamp", "1", "-noaccurate_seek"];
+  return [
+    "-hide_banner",
+    "-nostdin",
+    "-nostats",
+    "-loglevel",
+    "level+info",
+    // Rotation is applied after picking, to the few frames kept, not to every decoded frame.
+    "-noautorotate",
+    // Keep the file's own timestamps, so pts and wanted times share one clock.
+    "-copyts",
+    ...seek,
+    ...safeInputArgs(spec.input),
+    "-map",
+    `0:${spec.streamIndex}`,
+    "-an",
+    "-sn",
+    "-dn",
+    "-vf",
+    decodeFilterGraph(spec),
+    "-fps_mode",
+    "passthrough",
+    "-frames:v",
+    String(slotCount(spec.slots)),
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "rgb24",
+    "pipe:1",
+  ];
+}
+
+function slotCount(slots: SlotTimes): number {
+  return slots.kind === "grid" ? slots.count : slots.times.length;
+}
+
+/** Seconds as ffmpeg reads them: plain decimal, never exponent notation. */
+export function formatSeconds(seconds: number): string {
+  return seconds.toFixed(6);
+}

@@ -1,0 +1,224 @@
+// ffprobe, wrapped once: raw ffprobe JSON stays in this file; the rest of the extractor sees
+// MediaProbe and VideoProbe only.
+import type { HdrTransfer, Rational } from "./args.ts";
+import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
+import { runTool } from "./process.ts";
+
+export interface VideoProbe {
+  /** Absolute index of the stream in the file (what -map takes). */
+  streamIndex: number;
+  codec: string;
+  pixelFormat: string;
+  bitDepth: number;
+  /** Seconds of video, from its first frame; null when the file does not say. */
+  durationSeconds: number | null;
+  /** The first frame's timestamp, absolute seconds; times a job asks for are relative to it. */
+  startTime: number;
+  /** Stored size. */
+  width: number;
+  height: number;
+  /** Size as shown: rotation and non-square pixels applied. */
+  displayWidth: number;
+  displayHeight: number;
+  /** Clockwise degrees a player turns the stored picture (from the display matrix). */
+  rotation: 0 | 90 | 180 | 270;
+  /** Average frames per second, when known. */
+  frameRate: number | null;
+  /** The container's nominal and average rates disagree: a variable frame rate. */
+  variableFrameRate: boolean;
+  timeBase: Rational;
+  colorMatrix: string | null;
+  hdr: HdrTransfer | null;
+}
+
+export interface MediaProbe {
+  formatName: string;
+  /** The first video stream that is a moving picture (cover art is not), or null. */
+  video: VideoProbe | null;
+  hasAudio: boolean;
+}
+
+interface FfprobeStream {
+  index: number;
+  codec_type?: string;
+  codec_name?: string;
+  pix_fmt?: string;
+  bits_per_raw_sample?: string;
+  width?: number;
+  height?: number;
+  sample_aspect_ratio?: string;
+  r_frame_rate?: string;
+  avg_frame_rate?: string;
+  time_base?: string;
+  start_time?: string;
+  duration?: string;
+  color_space?: string;
+  color_transfer?: string;
+  tags?: Record<string, string>;
+  disposition?: Record<string, number>;
+  side_data_list?: { side_data_type?: string; rotation?: number }[];
+}
+
+interface FfprobeOutput {
+  streams?: FfprobeStream[];
+  format?: { format_name?: string; duration?: string; start_time?: string };
+}
+
+export async function probeMedia(input: string, signal?: AbortSignal): Promise<MediaProbe> {
+  const text = await runTool("ffprobe", probeArgs(input), { signal });
+  return parseProbe(JSON.parse(text) as FfprobeOutput);
+}
+
+export function parseProbe(raw: FfprobeOutput): MediaProbe {
+  const streams = raw.streams ?? [];
+  const format = raw.format ?? {};
+  const videoStream = streams.find(
+    (s) => s.codec_type === "video" && !s.disposition?.attached_pic && (s.width ?? 0) > 0,
+  );
+  return {
+    formatName: format.format_name ?? "unknown",
+    video: videoStream ? parseVideo(videoStream, format) : null,
+    hasAudio: streams.some((s) => s.codec_type === "audio"),
+  };
+}
+
+function parseVideo(s: FfprobeStream, format: NonNullable<FfprobeOutput["format"]>): VideoProbe {
+  const width = s.width ?? 0;
+  const height = s.height ?? 0;
+  const rotation = displayRotation(s);
+  const sar = parseRational(s.sample_aspect_ratio);
+  const pixelAspect = sar && sar.num > 0 && sar.den > 0 ? sar.num / sar.den : 1;
+  const shownWidth = Math.round(width * pixelAspect);
+  const quarterTurn = rotation === 90 || rotation === 270;
+  const avg = rationalValue(s.avg_frame_rate);
+  const nominal = rationalValue(s.r_frame_rate);
+  const startTime = finite(s.start_time) ?? finite(format.start_time) ?? 0;
+  return {
+    streamIndex: s.index,
+    codec: s.codec_name ?? "unknown",
+    pixelFormat: s.pix_fmt ?? "unknown",
+    bitDepth: bitDepth(s),
+    durationSeconds: videoDuration(s, format, startTime),
+    startTime,
+    width,
+    height,
+    displayWidth: quarterTurn ? height : shownWidth,
+    displayHeight: quarterTurn ? shownWidth : height,
+    rotation,
+    frameRate: avg ?? nominal,
+    variableFrameRate: avg !== null && nominal !== null && Math.abs(avg - nominal) > nominal * 0.01,
+    timeBase: parseRational(s.time_base) ?? { num: 1, den: 90000 },
+    colorMatrix: known(s.color_space),
+    hdr: s.color_transfer === "smpte2084" ? "pq" : s.color_transfer === "arib-std-b67" ? "hlg" : null,
+  };
+}
+
+// MP4 gives the stream's own duration. Matroska gives none, but its muxer's DURATION tag, which
+// is the stream's end time, not its length. The container's duration is a last resort: for
+// both it can include an initial offset, so it is measured from the container's start.
+function videoDuration(
+  s: FfprobeStream,
+  format: NonNullable<FfprobeOutput["format"]>,
+  startTime: number,
+): number | null {
+  const own = finite(s.duration);
+  if (own !== null && own > 0) return own;
+  const tag = s.tags?.DURATION ?? s.tags?.duration;
+  const end = tag ? parseClock(tag) : null;
+  if (end !== null && end > startTime) return end - startTime;
+  const total = finite(format.duration);
+  if (total === null || total <= 0) return null;
+  const formatStart = finite(format.start_time) ?? 0;
+  return Math.max(0, total - Math.max(0, startTime - formatStart) - Math.max(0, formatStart));
+}
+
+// ffprobe's "rotation" is the display matrix angle, counterclockwise; ffmpeg's autorotate turns
+// the picture by its negative, which is what players do and what we apply.
+function displayRotation(s: FfprobeStream): VideoProbe["rotation"] {
+  const matrix = s.side_data_list?.find((d) => d.side_data_type === "Display Matrix");
+  const ccw = matrix?.rotation ?? Number(s.tags?.rotate ? -Number(s.tags.rotate) : 0);
+  const clockwise = (((Math.round(-ccw / 90) * 90) % 360) + 360) % 360;
+  return clockwise as VideoProbe["rotation"];
+}
+
+function bitDepth(s: FfprobeStream): number {
+  const fromFormat = /p(\d+)(le|be)$/.exec(s.pix_fmt ?? "");
+  if (fromFormat) return Number(fromFormat[1]);
+  const raw = Number(s.bits_per_raw_sample);
+  return Number.isFinite(raw) && raw > 0 ? raw : 8;
+}
+
+/**
+ * The keyframe at or before each absolute time (absolute seconds), null where unknown. One
+ * ffprobe run that seeks to each time and reads one packet: cheap even over the relay.
+ */
+export async function probeKeyframesBefore(
+  input: string,
+  video: VideoProbe,
+  times: number[],
+  signal?: AbortSignal,
+): Promise<(number | null)[]> {
+  if (times.length === 0) return [];
+  const text = await runTool("ffprobe", keyframeProbeArgs(input, video.streamIndex, times), {
+    signal,
+  });
+  const rows = text.trim().split("\n").filter(Boolean);
+  // One row per interval; anything else (a failed seek, an early end) means we cannot pair
+  // rows with times, and the caller then simply does not split there.
+  if (rows.length !== times.length) return times.map(() => null);
+  return rows.map((row) => {
+    const [ptsTime, flags] = row.split(",");
+    const pts = finite(ptsTime);
+    return pts !== null && flags?.startsWith("K") ? pts : null;
+  });
+}
+
+function parseRational(text: string | undefined): Rational | null {
+  const match = /^(-?\d+)[/:](\d+)$/.exec(text ?? "");
+  if (!match) return null;
+  const num = Number(match[1]);
+  const den = Number(match[2]);
+  return den > 0 ? { num, den } : null;
+}
+
+function rationalValue(text: string | undefined): number | null {
+  const r = parseRational(text);
+  return r && r.num > 0 ? r.num / r.den : null;
+}
+
+function finite(text: string | undefined): number | null {
+  if (text === undefined || text === "N/A") return null;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : null;
+}
+
+function parseClock(text: string): number | null {
+  const match = /^(\d+):(\d+):(\d+(?:\.\d+)?)$/.exec(text.trim());
+  if (!match) return null;
+  return Number(match[1]) * 3600 + Number(match[2]) * 60 + Number(match[3]);
+}
+
+function known(value: string | undefined): string | null {
+  return value && value !== "unknown" ? value : null;
+}
+
+/**
+ * Length of a video whose container does not say (e.g. WebM from a browser's MediaRecorder):
+ * the end of its last packet. Reads every packet header once, without decoding.
+ */
+export async function scanVideoDuration(
+  input: string,
+  video: VideoProbe,
+  signal?: AbortSignal,
+): Promise<number | null> {
+  const text = await runTool("ffprobe", packetScanArgs(input, video.streamIndex), { signal });
+  let end: number | null = null;
+  for (const row of text.split("\n")) {
+    const [ptsTime, durationTime] = row.split(",");
+    const pts = finite(ptsTime);
+    if (pts === null) continue;
+    const finish = pts + (finite(durationTime) ?? 0);
+    if (end === null || finish > end) end = finish;
+  }
+  return end === null ? null : Math.max(0, end - video.startTime);
+}

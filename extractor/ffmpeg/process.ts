@@ -1,0 +1,164 @@
+// The thin shell that runs ffmpeg and ffprobe: its own process group (so a deadline kills
+// every thread and helper at once), stderr read line by line with a tail kept for the logs.
+import { spawn } from "node:child_process";
+import type { ChildProcessByStdio } from "node:child_process";
+import type { Readable } from "node:stream";
+import { log } from "../log.ts";
+
+export type MediaTool = "ffmpeg" | "ffprobe";
+
+export function toolPath(tool: MediaTool): string {
+  const fromEnv = tool === "ffmpeg" ? process.env.FFMPEG_PATH : process.env.FFPROBE_PATH;
+  return fromEnv || tool;
+}
+
+const STDERR_TAIL_LINES = 30;
+
+export class MediaToolError extends Error {
+  readonly commandLine: string;
+  readonly stderrTail: string;
+  readonly exitCode: number | null;
+
+  constructor(message: string, commandLine: string, stderrTail: string, exitCode: number | null) {
+    super(message);
+    this.name = "MediaToolError";
+    this.commandLine = commandLine;
+    this.stderrTail = stderrTail;
+    this.exitCode = exitCode;
+  }
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Every stderr line; lines it returns true for are kept out of the tail (e.g. showinfo). */
+  onStderrLine?: (line: string) => boolean | void;
+}
+
+export interface RunningTool {
+  readonly stdout: Readable;
+  readonly commandLine: string;
+  /** Settles when the process has exited and stderr is drained. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Settles when stderr has ended: the process is gone, even if stdout is still unread. */
+  readonly stderrClosed: Promise<void>;
+  stderrTail(): string;
+  /** Kills the whole process group; safe to call more than once or after exit. */
+  kill(): void;
+}
+
+export function startTool(tool: MediaTool, args: string[], options: RunOptions = {}): RunningTool {
+  const commandLine = [toolPath(tool), ...args.map(shellQuote)].join(" ");
+  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(toolPath(tool), args, {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const tail: string[] = [];
+  let exited = false;
+  const kill = () => {
+    if (exited || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  };
+  const onAbort = () => kill();
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) kill();
+
+  let partial = "";
+  const stderrDone = new Promise<void>((resolve) => {
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      const lines = (partial + chunk).split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) keepLine(line);
+    });
+    child.stderr.on("end", () => {
+      if (partial) keepLine(partial);
+      resolve();
+    });
+    child.stderr.on("error", () => resolve());
+  });
+  function keepLine(line: string) {
+    if (options.onStderrLine?.(line) === true) return;
+    tail.push(line);
+    if (tail.length > STDERR_TAIL_LINES) tail.shift();
+  }
+
+  const exitedPromise = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+    (resolve, reject) => {
+      child.on("error", (error) => {
+        exited = true;
+        reject(new MediaToolError(`${tool} could not start: ${error.message}`, commandLine, "", null));
+      });
+      child.on("close", (code, signal) => {
+        exited = true;
+        options.signal?.removeEventListener("abort", onAbort);
+        stderrDone.then(() => resolve({ code, signal }));
+      });
+    },
+  );
+  // A spawn failure is reported through `exited`; keep it from surfacing as unhandled first.
+  exitedPromise.catch(() => {});
+
+  return {
+    stdout: child.stdout,
+    commandLine,
+    exited: exitedPromise,
+    stderrClosed: stderrDone,
+    stderrTail: () => tail.join("\n"),
+    kill,
+  };
+}
+
+/** Runs to completion and returns stdout as text; throws MediaToolError on a non-zero exit. */
+export async function runTool(
+  tool: MediaTool,
+  args: string[],
+  options: RunOptions & { maxOutputBytes?: number } = {},
+): Promise<string> {
+  const running = startTool(tool, args, options);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const limit = options.maxOutputBytes ?? 64 * 1024 * 1024;
+  running.stdout.on("data", (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > limit) running.kill();
+    else chunks.push(chunk);
+  });
+  const { code, signal } = await running.exited;
+  if (code !== 0) {
+    const why = options.signal?.aborted ? "was stopped (deadline)" : `failed (${code ?? signal})`;
+    const error = new MediaToolError(`${tool} ${why}`, running.commandLine, running.stderrTail(), code);
+    logToolFailure(error);
+    throw error;
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export function logToolFailure(error: MediaToolError): void {
+  log("warn", "media tool failed", {
+    message: error.message,
+    command: error.commandLine,
+    stderr: error.stderrTail,
+  });
+}
+
+/** Checks at start that ffmpeg and ffprobe run, with a message that says what to install. */
+export async function checkMediaTools(): Promise<void> {
+  for (const tool of ["ffmpeg", "ffprobe"] as const) {
+    try {
+      await runTool(tool, ["-version"], { maxOutputBytes: 1024 * 1024 });
+    } catch {
+      throw new Error(
+        `${tool} was not found or does not run (looked for "${toolPath(tool)}"). Install it ` +
+          `(Debian/Ubuntu: apt-get install -y ffmpeg) or set ${tool.toUpperCase()}_PATH.`,
+      );
+    }
+  }
+}
+
+function shellQuote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`;
+}

@@ -1,0 +1,340 @@
+// One extraction job, start to finish: probe, plan the times, choose dense or sparse decoding,
+// decode once, encode each picture, store it (and stream the ZIP), and say what happened.
+// Any failure ends as a JobError; nothing here throws out of extractFrames.
+import type { PlannedFrame } from "../schema/frame-plan.ts";
+import { planFrames } from "../schema/frame-plan.ts";
+import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.ts";
+import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
+import type { DecodeContext, DecodedFrame } from "./decode.ts";
+import { DecodeRun, decodeGroup } from "./decode.ts";
+import { CONTENT_TYPES, encodePicture } from "./encode.ts";
+import { DeadlineError, ExtractError, toJobError } from "./errors.ts";
+import type { PictureSteps } from "./ffmpeg/args.ts";
+import type { VideoProbe } from "./ffmpeg/probe.ts";
+import { probeKeyframesBefore, probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
+import { MediaToolError } from "./ffmpeg/process.ts";
+import { log } from "./log.ts";
+import type { FrameSink } from "./output/frame-sink.ts";
+import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
+import { ZipWriter } from "./output/zip-writer.ts";
+import type { OutputSize } from "./sizing.ts";
+import { planOutputSize } from "./sizing.ts";
+import { decodeCostModel, minimumSkipSeconds, planDecodeGroups, seekCandidates } from "./strategy.ts";
+
+export interface ExtractionJob {
+  /** A local file path or the loopback relay's http://127.0.0.1 URL (see ffmpeg/args.ts). */
+  input: string;
+  options: JobOptions;
+  maxVideoSeconds: number;
+  /** Process only the first maxVideoSeconds of a longer video instead of failing (demo). */
+  clipToMax: boolean;
+  maxFrames: number;
+}
+
+export interface ExtractionSettings {
+  /** Wall-clock budget for the whole job; every ffmpeg process is killed when it runs out. */
+  deadlineSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
+
+export const DEFAULT_DEADLINE_SECONDS = Number(process.env.EXTRACTOR_JOB_TIMEOUT_SECONDS) || 900;
+
+// Past this many seek points, asking where every keyframe is costs more than it can save.
+const MAX_KEYFRAME_QUERIES = 1000;
+
+export async function extractFrames(
+  job: ExtractionJob,
+  sink: FrameSink,
+  settings: ExtractionSettings = {},
+): Promise<ExtractionOutcome> {
+  const deadlineSeconds = settings.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS;
+  const controller = new AbortController();
+  const timer = setTimeout(
+    () => controller.abort(new DeadlineError(deadlineSeconds)),
+    deadlineSeconds * 1000,
+  );
+  const stopFromOutside = () => controller.abort(settings.signal?.reason);
+  settings.signal?.addEventListener("abort", stopFromOutside, { once: true });
+  const outcome = emptyOutcome(job.options);
+  try {
+    await runJob(job, sink, controller.signal, outcome);
+  } catch (thrown) {
+    const error = controller.signal.aborted ? controller.signal.reason : thrown;
+    outcome.status = "failed";
+    outcome.error = toJobError(error);
+    log("warn", "extraction failed", { error: outcome.error, input: job.input });
+  } finally {
+    clearTimeout(timer);
+    settings.signal?.removeEventListener("abort", stopFromOutside);
+    controller.abort();
+  }
+  return outcome;
+}
+
+function emptyOutcome(options: JobOptions): ExtractionOutcome {
+  return {
+    status: "failed",
+    duration_seconds: null,
+    processed_seconds: null,
+    width: null,
+    height: null,
+    requested_resolution: options.resolution,
+    delivered_resolution: null,
+    resolution_note: null,
+    frames: [],
+    zip: null,
+    error: null,
+  };
+}
+
+async function runJob(
+  job: ExtractionJob,
+  sink: FrameSink,
+  signal: AbortSignal,
+  outcome: ExtractionOutcome,
+): Promise<void> {
+  const video = await probeVideo(job.input, signal);
+  const duration = video.durationSeconds ?? (await scanVideoDuration(job.input, video, signal));
+  if (duration === null || !(duration > 0)) {
+    throw new ExtractError("NoVideoFound", "the video has no frames", NO_VIDEO_MESSAGE);
+  }
+  outcome.duration_seconds = round3(duration);
+  outcome.width = video.displayWidth;
+  outcome.height = video.displayHeight;
+  const usable = usableDuration(duration, job);
+  const plan = planFrames(job.options, usable);
+  if (plan.frames.length > job.maxFrames) {
+    throw new ExtractError(
+      "TooManyFrames",
+      `${plan.frames.length} frames planned, the limit is ${job.maxFrames}`,
+      `This job would produce ${plan.frames.length} frames; your plan allows ${job.maxFrames} ` +
+        "per job. Use a larger interval, a smaller count or a shorter range.",
+    );
+  }
+  outcome.processed_seconds = plan.processedSeconds;
+  const size = planOutputSize(
+    { width: video.displayWidth, height: video.displayHeight },
+    job.options.resolution,
+    job.options.max_width,
+  );
+  outcome.delivered_resolution = size.deliveredResolution;
+  outcome.resolution_note = size.note;
+
+  const results = new Map<number, FrameResult>();
+  for (const frame of plan.frames) {
+    results.set(frame.index, {
+      index: frame.index,
+      timestamp: frame.timestamp,
+      status: "error",
+      key: null,
+      pts: null,
+      error: frame.pastEnd
+        ? `past the end of the video (${round3(usable)} s)`
+        : "no picture could be decoded at this time",
+    });
+  }
+  const wanted = plan.frames.filter((f) => !f.pastEnd);
+  const zipped = job.options.output !== "urls" || plan.frames.length > ZIP_ALWAYS_ABOVE_FRAMES;
+  if (wanted.length > 0) {
+    const context: DecodeContext = {
+      input: job.input,
+      video,
+      picture: pictureSteps(video, size),
+      signal,
+    };
+    const writer = new FrameWriter(sink, job.options, size, results, zipped);
+    await writer.open();
+    try {
+      await decodeAll(context, wanted, writer);
+      outcome.zip = await writer.finish();
+    } catch (error) {
+      await writer.abort();
+      throw error;
+    }
+  }
+  outcome.frames = [...results.values()];
+  const delivered = outcome.frames.filter((f) => f.status === "ok").length;
+  if (delivered > 0) {
+    outcome.status = "completed";
+    return;
+  }
+  throw wanted.length === 0
+    ? new ExtractError(
+        "ExtractionFailed",
+        `every requested time is past the end of the video (${round3(usable)} s)`,
+        `Every requested time is past the end of the video, which is ${round3(usable)} s long.`,
+      )
+    : new ExtractError(
+        "ExtractionFailed",
+        "no frame could be decoded",
+        "The video could not be decoded: it may be damaged or incomplete.",
+      );
+}
+
+const NO_VIDEO_MESSAGE = "No video was found at this link.";
+
+async function probeVideo(input: string, signal: AbortSignal): Promise<VideoProbe> {
+  let probe: Awaited<ReturnType<typeof probeMedia>>;
+  try {
+    probe = await probeMedia(input, signal);
+  } catch (error) {
+    if (signal.aborted || !(error instanceof MediaToolError)) throw error;
+    throw new ExtractError(
+      "NoVideoFound",
+      `not a readable video file: ${error.stderrTail.trim().split("\n").pop() ?? ""}`,
+      "The link does not lead to a video file that can be read (it may be empty or damaged).",
+    );
+  }
+  if (!probe.video) {
+    const what = probe.hasAudio ? "audio only, no video track" : "no video track";
+    throw new ExtractError("NoVideoFound", `${probe.formatName}: ${what}`, NO_VIDEO_MESSAGE);
+  }
+  return probe.video;
+}
+
+function usableDuration(duration: number, job: ExtractionJob): number {
+  if (duration <= job.maxVideoSeconds) return duration;
+  if (job.clipToMax) return job.maxVideoSeconds;
+  const minutes = Math.round(job.maxVideoSeconds / 60);
+  throw new ExtractError(
+    "VideoTooLong",
+    `the video lasts ${round3(duration)} s, the limit is ${job.maxVideoSeconds} s`,
+    `This video is longer than your plan allows (${minutes} minutes).`,
+  );
+}
+
+function pictureSteps(video: VideoProbe, size: OutputSize): PictureSteps {
+  return {
+    hdr: video.hdr,
+    rotation: video.rotation,
+    width: size.width,
+    height: size.height,
+    // Untagged HD video is BT.709 in practice; ffmpeg would otherwise assume BT.601.
+    fallbackMatrix: video.colorMatrix ? null : video.height >= 720 ? "bt709" : "bt601",
+  };
+}
+
+/** Decodes every group in order, starting each next ffmpeg while the current one is read. */
+async function decodeAll(
+  context: DecodeContext,
+  wanted: PlannedFrame[],
+  writer: FrameWriter,
+): Promise<void> {
+  const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
+  const framesAt = new Map<number, PlannedFrame[]>();
+  for (const frame of wanted) framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
+  const groups = await chooseGroups(context, times);
+  log("debug", "decode plan", { times: times.length, groups: groups.length });
+  let next: DecodeRun | null = new DecodeRun(context, groups[0]);
+  for (let g = 0; g < groups.length; g++) {
+    const run: DecodeRun = next as DecodeRun;
+    next = g + 1 < groups.length ? new DecodeRun(context, groups[g + 1]) : null;
+    try {
+      await writer.writeAll(decodeGroup(context, run), (frame: DecodedFrame) => {
+        return framesAt.get(run.group.times[frame.slot]) ?? [];
+      });
+    } catch (error) {
+      next?.cancel();
+      throw error;
+    }
+  }
+}
+
+async function chooseGroups(context: DecodeContext, times: number[]) {
+  const minimumSkip = minimumSkipSeconds(decodeCostModel(context.video));
+  const candidates = seekCandidates(times, minimumSkip);
+  const keyframes = new Map<number, number | null>();
+  if (candidates.length > 0 && candidates.length <= MAX_KEYFRAME_QUERIES) {
+    const start = context.video.startTime;
+    const found = await probeKeyframesBefore(
+      context.input,
+      context.video,
+      candidates.map((i) => start + times[i]),
+      context.signal,
+    );
+    candidates.forEach((i, n) => keyframes.set(i, found[n] === null ? null : found[n] - start));
+  }
+  return planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip);
+}
+
+/** Encodes each delivered picture once, stores it under every frame index that wants it. */
+class FrameWriter {
+  private readonly sink: FrameSink;
+  private readonly options: JobOptions;
+  private readonly size: OutputSize;
+  private readonly results: Map<number, FrameResult>;
+  private readonly zipped: boolean;
+  private zip: ZipWriter | null = null;
+
+  constructor(
+    sink: FrameSink,
+    options: JobOptions,
+    size: OutputSize,
+    results: Map<number, FrameResult>,
+    zipped: boolean,
+  ) {
+    this.sink = sink;
+    this.options = options;
+    this.size = size;
+    this.results = results;
+    this.zipped = zipped;
+  }
+
+  async open(): Promise<void> {
+    if (this.zipped) this.zip = new ZipWriter(await this.sink.openArchive(ARCHIVE_FILE_NAME));
+  }
+
+  /** Encoding of one picture overlaps storing the previous one; order is kept. */
+  async writeAll(
+    frames: AsyncIterable<DecodedFrame>,
+    plannedFor: (frame: DecodedFrame) => PlannedFrame[],
+  ): Promise<void> {
+    let storing: Promise<void> = Promise.resolve();
+    try {
+      for await (const frame of frames) {
+        if (frame.pastDecodedEnd) continue;
+        const encoding = encodePicture(
+          { pixels: frame.pixels, width: this.size.width, height: this.size.height },
+          this.options.format,
+        );
+        encoding.catch(() => {});
+        await storing;
+        storing = encoding.then((bytes) => this.store(frame, bytes, plannedFor(frame)));
+      }
+    } finally {
+      await storing;
+    }
+  }
+
+  private async store(frame: DecodedFrame, bytes: Buffer, planned: PlannedFrame[]) {
+    for (const target of planned) {
+      const fileName = frameFileName(target.index, this.options.format);
+      const stored = await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format]);
+      await this.zip?.add(fileName, bytes);
+      const result = this.results.get(target.index);
+      if (!result) continue;
+      result.status = "ok";
+      result.key = stored.key;
+      result.pts = frame.pts === null ? null : round6(frame.pts);
+      result.error = null;
+    }
+  }
+
+  async finish(): Promise<{ key: string; bytes: number } | null> {
+    return this.zip ? this.zip.finish() : null;
+  }
+
+  async abort(): Promise<void> {
+    await this.zip?.abort().catch(() => {});
+  }
+}
+
+function round3(x: number): number {
+  return Math.round(x * 1000) / 1000;
+}
+
+function round6(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}

@@ -1,0 +1,42 @@
+// Frames as files in a local directory: for tests, the bench and the command line.
+import { createWriteStream } from "node:fs";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { once } from "node:events";
+import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
+
+export class DirectorySink implements FrameSink {
+  readonly directory: string;
+
+  constructor(directory: string) {
+    this.directory = directory;
+  }
+
+  async putFrame(fileName: string, bytes: Uint8Array): Promise<StoredObject> {
+    await mkdir(this.directory, { recursive: true });
+    await writeFile(join(this.directory, fileName), bytes);
+    return { key: fileName, bytes: bytes.length };
+  }
+
+  async openArchive(fileName: string): Promise<ArchiveUpload> {
+    await mkdir(this.directory, { recursive: true });
+    const path = join(this.directory, fileName);
+    const stream = createWriteStream(path);
+    let bytes = 0;
+    return {
+      async write(chunk) {
+        bytes += chunk.length;
+        if (!stream.write(chunk)) await once(stream, "drain");
+      },
+      async finish() {
+        stream.end();
+        await once(stream, "finish");
+        return { key: fileName, bytes };
+      },
+      async abort() {
+        stream.destroy();
+        await rm(path, { force: true });
+      },
+    };
+  }
+}

@@ -1,0 +1,180 @@
+// Frames and the ZIP go to the edge's /internal endpoints, which store them in R2:
+//   PUT  {base}/internal/files/{key}                          body = image      → {key, bytes}
+//   POST {base}/internal/uploads/{key}                                          → {upload_id}
+//   PUT  {base}/internal/uploads/{key}?upload_id=U&part=N      body = part       → {part, etag}
+//   POST {base}/internal/uploads/{key}/complete?upload_id=U    {parts:[...]}     → {key, bytes}
+//   POST {base}/internal/results                               ExtractResult     → 202
+// Every call carries the job's bearer token and is retried on network errors and 5xx.
+import type { ExtractResult } from "../../schema/messages.ts";
+import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
+
+/** R2 wants every part but the last to be at least 5 MiB. */
+export const ARCHIVE_PART_BYTES = 8 * 1024 * 1024;
+
+export interface EdgeClientOptions {
+  baseUrl: string;
+  token: string;
+  fetch?: typeof fetch;
+  /** Attempts per call (first try included). */
+  attempts?: number;
+  /** First retry delay; doubles each time. */
+  retryDelayMs?: number;
+  requestTimeoutMs?: number;
+}
+
+export class EdgeCallError extends Error {
+  readonly status: number | null;
+
+  constructor(message: string, status: number | null) {
+    super(message);
+    this.name = "EdgeCallError";
+    this.status = status;
+  }
+}
+
+export class EdgeClient {
+  private readonly options: Required<Omit<EdgeClientOptions, "fetch">> & { fetch: typeof fetch };
+
+  constructor(options: EdgeClientOptions) {
+    this.options = {
+      attempts: 4,
+      retryDelayMs: 250,
+      requestTimeoutMs: 60_000,
+      fetch: globalThis.fetch,
+      ...options,
+      baseUrl: options.baseUrl.replace(/\/+$/, ""),
+    };
+  }
+
+  /** Calls the edge, retrying network errors, 5xx and 429; returns the parsed JSON body. */
+  async call(method: string, path: string, body?: Uint8Array | string, contentType?: string) {
+    const { attempts, retryDelayMs, requestTimeoutMs, token, baseUrl } = this.options;
+    let lastError: EdgeCallError = new EdgeCallError("no attempt made", null);
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (attempt > 1) await sleep(retryDelayMs * 2 ** (attempt - 2));
+      let response: Response;
+      try {
+        response = await this.options.fetch(`${baseUrl}${path}`, {
+          method,
+          headers: {
+            authorization: `Bearer ${token}`,
+            ...(contentType ? { "content-type": contentType } : {}),
+          },
+          body,
+          signal: AbortSignal.timeout(requestTimeoutMs),
+        });
+      } catch (error) {
+        lastError = new EdgeCallError(`${method} ${path}: ${(error as Error).message}`, null);
+        continue;
+      }
+      const text = await response.text().catch(() => "");
+      if (response.ok) return text ? (JSON.parse(text) as unknown) : null;
+      lastError = new EdgeCallError(
+        `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`,
+        response.status,
+      );
+      if (response.status < 500 && response.status !== 429) break;
+    }
+    throw lastError;
+  }
+
+  async postResult(result: ExtractResult): Promise<void> {
+    await this.call("POST", "/internal/results", JSON.stringify(result), "application/json");
+  }
+}
+
+/** Keys are {kind}/{job_id}/{attempt_id}/{file}: an attempt never overwrites another's files. */
+export class EdgeSink implements FrameSink {
+  private readonly client: EdgeClient;
+  private readonly prefix: string;
+
+  constructor(client: EdgeClient, job: { kind: string; jobId: string; attemptId: string }) {
+    this.client = client;
+    this.prefix = `${job.kind}/${job.jobId}/${job.attemptId}`;
+  }
+
+  async putFrame(fileName: string, bytes: Uint8Array, contentType: string) {
+    const key = `${this.prefix}/${fileName}`;
+    const answer = (await this.client.call("PUT", `/internal/files/${key}`, bytes, contentType)) as
+      | Partial<StoredObject>
+      | null;
+    return { key: answer?.key ?? key, bytes: answer?.bytes ?? bytes.length };
+  }
+
+  async openArchive(fileName: string): Promise<ArchiveUpload> {
+    const key = `${this.prefix}/${fileName}`;
+    const started = (await this.client.call("POST", `/internal/uploads/${key}`)) as {
+      upload_id?: string;
+    } | null;
+    const uploadId = started?.upload_id;
+    if (!uploadId) throw new EdgeCallError(`no upload_id for ${key}`, null);
+    return new MultipartArchive(this.client, key, uploadId);
+  }
+}
+
+/** Collects the ZIP's bytes into 8 MiB parts: memory stays at one part whatever the size. */
+class MultipartArchive implements ArchiveUpload {
+  private readonly client: EdgeClient;
+  private readonly key: string;
+  private readonly uploadId: string;
+  private readonly parts: { part: number; etag: string }[] = [];
+  private buffer = Buffer.allocUnsafe(ARCHIVE_PART_BYTES);
+  private buffered = 0;
+  private total = 0;
+
+  constructor(client: EdgeClient, key: string, uploadId: string) {
+    this.client = client;
+    this.key = key;
+    this.uploadId = uploadId;
+  }
+
+  async write(chunk: Uint8Array): Promise<void> {
+    let offset = 0;
+    while (offset < chunk.length) {
+      const take = Math.min(ARCHIVE_PART_BYTES - this.buffered, chunk.length - offset);
+      this.buffer.set(chunk.subarray(offset, offset + take), this.buffered);
+      this.buffered += take;
+      offset += take;
+      if (this.buffered === ARCHIVE_PART_BYTES) await this.flushPart();
+    }
+    this.total += chunk.length;
+  }
+
+  async finish(): Promise<StoredObject> {
+    if (this.buffered > 0 || this.parts.length === 0) await this.flushPart();
+    const query = `upload_id=${encodeURIComponent(this.uploadId)}`;
+    const answer = (await this.client.call(
+      "POST",
+      `/internal/uploads/${this.key}/complete?${query}`,
+      JSON.stringify({ parts: this.parts }),
+      "application/json",
+    )) as Partial<StoredObject> | null;
+    return { key: answer?.key ?? this.key, bytes: answer?.bytes ?? this.total };
+  }
+
+  async abort(): Promise<void> {
+    // The contract has no abort call; R2 drops unfinished multipart uploads on its own.
+    this.buffered = 0;
+  }
+
+  private async flushPart(): Promise<void> {
+    const part = this.parts.length + 1;
+    const body = this.buffer.subarray(0, this.buffered);
+    const query = `upload_id=${encodeURIComponent(this.uploadId)}&part=${part}`;
+    const answer = (await this.client.call(
+      "PUT",
+      `/internal/uploads/${this.key}?${query}`,
+      body,
+      "application/octet-stream",
+    )) as { etag?: string } | null;
+    if (!answer?.etag) throw new EdgeCallError(`no etag for part ${part} of ${this.key}`, null);
+    this.parts.push({ part, etag: answer.etag });
+    // The old part buffer may still be referenced by the request; start a fresh one.
+    this.buffer = Buffer.allocUnsafe(ARCHIVE_PART_BYTES);
+    this.buffered = 0;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

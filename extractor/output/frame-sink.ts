@@ -1,0 +1,29 @@
+// Where finished frames go. The job writes through this interface only, so tests and the bench
+// use a directory while the service uploads to the edge.
+
+export interface StoredObject {
+  key: string;
+  bytes: number;
+}
+
+export interface FrameSink {
+  /** Stores one frame image under `fileName` (e.g. frame-0001.jpg); returns its key. */
+  putFrame(fileName: string, bytes: Uint8Array, contentType: string): Promise<StoredObject>;
+  /** Starts the archive; bytes are written in order as the ZIP is produced. */
+  openArchive(fileName: string): Promise<ArchiveUpload>;
+}
+
+export interface ArchiveUpload {
+  /** Resolves when the chunk may be dropped (written or buffered within a fixed budget). */
+  write(chunk: Uint8Array): Promise<void>;
+  finish(): Promise<StoredObject>;
+  /** Gives up; must not throw. */
+  abort(): Promise<void>;
+}
+
+/** frame-0001.jpg: 1-based, zero-padded to 4 digits (more digits past 9999). */
+export function frameFileName(index: number, extension: string): string {
+  return `frame-${String(index).padStart(4, "0")}.${extension}`;
+}
+
+export const ARCHIVE_FILE_NAME = "frames.zip";
