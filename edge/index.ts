@@ -14,6 +14,8 @@ import { runScheduledMaintenance } from "./maintenance.ts";
 export { RateLimiter } from "./durable/rate-limiter.ts";
 
 export const app = createApp()
+  // Liveness, and the bare baseline route of the API benchmark: no auth, no limiter, no D1.
+  .get("/healthz", (c) => c.json({ ok: true }))
   .route("/", jobsRouter)
   .route("/", usageRouter)
   .route("/", pricingRouter)

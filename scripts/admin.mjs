@@ -1,0 +1,39 @@
+// `npm run --silent admin -- create-key --email E [--plan P] [--pack-credits N]`
+// Creates the account if needed and prints a new API key as the last line of stdout. Works
+// against the local D1 of `npm start` (whether or not it is running).
+import { parseArgs } from "node:util";
+import { createKey } from "./lib/stack.mjs";
+
+const USAGE = "usage: npm run --silent admin -- create-key --email E [--plan free|starter|pro|scale] [--pack-credits N]";
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    email: { type: "string" },
+    plan: { type: "string", default: "free" },
+    "pack-credits": { type: "string", default: "0" },
+  },
+});
+
+if (positionals[0] !== "create-key" || !values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
+  console.error(USAGE);
+  process.exit(2);
+}
+if (!["free", "starter", "pro", "scale"].includes(values.plan)) {
+  console.error(`unknown plan ${values.plan}\n${USAGE}`);
+  process.exit(2);
+}
+const packCredits = Number(values["pack-credits"]);
+if (!Number.isInteger(packCredits) || packCredits < 0) {
+  console.error(`--pack-credits must be a whole number\n${USAGE}`);
+  process.exit(2);
+}
+
+try {
+  const issued = await createKey({ email: values.email, plan: values.plan, packCredits });
+  console.error(`account ${issued.accountId} (${values.email}, ${values.plan}); key shown once:`);
+  console.log(issued.key);
+} catch (err) {
+  console.error(err.message);
+  process.exit(1);
+}
