@@ -1,10 +1,13 @@
 // `npm run --silent admin -- create-key --email E [--plan P] [--pack-credits N]`
-// Creates the account if needed and prints a new API key as the last line of stdout. Works
-// against the local D1 of `npm start` (whether or not it is running).
+//   Creates the account if needed and prints a new API key as the last line of stdout.
+// `npm run --silent admin -- webhook-secret --email E`
+//   Prints the account's webhook signing secret (whsec_…) as the last line of stdout.
+// Both work against the local D1 of `npm start`, whether or not it is running.
 import { parseArgs } from "node:util";
-import { createKey } from "./lib/stack.mjs";
+import { applyMigrations, createKey, queryLocal, ROOT } from "./lib/stack.mjs";
 
-const USAGE = "usage: npm run --silent admin -- create-key --email E [--plan free|starter|pro|scale] [--pack-credits N]";
+const USAGE = `usage: npm run --silent admin -- create-key --email E [--plan free|starter|pro|scale] [--pack-credits N]
+       npm run --silent admin -- webhook-secret --email E`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -15,6 +18,17 @@ const { positionals, values } = parseArgs({
   },
 });
 
+if (positionals[0] === "webhook-secret" && values.email) {
+  applyMigrations(`${ROOT}/.wrangler/state`);
+  const email = values.email.trim().toLowerCase().replaceAll("'", "''");
+  const [row] = queryLocal(`SELECT webhook_secret FROM accounts WHERE email = '${email}'`);
+  if (!row) {
+    console.error(`no account for ${values.email}`);
+    process.exit(1);
+  }
+  console.log(row.webhook_secret);
+  process.exit(0);
+}
 if (positionals[0] !== "create-key" || !values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
   console.error(USAGE);
   process.exit(2);

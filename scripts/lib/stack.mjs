@@ -108,11 +108,10 @@ export async function startStack(settings = {}) {
   const quiet = settings.quiet ?? false;
   const stdio = quiet ? ["ignore", "ignore", "pipe"] : ["ignore", "inherit", "inherit"];
 
-  const extractor = spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
-    cwd: ROOT,
-    env: { ...env, ...shared, EXTRACTOR_PORT: String(extractorPort), EXTRACTOR_HOST: "127.0.0.1" },
-    stdio,
-  });
+  const extractorEnv = { ...env, ...shared, EXTRACTOR_PORT: String(extractorPort), EXTRACTOR_HOST: "127.0.0.1" };
+  const spawnExtractor = () =>
+    spawn(process.execPath, [join(ROOT, "extractor/main.ts")], { cwd: ROOT, env: extractorEnv, stdio });
+  let extractor = spawnExtractor();
   const edge = spawn(
     join(BIN, "wrangler"),
     [
@@ -125,21 +124,26 @@ export async function startStack(settings = {}) {
     ],
     { cwd: ROOT, env: { ...env, ...OFFLINE_ENV }, stdio, detached: true },
   );
-  const children = { edge, extractor };
+  const exited = (child) => child.exitCode !== null || child.signalCode !== null;
+  const waitExit = (child) => exited(child) || new Promise((r) => child.once("exit", r));
+  const stopExtractor = async (signal = "SIGTERM") => {
+    if (!exited(extractor)) extractor.kill(signal);
+    await waitExit(extractor);
+  };
+  const restartExtractor = async () => {
+    await stopExtractor();
+    extractor = spawnExtractor();
+    await waitForHttp(`${extractorUrl}/healthz`, extractor, 30_000);
+    return extractor;
+  };
   const stop = async () => {
-    for (const child of [edge, extractor]) {
-      if (child.exitCode !== null) continue;
+    // wrangler runs workerd as its child: end the whole group.
+    if (!exited(edge)) {
       try {
-        // wrangler runs workerd as its child: end the whole group.
-        if (child === edge) process.kill(-child.pid, "SIGTERM");
-        else child.kill("SIGTERM");
+        process.kill(-edge.pid, "SIGTERM");
       } catch {}
     }
-    await Promise.all(
-      [edge, extractor].map(
-        (child) => child.exitCode !== null || new Promise((r) => child.once("exit", r)),
-      ),
-    );
+    await Promise.all([stopExtractor(), waitExit(edge)]);
   };
   try {
     await Promise.all([
@@ -150,7 +154,25 @@ export async function startStack(settings = {}) {
     await stop();
     throw err;
   }
-  return { baseUrl, apiUrl: `${baseUrl}/v1`, extractorUrl, stateDir, secrets, children, stop };
+  return {
+    baseUrl,
+    apiUrl: `${baseUrl}/v1`,
+    extractorUrl,
+    stateDir,
+    secrets,
+    children: { edge, get extractor() { return extractor; } },
+    stop,
+    stopExtractor,
+    restartExtractor,
+  };
+}
+
+/** Reads one row from the local D1 of a stack (for the admin command and tests). */
+export function queryLocal(sql, stateDir) {
+  const dir = resolve(ROOT, stateDir ?? ".wrangler/state");
+  const run = wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, "--json", "--command", sql]);
+  if (run.status !== 0) throw new Error(`query failed:\n${run.stdout}\n${run.stderr}`);
+  return JSON.parse(run.stdout)[0].results;
 }
 
 /** `npm run admin -- create-key` as a function: returns the new key. */

@@ -1,0 +1,123 @@
+// Faults on the real stack: the extractor killed in the middle of a job, the same result
+// delivered twice, and the extractor down at dispatch. Each job must finish once and be
+// charged once.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { makeTestVideo } from "../support/videos.ts";
+import { call, type Harness, startHarness } from "./support/harness.ts";
+
+let h: Harness;
+let longVideo: string;
+let shortVideo: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  longVideo = h.serveVideo(
+    "/media/long.mp4",
+    await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 90, gop: 60 }),
+  );
+  shortVideo = h.serveVideo("/media/short.mp4", await makeTestVideo({ durationSeconds: 4 }));
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function chargeEntries(account: { auth: Record<string, string> }, jobId: string) {
+  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
+  return usage.body.recent_ledger.filter((e: any) => e.job_id === jobId && e.kind === "charge");
+}
+
+it("completes once, charged once, when the extractor is killed in the middle of a job", async () => {
+  const account = await h.newKey("starter");
+  // 900 frames of a 90 s video: long enough to be caught in the middle.
+  const created = await call(h.stack, "POST", "/jobs", { body: { url: longVideo, every: 0.1, format: "png" }, headers: account.auth });
+  expect(created.status).toBe(201);
+  await waitFor("processing", async () => {
+    const job = await call(h.stack, "GET", `/jobs/${created.body.id}`, { headers: account.auth });
+    return job.body.status === "processing" ? true : undefined;
+  });
+  await new Promise((r) => setTimeout(r, 1500));
+  await h.stack.stopExtractor("SIGKILL");
+  await h.stack.restartExtractor();
+
+  const job = await waitFor("completion", async () => {
+    const read = await call(h.stack, "GET", `/jobs/${created.body.id}`, { headers: account.auth });
+    return read.body.status === "completed" || read.body.status === "failed" ? read.body : undefined;
+  }, 180_000);
+  expect(job.status).toBe("completed");
+  expect(job.frames).toHaveLength(900);
+  // 90 s → 2 minutes, 200 frames included, 700 more → 7 extra credits.
+  expect(job.credits_charged).toBe(9);
+  expect(await chargeEntries(account, job.id)).toHaveLength(1);
+  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
+  expect(usage.body.credits).toMatchObject({ plan: 1500 - 9, available: 1500 - 9 });
+}, 300_000);
+
+it("charges once when the same result is delivered twice", async () => {
+  const account = await h.newKey("starter");
+  const done = await call(h.stack, "POST", "/jobs?wait=true", { body: { url: shortVideo, timestamps: [1, 2] }, headers: account.auth });
+  expect(done.body.status).toBe("completed");
+  const attemptId = new URL(done.body.frames[0].url).pathname.split("/")[4];
+  // The extractor's result, posted again exactly as the extractor posts it.
+  const result = {
+    job_id: done.body.id,
+    kind: "job",
+    attempt_id: attemptId,
+    status: "completed",
+    duration_seconds: done.body.duration_seconds,
+    processed_seconds: done.body.duration_seconds,
+    width: done.body.width,
+    height: done.body.height,
+    requested_resolution: done.body.requested_resolution,
+    delivered_resolution: done.body.delivered_resolution,
+    resolution_note: done.body.resolution_note,
+    frames: done.body.frames.map((f: any) => ({ ...f, key: decodeURIComponent(new URL(f.url).pathname.slice("/files/".length)) })),
+    zip: null,
+    error: null,
+  };
+  for (let i = 0; i < 2; i++) {
+    const posted = await fetch(`${h.stack.baseUrl}/internal/results`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${h.stack.secrets.INTERNAL_TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(result),
+    });
+    expect(posted.status).toBe(202);
+  }
+  await new Promise((r) => setTimeout(r, 3000));
+  expect(await chargeEntries(account, done.body.id)).toHaveLength(1);
+  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
+  expect(usage.body.credits.plan).toBe(1500 - 1);
+});
+
+it("waits while the extractor is down at dispatch, then runs the job", async () => {
+  const account = await h.newKey("starter");
+  await h.stack.stopExtractor();
+  try {
+    const created = await call(h.stack, "POST", "/jobs", { body: { url: shortVideo, count: 2 }, headers: account.auth });
+    expect(created.status).toBe(201);
+    await new Promise((r) => setTimeout(r, 3000));
+    const waiting = await call(h.stack, "GET", `/jobs/${created.body.id}`, { headers: account.auth });
+    expect(waiting.body.status).toBe("queued");
+    expect(waiting.body.credits_charged).toBeNull();
+  } finally {
+    await h.stack.restartExtractor();
+  }
+  const list = await call(h.stack, "GET", "/jobs", { headers: account.auth });
+  const id = list.body.data[0].id;
+  const job = await waitFor("the job to run", async () => {
+    const read = await call(h.stack, "GET", `/jobs/${id}`, { headers: account.auth });
+    return read.body.status === "completed" ? read.body : undefined;
+  });
+  expect(job.credits_charged).toBe(1);
+  expect(await chargeEntries(account, id)).toHaveLength(1);
+}, 180_000);
