@@ -35,6 +35,8 @@ export interface ExtractionSettings {
   /** Wall-clock budget for the whole job; every ffmpeg process is killed when it runs out. */
   deadlineSeconds?: number;
   signal?: AbortSignal;
+  /** "auto" weighs seeking against decoding; the others force one way (tests, the bench). */
+  strategy?: "auto" | "dense" | "sparse";
 }
 
 export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
@@ -59,7 +61,7 @@ export async function extractFrames(
   settings.signal?.addEventListener("abort", stopFromOutside, { once: true });
   const outcome = emptyOutcome(job.options);
   try {
-    await runJob(job, sink, controller.signal, outcome);
+    await runJob(job, sink, { signal: controller.signal, strategy: settings.strategy ?? "auto" }, outcome);
   } catch (thrown) {
     const error = controller.signal.aborted ? controller.signal.reason : thrown;
     outcome.status = "failed";
@@ -89,10 +91,15 @@ function emptyOutcome(options: JobOptions): ExtractionOutcome {
   };
 }
 
+interface RunSettings {
+  signal: AbortSignal;
+  strategy: NonNullable<ExtractionSettings["strategy"]>;
+}
+
 async function runJob(
   job: ExtractionJob,
   sink: FrameSink,
-  signal: AbortSignal,
+  { signal, strategy }: RunSettings,
   outcome: ExtractionOutcome,
 ): Promise<void> {
   const video = await probeVideo(job.input, signal);
@@ -147,7 +154,7 @@ async function runJob(
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
     await writer.open();
     try {
-      await decodeAll(context, wanted, writer);
+      await decodeAll(context, wanted, writer, strategy);
       outcome.zip = await writer.finish();
     } catch (error) {
       await writer.abort();
@@ -221,11 +228,12 @@ async function decodeAll(
   context: DecodeContext,
   wanted: PlannedFrame[],
   writer: FrameWriter,
+  strategy: RunSettings["strategy"],
 ): Promise<void> {
   const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
   const framesAt = new Map<number, PlannedFrame[]>();
   for (const frame of wanted) framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
-  const groups = await chooseGroups(context, times);
+  const groups = await chooseGroups(context, times, strategy);
   log("debug", "decode plan", { times: times.length, groups: groups.length });
   let next: DecodeRun | null = new DecodeRun(context, groups[0]);
   for (let g = 0; g < groups.length; g++) {
@@ -242,8 +250,14 @@ async function decodeAll(
   }
 }
 
-async function chooseGroups(context: DecodeContext, times: number[]) {
-  const minimumSkip = minimumSkipSeconds(decodeCostModel(context.video));
+async function chooseGroups(
+  context: DecodeContext,
+  times: number[],
+  strategy: RunSettings["strategy"],
+) {
+  if (strategy === "dense") return [{ seekSeconds: null, times }];
+  const minimumSkip =
+    strategy === "sparse" ? 0 : minimumSkipSeconds(decodeCostModel(context.video));
   const candidates = seekCandidates(times, minimumSkip);
   const keyframes = new Map<number, number | null>();
   if (candidates.length > 0 && candidates.length <= MAX_KEYFRAME_QUERIES) {

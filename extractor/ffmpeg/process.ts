@@ -3,6 +3,7 @@
 import { spawn } from "node:child_process";
 import type { ChildProcessByStdio } from "node:child_process";
 import type { Readable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { log } from "../log.ts";
 
 export type MediaTool = "ffmpeg" | "ffprobe";
@@ -102,8 +103,11 @@ export function startTool(tool: MediaTool, args: string[], options: RunOptions =
   // A spawn failure is reported through `exited`; keep it from surfacing as unhandled first.
   exitedPromise.catch(() => {});
 
+  // Node resumes (and so discards) a child's unread stdout when the child exits; a run started
+  // ahead of time would lose its frames. Piping keeps them, and keeps the backpressure.
+  const stdout = child.stdout.pipe(new PassThrough({ highWaterMark: 1024 * 1024 }));
   return {
-    stdout: child.stdout,
+    stdout,
     commandLine,
     exited: exitedPromise,
     stderrClosed: stderrDone,
