@@ -1,13 +1,17 @@
 // Serves byte ranges of a remote file by making ranged requests to it, in 256 KiB blocks kept
-// in a small cache. A reader that keeps reading gets ever longer runs per request (up to 4 MiB);
-// one that seeks away costs at most the run in flight. That is what lets ffmpeg take a few
+// in a small cache. A reader that keeps reading gets ever longer runs per request; one that seeks
+// away costs at most the run in flight. That is what lets ffmpeg take a few
 // frames out of a long video while fetching only its index and the spans around those frames.
 import { downloadFailed } from "./errors.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { safeFetch } from "./safe-fetch.ts";
 
 export const BLOCK_BYTES = 256 * 1024;
-const MAX_RUN_BLOCKS = 16;
+// Runs stay short (1 MiB) while a reader might seek away at any moment, and grow to 8 MiB once
+// one response has streamed long enough to be a sequential decode.
+const SEEKING_RUN_BLOCKS = 4;
+const STREAMING_RUN_BLOCKS = 32;
+const STREAMING_AFTER_BYTES = 8 * 1024 * 1024;
 const CACHED_BLOCKS = 64;
 
 export type ChunkWriter = (chunk: Buffer) => Promise<void>;
@@ -52,6 +56,7 @@ export class RangedOrigin implements ServedMedia {
       );
     let block = Math.floor(start / BLOCK_BYTES);
     let runBlocks = 1;
+    let streamed = 0;
     while (block <= lastBlock) {
       signal.throwIfAborted();
       const cached = this.cache.get(block);
@@ -70,7 +75,9 @@ export class RangedOrigin implements ServedMedia {
         await write(part(index, data));
       }
       block += count;
-      runBlocks = Math.min(runBlocks * 2, MAX_RUN_BLOCKS);
+      streamed += count * BLOCK_BYTES;
+      const cap = streamed >= STREAMING_AFTER_BYTES ? STREAMING_RUN_BLOCKS : SEEKING_RUN_BLOCKS;
+      runBlocks = Math.min(runBlocks * 2, cap);
     }
   }
 

@@ -7,7 +7,7 @@ import { stat } from "node:fs/promises";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type Route = (request: http.IncomingMessage, response: http.ServerResponse) => void | Promise<void>;
+export type Route = (request: http.IncomingMessage, response: http.ServerResponse) => unknown;
 
 export interface TestServer {
   origin: string;
