@@ -93,6 +93,8 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
     "--socket-timeout", "20",
     "--retries", "1",
     "--extractor-retries", "1",
+    // e.g. "--js-runtimes node": current yt-dlp needs a JS runtime for YouTube (the image sets it).
+    ...(process.env.STILLS_YTDLP_EXTRA_ARGS ?? "").split(/\s+/).filter(Boolean),
     "--",
     url,
   ];
