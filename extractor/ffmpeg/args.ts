@@ -98,9 +98,15 @@ export function packetScanArgs(input: string, streamIndex: number): string[] {
 
 export type HdrTransfer = "pq" | "hlg";
 
+export interface HdrSource {
+  transfer: HdrTransfer;
+  /** Brightest light the picture holds (mastering display or content light level), nits. */
+  peakNits: number;
+}
+
 /** Filters applied only to the frames that were picked: HDR → SDR, rotation, size, RGB. */
 export interface PictureSteps {
-  hdr: HdrTransfer | null;
+  hdr: HdrSource | null;
   /** Clockwise degrees to turn the stored picture for display. */
   rotation: 0 | 90 | 180 | 270;
   width: number;
@@ -109,16 +115,24 @@ export interface PictureSteps {
   fallbackMatrix: "bt709" | "bt601" | null;
 }
 
-// PQ and HLG BT.2020 to BT.709: linearise, tone-map with Hable (keeps highlights, no washed-out
-// greys), then back to BT.709 gamma. zscale does the transfer and primaries maths exactly.
-const HDR_TO_SDR = [
-  "zscale=t=linear:npl=100",
-  "format=gbrpf32le",
-  "zscale=p=bt709",
-  "tonemap=tonemap=hable:desat=0",
-  "zscale=t=bt709:m=bt709:r=tv",
-  "format=yuv420p",
-];
+/** HDR reference (diffuse) white, BT.2408: what SDR white corresponds to. */
+export const HDR_REFERENCE_WHITE_NITS = 203;
+
+// PQ and HLG BT.2020 to SDR BT.709: linearise with reference white as 1.0, convert primaries,
+// then tone-map with Möbius (linear up to ~60 nits, highlights rolled off smoothly up to the
+// source's peak) and encode with the BT.709 curve. Shown without this, HDR looks grey and
+// washed out; Hable keeps contrast but leaves reference white at ~65 % (measured).
+function hdrToSdr(hdr: HdrSource): string[] {
+  const peak = Math.max(1, hdr.peakNits / HDR_REFERENCE_WHITE_NITS);
+  return [
+    `zscale=t=linear:npl=${HDR_REFERENCE_WHITE_NITS}`,
+    "format=gbrpf32le",
+    "zscale=p=bt709",
+    `tonemap=tonemap=mobius:desat=0:peak=${peak.toFixed(4)}`,
+    "zscale=t=bt709:m=bt709:r=tv",
+    "format=yuv420p",
+  ];
+}
 
 const ROTATIONS: Record<PictureSteps["rotation"], string[]> = {
   0: [],
@@ -136,7 +150,7 @@ export function pictureFilters(steps: PictureSteps): string[] {
     "out_range=full",
   ].join(":");
   return [
-    ...(steps.hdr ? HDR_TO_SDR : []),
+    ...(steps.hdr ? hdrToSdr(steps.hdr) : []),
     ...ROTATIONS[steps.rotation],
     scale,
     "setsar=1",

@@ -1,6 +1,6 @@
 // ffprobe, wrapped once: raw ffprobe JSON stays in this file; the rest of the extractor sees
 // MediaProbe and VideoProbe only.
-import type { HdrTransfer, Rational } from "./args.ts";
+import type { HdrSource, Rational } from "./args.ts";
 import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
 import { runTool } from "./process.ts";
 
@@ -28,7 +28,7 @@ export interface VideoProbe {
   variableFrameRate: boolean;
   timeBase: Rational;
   colorMatrix: string | null;
-  hdr: HdrTransfer | null;
+  hdr: HdrSource | null;
 }
 
 export interface MediaProbe {
@@ -56,7 +56,12 @@ interface FfprobeStream {
   color_transfer?: string;
   tags?: Record<string, string>;
   disposition?: Record<string, number>;
-  side_data_list?: { side_data_type?: string; rotation?: number }[];
+  side_data_list?: {
+    side_data_type?: string;
+    rotation?: number;
+    max_luminance?: string;
+    max_content?: number;
+  }[];
 }
 
 interface FfprobeOutput {
@@ -109,7 +114,7 @@ function parseVideo(s: FfprobeStream, format: NonNullable<FfprobeOutput["format"
     variableFrameRate: avg !== null && nominal !== null && Math.abs(avg - nominal) > nominal * 0.01,
     timeBase: parseRational(s.time_base) ?? { num: 1, den: 90000 },
     colorMatrix: known(s.color_space),
-    hdr: s.color_transfer === "smpte2084" ? "pq" : s.color_transfer === "arib-std-b67" ? "hlg" : null,
+    hdr: hdrSource(s),
   };
 }
 
@@ -139,6 +144,25 @@ function displayRotation(s: FfprobeStream): VideoProbe["rotation"] {
   const ccw = matrix?.rotation ?? Number(s.tags?.rotate ? -Number(s.tags.rotate) : 0);
   const clockwise = (((Math.round(-ccw / 90) * 90) % 360) + 360) % 360;
   return clockwise as VideoProbe["rotation"];
+}
+
+// HDR10 files usually say their peak; when they do not, 1000 nits is the common mastering
+// level (and HLG's nominal display peak).
+const DEFAULT_HDR_PEAK_NITS = 1000;
+
+function hdrSource(s: FfprobeStream): HdrSource | null {
+  const transfer =
+    s.color_transfer === "smpte2084" ? "pq" : s.color_transfer === "arib-std-b67" ? "hlg" : null;
+  if (!transfer) return null;
+  const sideData = s.side_data_list ?? [];
+  const mastering = sideData.find((d) => d.side_data_type === "Mastering display metadata");
+  const light = sideData.find((d) => d.side_data_type === "Content light level metadata");
+  const masteringPeak = parseRational(mastering?.max_luminance);
+  const candidates = [
+    light?.max_content,
+    masteringPeak ? masteringPeak.num / masteringPeak.den : undefined,
+  ].filter((nits): nits is number => typeof nits === "number" && nits > 0);
+  return { transfer, peakNits: candidates[0] ?? DEFAULT_HDR_PEAK_NITS };
 }
 
 function bitDepth(s: FfprobeStream): number {
