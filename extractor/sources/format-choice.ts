@@ -24,7 +24,8 @@ export interface ChosenFormat {
 }
 
 const AUDIO_EXTENSIONS = new Set(["m4a", "mp3", "aac", "opus", "ogg", "oga", "wav", "flac"]);
-const STREAMING_PROTOCOLS = new Set(["m3u8", "m3u8_native", "http_dash_segments", "f4m", "ism"]);
+const HLS_PROTOCOLS = new Set(["m3u8", "m3u8_native"]);
+const STREAMING_PROTOCOLS = new Set([...HLS_PROTOCOLS, "http_dash_segments", "f4m", "ism"]);
 
 function shortSideOf(format: YtDlpFormat): number | null {
   if (format.width && format.height) return Math.min(format.width, format.height);
@@ -38,9 +39,14 @@ function hasVideo(format: YtDlpFormat): boolean {
   return !AUDIO_EXTENSIONS.has(format.ext ?? "");
 }
 
+export function isHls(format: YtDlpFormat): boolean {
+  return HLS_PROTOCOLS.has(format.protocol ?? "");
+}
+
+/** Plain http(s) files, and HLS (joined by hls-origin.ts); not DASH manifests or others. */
 function readableOverHttp(format: YtDlpFormat): boolean {
   if (!format.url || !/^https?:/i.test(format.url)) return false;
-  return !format.protocol || format.protocol === "http" || format.protocol === "https";
+  return !format.protocol || ["http", "https"].includes(format.protocol) || isHls(format);
 }
 
 // Cheap to decode first; AV1 last.
@@ -52,8 +58,10 @@ function codecRank(format: YtDlpFormat): number {
   return 3;
 }
 
+// A plain file first (it can be read by range), then the cheapest codec, then no audio.
 function preferred(a: YtDlpFormat, b: YtDlpFormat): number {
   return (
+    Number(isHls(a)) - Number(isHls(b)) ||
     codecRank(a) - codecRank(b) ||
     Number(a.acodec !== "none") - Number(b.acodec !== "none") ||
     (b.tbr ?? 0) - (a.tbr ?? 0)
@@ -71,8 +79,10 @@ export function chooseFormat(formats: YtDlpFormat[], requested: number): ChosenF
   }
   const sized = usable.filter((f) => shortSideOf(f) !== null);
   if (sized.length === 0) {
-    // Sizes unknown (a bare <video src>): yt-dlp lists worst to best.
-    return { format: usable[usable.length - 1], shortSide: null, note: null };
+    // Sizes unknown (a bare <video src>): yt-dlp lists worst to best; a plain file if any.
+    const files = usable.filter((f) => !isHls(f));
+    const pick = (files.length > 0 ? files : usable).at(-1) as YtDlpFormat;
+    return { format: pick, shortSide: null, note: null };
   }
   const fitting = sized.filter((f) => (shortSideOf(f) as number) <= requested);
   if (fitting.length === 0) {

@@ -13,7 +13,9 @@ import type { ServedMedia } from "./ranged-origin.ts";
 import { startRelay } from "./relay.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { ByteBudget, createAgents } from "./safe-fetch.ts";
+import type { ResolvedMedia } from "./ytdlp.ts";
 import { resolveWithYtDlp } from "./ytdlp.ts";
+import { openHlsPlaylist } from "./hls-origin.ts";
 
 export { SourceError } from "./errors.ts";
 export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
@@ -88,14 +90,14 @@ export async function openSource(
       if (opened.kind === "page") {
         const resolved = await resolveWithYtDlp(opened.url.toString(), ytDlpOptions(options, policy, signal));
         resolutionNote = resolved.resolutionNote;
-        opened = await openMedia(resolved.url, { ...fetchOptions, headers: resolved.headers });
+        opened = await openResolved(resolved, fetchOptions);
       }
     } else if (platform === "google_drive") {
       opened = await openDriveFile(url, fetchOptions);
     } else {
       const resolved = await resolveWithYtDlp(url, ytDlpOptions(options, policy, signal));
       resolutionNote = resolved.resolutionNote;
-      opened = await openMedia(resolved.url, { ...fetchOptions, headers: resolved.headers });
+      opened = await openResolved(resolved, fetchOptions);
     }
     if (opened.kind === "page") throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
     media = opened.media;
@@ -130,6 +132,11 @@ function ytDlpOptions(options: OpenSourceOptions, policy: AddressPolicy, signal:
     signal,
     binary: options.ytDlpBinary,
   };
+}
+
+function openResolved(resolved: ResolvedMedia, fetchOptions: FetchOptions): Promise<Opened> {
+  const options = { ...fetchOptions, headers: resolved.headers };
+  return resolved.kind === "hls" ? openHlsPlaylist(resolved.url, options) : openMedia(resolved.url, options);
 }
 
 async function openDriveFile(url: string, fetchOptions: FetchOptions): Promise<Opened> {

@@ -6,12 +6,14 @@ import { tmpdir } from "node:os";
 import type { SourceError } from "./errors.ts";
 import { downloadFailed, noVideoFound, privateContent, refusedDestination } from "./errors.ts";
 import type { YtDlpFormat } from "./format-choice.ts";
-import { chooseFormat, cookieHeader } from "./format-choice.ts";
+import { chooseFormat, cookieHeader, isHls } from "./format-choice.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import type { AddressPolicy } from "./policy.ts";
 
 export interface ResolvedMedia {
   url: string;
+  /** "hls": a media playlist to join (hls-origin.ts); "file": a file to read by range. */
+  kind: "file" | "hls";
   headers: Record<string, string>;
   resolutionNote: string | null;
   formatId: string | null;
@@ -50,11 +52,12 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
     const choice = chooseFormat(formats, options.resolution);
     if (choice === "no-video") throw noVideoFound(`yt-dlp found no video stream at ${url}`);
     if (choice === "streaming-only") {
-      throw downloadFailed(`only streaming (HLS/DASH) versions are offered for ${url}`);
+      throw downloadFailed(`only DASH or other streaming versions are offered for ${url}`);
     }
     const { format } = choice;
     return {
       url: format.url as string,
+      kind: isHls(format) ? "hls" : "file",
       headers: mediaHeaders(format),
       resolutionNote: choice.note,
       formatId: format.format_id ?? null,

@@ -1,15 +1,21 @@
-import { chmod, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { chmod, mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { YtDlpFormat } from "../../extractor/sources/format-choice.ts";
 import { chooseFormat, cookieHeader } from "../../extractor/sources/format-choice.ts";
 import { openSource, SourceError } from "../../extractor/sources/index.ts";
 import type { OpenSourceOptions } from "../../extractor/sources/index.ts";
+import { parseMediaPlaylist } from "../../extractor/sources/hls-origin.ts";
 import { classifyYtDlpFailure } from "../../extractor/sources/ytdlp.ts";
+import { PUBLIC_LOOPBACK, testPolicy } from "./support/policies.ts";
 import type { TestServer } from "./support/servers.ts";
 import { fileRoute, startTestServer } from "./support/servers.ts";
 import { brightnessVideo, meanLumaAt } from "./support/videos.ts";
+
+const run = promisify(execFile);
 
 const fmt = (id: string, width: number, height: number, extra: Partial<YtDlpFormat> = {}): YtDlpFormat => ({
   format_id: id,
@@ -39,9 +45,14 @@ describe("chooseFormat", () => {
   });
 
   it("explains a fallback when the source is smaller than asked", () => {
-    const choice = chooseFormat(ladder, 2160);
+    const choice = chooseFormat(ladder.slice(0, 5), 2160);
     expect(choice).toMatchObject({ format: { format_id: "1080" }, shortSide: 1080 });
     if (typeof choice === "object") expect(choice.note).toContain("1080p (1920×1080)");
+  });
+
+  it("prefers a plain file to HLS at the same size, and takes HLS when it is the larger fit", () => {
+    expect(chooseFormat(ladder, 1080)).toMatchObject({ format: { format_id: "1080" } });
+    expect(chooseFormat(ladder, 2160)).toMatchObject({ format: { format_id: "2160-hls" }, note: null });
   });
 
   it("measures portrait videos by their short side", () => {
@@ -63,7 +74,7 @@ describe("chooseFormat", () => {
 
   it("names the problem when there is no video or only streaming versions", () => {
     expect(chooseFormat([ladder[0]], 720)).toBe("no-video");
-    expect(chooseFormat([ladder[5]], 720)).toBe("streaming-only");
+    expect(chooseFormat([fmt("dash", 1280, 720, { protocol: "http_dash_segments" })], 720)).toBe("streaming-only");
     expect(chooseFormat([{ url: "file:///etc/passwd", ext: "mp4" }], 720)).toBe("no-video");
   });
 
@@ -71,6 +82,37 @@ describe("chooseFormat", () => {
     expect(cookieHeader("tt_chain=abc; Domain=.tiktok.com; Path=/; Secure; Expires=1700000000; sid=9")).toBe(
       "tt_chain=abc; sid=9",
     );
+  });
+});
+
+describe("parseMediaPlaylist", () => {
+  const base = new URL("https://cdn.example/v/index.m3u8");
+
+  it("lists the init segment and the segments, with byte ranges", () => {
+    const text = [
+      "#EXTM3U",
+      '#EXT-X-MAP:URI="init.mp4",BYTERANGE="800@0"',
+      "#EXTINF:2,",
+      "#EXT-X-BYTERANGE:1000@800",
+      "all.mp4",
+      "#EXTINF:2,",
+      "#EXT-X-BYTERANGE:500",
+      "all.mp4",
+      "#EXTINF:2,",
+      "https://other.example/seg3.m4s",
+      "#EXT-X-ENDLIST",
+    ].join("\n");
+    expect(parseMediaPlaylist(text, base).map((p) => [p.url.href, p.range])).toEqual([
+      ["https://cdn.example/v/init.mp4", { length: 800, offset: 0 }],
+      ["https://cdn.example/v/all.mp4", { length: 1000, offset: 800 }],
+      ["https://cdn.example/v/all.mp4", { length: 500, offset: 1800 }],
+      ["https://other.example/seg3.m4s", null],
+    ]);
+  });
+
+  it("refuses encrypted and master playlists", () => {
+    expect(() => parseMediaPlaylist('#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="k"\na.ts', base)).toThrow(/encrypted/);
+    expect(() => parseMediaPlaylist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", base)).toThrow(/master/);
   });
 });
 
@@ -166,6 +208,52 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
     expect(args.slice(-3, -1)).toEqual(["--", "https://www.youtube.com/watch?v=dQw4w9WgXcQ"]);
     const env = await readFile(join(directory, "env.txt"), "utf8");
     expect(env).not.toMatch(/^(no_proxy|NO_PROXY|http_proxy|HTTPS_PROXY)=/m);
+  });
+
+  it("joins an HLS (fMP4) version into one file the relay serves", async () => {
+    const video = await brightnessVideo({ seconds: 12, width: 1280, height: 720, faststart: true });
+    const hlsDir = join(directory, "hls");
+    await mkdir(hlsDir, { recursive: true });
+    await run("ffmpeg", [
+      "-v", "error", "-y", "-i", video, "-c", "copy", "-f", "hls", "-hls_time", "2",
+      "-hls_segment_type", "fmp4", "-hls_playlist_type", "vod", join(hlsDir, "index.m3u8"),
+    ]);
+    for (const name of await readdir(hlsDir)) {
+      server.route(`/hls/${name}`, fileRoute(join(hlsDir, name), { ranges: false, contentType: "application/octet-stream" }));
+    }
+    const infoPath = join(directory, "hls-info.json");
+    const format = fmt("hls-720", 1280, 720, { protocol: "m3u8_native", url: `${server.origin}/hls/index.m3u8` });
+    await writeFile(infoPath, JSON.stringify({ formats: [format] }));
+    const binary = await fakeYtDlp("prints-hls", `cat "${infoPath}"`);
+    const source = await openSource("https://vimeo.com/76979871", "vimeo", options(binary));
+    try {
+      expect(await meanLumaAt(source.input, 7.5)).toBeCloseTo(140, -1);
+      const segments = server.requests.filter((r) => r.url.startsWith("/hls/") && r.url.endsWith(".m4s"));
+      expect(segments.length).toBeGreaterThanOrEqual(6);
+    } finally {
+      await source.close();
+    }
+  });
+
+  it("refuses an HLS segment at a private address", async () => {
+    const publicHost = await startTestServer(PUBLIC_LOOPBACK);
+    publicHost.route("/index.m3u8", (_req, res) => {
+      res.end(`#EXTM3U\n#EXTINF:2,\n${server.origin}/hls/index0.m4s\n#EXT-X-ENDLIST\n`);
+    });
+    const infoPath = join(directory, "hls-private.json");
+    const format = fmt("hls", 1280, 720, { protocol: "m3u8_native", url: `${publicHost.origin}/index.m3u8` });
+    await writeFile(infoPath, JSON.stringify({ formats: [format] }));
+    const binary = await fakeYtDlp("prints-hls-private", `cat "${infoPath}"`);
+    const before = server.requests.length;
+    const source = await openSource("https://vimeo.com/1", "vimeo", { ...options(binary), allowPrivate: false, policy: testPolicy() });
+    try {
+      await expect(meanLumaAt(source.input, 1)).rejects.toThrow();
+      expect(source.failure()?.message).toContain("127.0.0.1 is a loopback address");
+      expect(server.requests.length).toBe(before);
+    } finally {
+      await source.close();
+      await publicHost.close();
+    }
   });
 
   it("maps a failing run by its error line", async () => {
