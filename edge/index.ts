@@ -11,11 +11,13 @@ import { pricingRouter } from "./routes/pricing/index.ts";
 import { usageRouter } from "./routes/usage/index.ts";
 import { runScheduledMaintenance } from "./maintenance.ts";
 
+export { ExtractorContainer } from "./durable/extractor-container.ts";
 export { RateLimiter } from "./durable/rate-limiter.ts";
 
-export const app = createApp()
-  // Liveness, and the bare baseline route of the API benchmark: no auth, no limiter, no D1.
-  .get("/healthz", (c) => c.json({ ok: true }))
+export const app = createApp();
+// Liveness, and the bare baseline route of the API benchmark: no auth, no limiter, no D1.
+app.get("/healthz", (c) => c.json({ ok: true }));
+app
   .route("/", jobsRouter)
   .route("/", usageRouter)
   .route("/", pricingRouter)
