@@ -174,7 +174,8 @@ const vimeo: Rule = ({ host, segments, params }) => {
   // /showcase/ID/video/VID and /album/ID/video/VID carry two numbers; the video's comes last.
   const afterVideo = segments.findIndex((s) => s === "video" || s === "videos") + 1;
   const at = afterVideo > 0 ? afterVideo : segments.findIndex((s) => DIGITS.test(s));
-  if (at < 0 || !DIGITS.test(segments[at] ?? "")) return unsupported("Vimeo", "no video number in the link");
+  if (at < 0 || !DIGITS.test(segments[at] ?? ""))
+    return unsupported("Vimeo", "no video number in the link");
   const hash = segments[at + 1];
   const unlisted = hash && /^[0-9a-f]{6,}$/.test(hash) ? `/${hash}` : "";
   return ok("vimeo", `https://vimeo.com/${segments[at]}${unlisted}`);

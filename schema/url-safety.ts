@@ -117,7 +117,7 @@ const IPV4_TABLE = IPV4_BLOCKS.map(([net, bits, reason]) => {
 
 function classifyIpv4(value: number, label: string): "public" | string {
   for (const block of IPV4_TABLE) {
-    if (((value & block.mask) >>> 0) === block.base >>> 0) return `${label} ${block.reason}`;
+    if ((value & block.mask) >>> 0 === block.base >>> 0) return `${label} ${block.reason}`;
   }
   return "public";
 }
@@ -206,7 +206,12 @@ export function parseIpv6(text: string): number[] | null {
   if (halves.length === 1 && known !== 8) return null;
   if (halves.length === 2 && known > 7) return null;
   const zeros = new Array(8 - known).fill(0);
-  const groups = [...head.map(hex), ...(halves.length === 2 ? zeros : []), ...rest.map(hex), ...tail];
+  const groups = [
+    ...head.map(hex),
+    ...(halves.length === 2 ? zeros : []),
+    ...rest.map(hex),
+    ...tail,
+  ];
   return groups.length === 8 ? groups : null;
 }
 

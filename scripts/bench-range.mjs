@@ -22,22 +22,59 @@ async function generate() {
   const moovEnd = join(outDir, `range-${minutes}min-1080p-moov-end.mp4`);
   const faststart = join(outDir, `range-${minutes}min-1080p-faststart.mp4`);
   if (!existsSync(moovEnd)) {
-    console.log(`generating ${moovEnd} (${minutes} min 1080p, ~3 Mbit/s CBR; takes a few minutes)…`);
+    console.log(
+      `generating ${moovEnd} (${minutes} min 1080p, ~3 Mbit/s CBR; takes a few minutes)…`,
+    );
     const partial = `${moovEnd}.part.mp4`;
-    await run("ffmpeg", [
-      "-v", "error", "-y",
-      "-f", "lavfi", "-i", `testsrc2=size=1920x1080:rate=25:duration=${seconds}`,
-      "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-pix_fmt", "yuv420p",
-      // CBR with filler keeps the byte count realistic for a 1080p upload (testsrc2 alone
-      // compresses to almost nothing).
-      "-b:v", "3M", "-minrate", "3M", "-maxrate", "3M", "-bufsize", "3M",
-      "-x264-params", "nal-hrd=cbr:force-cfr=1",
-      partial,
-    ], { maxBuffer: 1 << 20 });
+    await run(
+      "ffmpeg",
+      [
+        "-v",
+        "error",
+        "-y",
+        "-f",
+        "lavfi",
+        "-i",
+        `testsrc2=size=1920x1080:rate=25:duration=${seconds}`,
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-g",
+        "50",
+        "-pix_fmt",
+        "yuv420p",
+        // CBR with filler keeps the byte count realistic for a 1080p upload (testsrc2 alone
+        // compresses to almost nothing).
+        "-b:v",
+        "3M",
+        "-minrate",
+        "3M",
+        "-maxrate",
+        "3M",
+        "-bufsize",
+        "3M",
+        "-x264-params",
+        "nal-hrd=cbr:force-cfr=1",
+        partial,
+      ],
+      { maxBuffer: 1 << 20 },
+    );
     await rename(partial, moovEnd);
   }
   if (!existsSync(faststart)) {
-    await run("ffmpeg", ["-v", "error", "-y", "-i", moovEnd, "-c", "copy", "-movflags", "+faststart", `${faststart}.part.mp4`]);
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-y",
+      "-i",
+      moovEnd,
+      "-c",
+      "copy",
+      "-movflags",
+      "+faststart",
+      `${faststart}.part.mp4`,
+    ]);
     await rename(`${faststart}.part.mp4`, faststart);
   }
   return { faststart, moovEnd };
@@ -50,7 +87,7 @@ async function serve(path) {
   const server = http.createServer((request, response) => {
     const match = /^bytes=(\d+)-(\d*)$/.exec(request.headers.range ?? "");
     const start = match ? Number(match[1]) : 0;
-    const end = match && match[2] ? Math.min(Number(match[2]), size - 1) : size - 1;
+    const end = match?.[2] ? Math.min(Number(match[2]), size - 1) : size - 1;
     response.writeHead(match ? 206 : 200, {
       "content-type": "video/mp4",
       "accept-ranges": "bytes",
@@ -67,7 +104,11 @@ async function serve(path) {
     url: `http://127.0.0.1:${server.address().port}/video.mp4`,
     size,
     sent: () => sent,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
   };
 }
 
@@ -84,9 +125,22 @@ async function measure(label, path) {
     for (let i = 0; i < FRAMES; i += 1) {
       const t = ((i + 0.5) * seconds) / FRAMES;
       await run("ffmpeg", [
-        "-v", "error", "-ss", String(t),
-        "-protocol_whitelist", "http,tcp", "-i", source.input,
-        "-frames:v", "1", "-f", "image2", "-c:v", "mjpeg", "-y", join(outDir, `frame-${i}.jpg`),
+        "-v",
+        "error",
+        "-ss",
+        String(t),
+        "-protocol_whitelist",
+        "http,tcp",
+        "-i",
+        source.input,
+        "-frames:v",
+        "1",
+        "-f",
+        "image2",
+        "-c:v",
+        "mjpeg",
+        "-y",
+        join(outDir, `frame-${i}.jpg`),
       ]);
     }
   } finally {

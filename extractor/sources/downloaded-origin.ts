@@ -46,7 +46,9 @@ export class DownloadedOrigin implements ServedMedia {
         await file.close();
       }
       if (this.announcedBytes !== null && this.downloaded !== this.announcedBytes) {
-        throw downloadFailed(`the source ended after ${this.downloaded} of ${this.announcedBytes} bytes`);
+        throw downloadFailed(
+          `the source ended after ${this.downloaded} of ${this.announcedBytes} bytes`,
+        );
       }
     } catch (error) {
       this.failure = asSourceError(error, "downloading the source");

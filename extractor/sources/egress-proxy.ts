@@ -31,7 +31,8 @@ export async function startEgressProxy(policy: AddressPolicy): Promise<EgressPro
     let target: URL;
     try {
       target = checkHop(request.url ?? "", policy);
-      if (target.protocol !== "http:") throw new SourceError("DownloadFailed", "https needs CONNECT");
+      if (target.protocol !== "http:")
+        throw new SourceError("DownloadFailed", "https needs CONNECT");
     } catch (error) {
       response.writeHead(403, { "content-type": "text/plain" }).end(refuse(error));
       return;

@@ -70,12 +70,17 @@ function preferred(a: YtDlpFormat, b: YtDlpFormat): number {
 
 export type FormatProblem = "no-video" | "streaming-only";
 
-export function chooseFormat(formats: YtDlpFormat[], requested: number): ChosenFormat | FormatProblem {
+export function chooseFormat(
+  formats: YtDlpFormat[],
+  requested: number,
+): ChosenFormat | FormatProblem {
   const videos = formats.filter(hasVideo);
   if (videos.length === 0) return "no-video";
   const usable = videos.filter(readableOverHttp);
   if (usable.length === 0) {
-    return videos.some((f) => STREAMING_PROTOCOLS.has(f.protocol ?? "")) ? "streaming-only" : "no-video";
+    return videos.some((f) => STREAMING_PROTOCOLS.has(f.protocol ?? ""))
+      ? "streaming-only"
+      : "no-video";
   }
   const sized = usable.filter((f) => shortSideOf(f) !== null);
   if (sized.length === 0) {

@@ -3,11 +3,16 @@
 // token; following it gives the file. Other Drive pages mean login, missing access or a quota.
 import { downloadFailed, noVideoFound, privateContent } from "./errors.ts";
 
-export type DrivePageVerdict =
-  | { kind: "confirm"; url: URL }
-  | { kind: "error"; error: Error };
+export type DrivePageVerdict = { kind: "confirm"; url: URL } | { kind: "error"; error: Error };
 
-const ENTITIES: Record<string, string> = { amp: "&", quot: '"', "#39": "'", lt: "<", gt: ">", "#x27": "'" };
+const ENTITIES: Record<string, string> = {
+  amp: "&",
+  quot: '"',
+  "#39": "'",
+  lt: "<",
+  gt: ">",
+  "#x27": "'",
+};
 
 function decodeEntities(text: string): string {
   return text.replace(/&(amp|quot|#39|#x27|lt|gt);/g, (_, name: string) => ENTITIES[name]);

@@ -52,7 +52,10 @@ export function parseMediaPlaylist(text: string, base: URL): HlsPart[] {
   return parts;
 }
 
-export async function openHlsPlaylist(url: string | URL, fetchOptions: FetchOptions): Promise<Opened> {
+export async function openHlsPlaylist(
+  url: string | URL,
+  fetchOptions: FetchOptions,
+): Promise<Opened> {
   const response = await safeFetch(url, fetchOptions);
   if (response.status >= 400) {
     response.body.destroy();

@@ -64,7 +64,9 @@ export async function openSource(
     () => lifetime.abort(downloadFailed(`the source took longer than ${options.deadlineMs} ms`)),
     options.deadlineMs,
   );
-  const signal = options.signal ? AbortSignal.any([options.signal, lifetime.signal]) : lifetime.signal;
+  const signal = options.signal
+    ? AbortSignal.any([options.signal, lifetime.signal])
+    : lifetime.signal;
   const agents = createAgents(policy);
   const budget = new ByteBudget(options.maxBytes);
   const fetchOptions: FetchOptions = {
@@ -88,7 +90,10 @@ export async function openSource(
     if (platform === "direct") {
       opened = await openMedia(url, fetchOptions);
       if (opened.kind === "page") {
-        const resolved = await resolveWithYtDlp(opened.url.toString(), ytDlpOptions(options, policy, signal));
+        const resolved = await resolveWithYtDlp(
+          opened.url.toString(),
+          ytDlpOptions(options, policy, signal),
+        );
         resolutionNote = resolved.resolutionNote;
         opened = await openResolved(resolved, fetchOptions);
       }
@@ -99,11 +104,14 @@ export async function openSource(
       resolutionNote = resolved.resolutionNote;
       opened = await openResolved(resolved, fetchOptions);
     }
-    if (opened.kind === "page") throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
+    if (opened.kind === "page")
+      throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
     media = opened.media;
     const relay = await startRelay(media);
     const lifetimeFailure = () =>
-      signal.aborted && signal.reason instanceof Error ? asSourceError(signal.reason, "source") : null;
+      signal.aborted && signal.reason instanceof Error
+        ? asSourceError(signal.reason, "source")
+        : null;
     return {
       input: relay.url,
       resolutionNote,
@@ -136,7 +144,9 @@ function ytDlpOptions(options: OpenSourceOptions, policy: AddressPolicy, signal:
 
 function openResolved(resolved: ResolvedMedia, fetchOptions: FetchOptions): Promise<Opened> {
   const options = { ...fetchOptions, headers: resolved.headers };
-  return resolved.kind === "hls" ? openHlsPlaylist(resolved.url, options) : openMedia(resolved.url, options);
+  return resolved.kind === "hls"
+    ? openHlsPlaylist(resolved.url, options)
+    : openMedia(resolved.url, options);
 }
 
 async function openDriveFile(url: string, fetchOptions: FetchOptions): Promise<Opened> {

@@ -81,12 +81,20 @@ function page(url: URL, body: Buffer, contentType: string): Opened {
 /** "media", "page", or a description of what it is instead. */
 export function judgeContent(contentType: string, head: Buffer): "media" | "page" | string {
   if (looksLikeContainer(head)) return "media";
-  const text = head.subarray(0, 512).toString("latin1").replace(/^\uFEFF|^\xEF\xBB\xBF/, "").trimStart().toLowerCase();
+  const text = head
+    .subarray(0, 512)
+    .toString("latin1")
+    .replace(/^\uFEFF|^\xEF\xBB\xBF/, "")
+    .trimStart()
+    .toLowerCase();
   const htmlType = contentType === "text/html" || contentType === "application/xhtml+xml";
-  if (htmlType || /^<(!doctype html|html|head|body|!--|meta|script|title)/.test(text)) return "page";
+  if (htmlType || /^<(!doctype html|html|head|body|!--|meta|script|title)/.test(text))
+    return "page";
   if (text.startsWith("#extm3u")) return "an HLS playlist (give the page that plays it instead)";
   if (contentType.startsWith("video/")) return "media";
-  if (["application/octet-stream", "binary/octet-stream", "application/mp4", ""].includes(contentType)) {
+  if (
+    ["application/octet-stream", "binary/octet-stream", "application/mp4", ""].includes(contentType)
+  ) {
     return "media";
   }
   return `content of type ${contentType}`;
@@ -115,7 +123,9 @@ async function splitHead(body: Readable, bytes: number): Promise<{ head: Buffer;
     chunks.push(next.value);
     length += next.value.length;
   }
-  const rest = ended ? Readable.from([]) : Readable.from({ [Symbol.asyncIterator]: () => iterator });
+  const rest = ended
+    ? Readable.from([])
+    : Readable.from({ [Symbol.asyncIterator]: () => iterator });
   rest.on("close", () => body.destroy());
   return { head: Buffer.concat(chunks), rest };
 }

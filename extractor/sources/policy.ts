@@ -71,9 +71,13 @@ export function checkedLookup(policy: AddressPolicy): LookupFunction {
         const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
         const usable = addresses.filter((a) => wanted === 0 || a.family === wanted);
         if (usable.length === 0) {
-          callback(Object.assign(new Error(`no IPv${wanted} address for ${hostname}`), {
-            code: "ENOTFOUND",
-          }), "", 0);
+          callback(
+            Object.assign(new Error(`no IPv${wanted} address for ${hostname}`), {
+              code: "ENOTFOUND",
+            }),
+            "",
+            0,
+          );
         } else if (options.all) {
           (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, usable);
         } else {

@@ -103,7 +103,10 @@ export class RangedOrigin implements ServedMedia {
     const response = await safeFetch(this.url, {
       ...this.fetchOptions,
       headers: { ...this.fetchOptions.headers, range: `bytes=${from}-${to}` },
-      signal: AbortSignal.any([signal, ...(this.fetchOptions.signal ? [this.fetchOptions.signal] : [])]),
+      signal: AbortSignal.any([
+        signal,
+        ...(this.fetchOptions.signal ? [this.fetchOptions.signal] : []),
+      ]),
     });
     const startsAt = /^bytes (\d+)-/.exec(response.headers["content-range"] ?? "")?.[1];
     if (response.status !== 206 || Number(startsAt) !== from) {

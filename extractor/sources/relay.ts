@@ -64,7 +64,9 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     response.writeHead(range ? 206 : 200, {
       "accept-ranges": "bytes",
       // Never a playlist MIME type: that alone would make ffmpeg's HLS probe accept the bytes.
-      "content-type": media.contentType.startsWith("video/") ? media.contentType : "application/octet-stream",
+      "content-type": media.contentType.startsWith("video/")
+        ? media.contentType
+        : "application/octet-stream",
       "content-length": String(Math.max(end - start + 1, 0)),
       ...(range ? { "content-range": `bytes ${start}-${end}/${size}` } : {}),
     });
@@ -75,9 +77,14 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     // ffmpeg hangs up whenever it seeks; stop fetching for it at once.
     const readerGone = new AbortController();
     response.on("close", () => readerGone.abort(new Error("reader closed the connection")));
-    await media.pump(start, end, async (chunk) => {
-      if (!response.write(chunk)) await once(response, "drain", { signal: readerGone.signal });
-    }, readerGone.signal);
+    await media.pump(
+      start,
+      end,
+      async (chunk) => {
+        if (!response.write(chunk)) await once(response, "drain", { signal: readerGone.signal });
+      },
+      readerGone.signal,
+    );
     response.end();
   }
 

@@ -75,7 +75,10 @@ export function createAgents(policy: AddressPolicy): Agents {
   };
 }
 
-export async function safeFetch(input: string | URL, options: FetchOptions): Promise<FetchedResponse> {
+export async function safeFetch(
+  input: string | URL,
+  options: FetchOptions,
+): Promise<FetchedResponse> {
   const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
   const redirects: URL[] = [];
   let url = checkHop(input, options.policy);
@@ -107,7 +110,10 @@ export async function safeFetch(input: string | URL, options: FetchOptions): Pro
     next = checkHop(next, options.policy);
     if (next.origin !== url.origin) headers = withoutCredentials(headers);
     // As browsers do: 303 always, and 301/302 after POST, continue as a body-less GET.
-    if (response.statusCode === 303 || (method === "POST" && response.statusCode !== 307 && response.statusCode !== 308)) {
+    if (
+      response.statusCode === 303 ||
+      (method === "POST" && response.statusCode !== 307 && response.statusCode !== 308)
+    ) {
       method = "GET";
       body = undefined;
     }
@@ -171,11 +177,18 @@ function requestOnce(
       reject(asSourceError(error, `fetching ${url.origin}${url.pathname}`));
     };
     const answerTimer = setTimeout(
-      () => fail(downloadFailed(`no answer from ${url.host} within ${options.answerTimeoutMs ?? 15_000} ms`)),
+      () =>
+        fail(
+          downloadFailed(
+            `no answer from ${url.host} within ${options.answerTimeoutMs ?? 15_000} ms`,
+          ),
+        ),
       options.answerTimeoutMs ?? 15_000,
     );
     request.setTimeout(options.idleTimeoutMs ?? 30_000, () => {
-      request.destroy(downloadFailed(`${url.host} went silent for ${options.idleTimeoutMs ?? 30_000} ms`));
+      request.destroy(
+        downloadFailed(`${url.host} went silent for ${options.idleTimeoutMs ?? 30_000} ms`),
+      );
     });
     request.on("error", fail);
     request.on("response", (response) => {

@@ -39,7 +39,8 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
     const run = await runYtDlp(url, proxy.url, options);
     if (run.code !== 0 || run.timedOut) {
       if (proxy.refusals.length > 0) throw refusedDestination(proxy.refusals[0]);
-      if (run.timedOut) throw downloadFailed(`yt-dlp did not finish within ${options.deadlineMs} ms`);
+      if (run.timedOut)
+        throw downloadFailed(`yt-dlp did not finish within ${options.deadlineMs} ms`);
       throw classifyYtDlpFailure(run.stderr);
     }
     let info: { formats?: YtDlpFormat[]; url?: string } & YtDlpFormat;
@@ -72,7 +73,8 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
 function mediaHeaders(format: YtDlpFormat): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(format.http_headers ?? {})) {
-    if (!/^(host|range|content-length|connection)$/i.test(name)) headers[name.toLowerCase()] = value;
+    if (!/^(host|range|content-length|connection)$/i.test(name))
+      headers[name.toLowerCase()] = value;
   }
   const cookie = cookieHeader(format.cookies);
   if (cookie) headers.cookie = cookie;
@@ -92,10 +94,14 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
     "--no-cache-dir",
     "--no-playlist",
     "--dump-single-json",
-    "--proxy", proxyUrl,
-    "--socket-timeout", "20",
-    "--retries", "1",
-    "--extractor-retries", "1",
+    "--proxy",
+    proxyUrl,
+    "--socket-timeout",
+    "20",
+    "--retries",
+    "1",
+    "--extractor-retries",
+    "1",
     // e.g. "--js-runtimes node": current yt-dlp needs a JS runtime for YouTube (the image sets it).
     ...(process.env.STILLS_YTDLP_EXTRA_ARGS ?? "").split(/\s+/).filter(Boolean),
     "--",
@@ -164,12 +170,21 @@ const NO_VIDEO_PATTERNS = [
 /** yt-dlp's "ERROR: …" lines → the spec's error. Exported for tests. */
 export function classifyYtDlpFailure(stderr: string): SourceError {
   const errorLines = stderr.split("\n").filter((line) => line.startsWith("ERROR:"));
-  const message = (errorLines.join(" ") || stderr.trim().split("\n").pop() || "no output").slice(0, 500);
-  if (/unable to download|timed out|connection (refused|reset)|tunnel connection failed|name or service/i.test(message) &&
-    !/HTTP Error (401|403|404|410)/i.test(message)) {
+  const message = (errorLines.join(" ") || stderr.trim().split("\n").pop() || "no output").slice(
+    0,
+    500,
+  );
+  if (
+    /unable to download|timed out|connection (refused|reset)|tunnel connection failed|name or service/i.test(
+      message,
+    ) &&
+    !/HTTP Error (401|403|404|410)/i.test(message)
+  ) {
     return downloadFailed(`yt-dlp: ${message}`);
   }
-  if (NO_VIDEO_PATTERNS.some((pattern) => pattern.test(message))) return noVideoFound(`yt-dlp: ${message}`);
-  if (PRIVATE_PATTERNS.some((pattern) => pattern.test(message))) return privateContent(`yt-dlp: ${message}`);
+  if (NO_VIDEO_PATTERNS.some((pattern) => pattern.test(message)))
+    return noVideoFound(`yt-dlp: ${message}`);
+  if (PRIVATE_PATTERNS.some((pattern) => pattern.test(message)))
+    return privateContent(`yt-dlp: ${message}`);
   return downloadFailed(`yt-dlp: ${message}`);
 }

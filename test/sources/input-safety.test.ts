@@ -29,7 +29,9 @@ beforeAll(async () => {
   await writeFile(join(directory, "playlist.avi"), playlist);
   await writeFile(join(directory, "gab2.avi"), gab2Avi(playlist));
   files = await startTestServer();
-  files.route("/playlist.avi", (_req, res) => res.writeHead(200, { "content-type": "video/x-msvideo" }).end(playlist));
+  files.route("/playlist.avi", (_req, res) =>
+    res.writeHead(200, { "content-type": "video/x-msvideo" }).end(playlist),
+  );
   files.route("/gab2.avi", (_req, res) => {
     res.writeHead(200, { "content-type": "video/x-msvideo" }).end(gab2Avi(playlist));
   });
@@ -45,7 +47,9 @@ async function touches(tool: "ffprobe" | "ffmpeg", args: string[]) {
   const before = canary.requests.length;
   const watcher = watchFifo(fifo);
   const outputArgs = tool === "ffmpeg" ? ["-f", "null", "-"] : [];
-  const exit = await run(tool, ["-v", "error", "-rw_timeout", "3000000", ...args, ...outputArgs], { timeout: 15_000 }).then(
+  const exit = await run(tool, ["-v", "error", "-rw_timeout", "3000000", ...args, ...outputArgs], {
+    timeout: 15_000,
+  }).then(
     () => 0,
     (error: { code?: number }) => error.code ?? 1,
   );

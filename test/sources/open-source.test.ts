@@ -13,41 +13,77 @@ let moovAtEnd: string;
 let webm: string;
 const originBytes = { ranged: 0, whole: 0 };
 
-const lax: OpenSourceOptions = { resolution: 720, allowPrivate: true, maxBytes: 500_000_000, deadlineMs: 60_000 };
+const lax: OpenSourceOptions = {
+  resolution: 720,
+  allowPrivate: true,
+  maxBytes: 500_000_000,
+  deadlineMs: 60_000,
+};
 
 beforeAll(async () => {
   longVideo = await brightnessVideo({ seconds: 12, width: 1280, height: 720, faststart: true });
   moovAtEnd = await brightnessVideo({ seconds: 12, width: 1280, height: 720, faststart: false });
-  webm = await brightnessVideo({ seconds: 4, width: 320, height: 240, faststart: false, container: "webm" });
+  webm = await brightnessVideo({
+    seconds: 4,
+    width: 320,
+    height: 240,
+    faststart: false,
+    container: "webm",
+  });
   server = await startTestServer();
-  server.route("/ranged.mp4", fileRoute(longVideo, { ranges: true, onBytes: (n) => (originBytes.ranged += n) }));
+  server.route(
+    "/ranged.mp4",
+    fileRoute(longVideo, { ranges: true, onBytes: (n) => (originBytes.ranged += n) }),
+  );
   server.route("/moov-end.mp4", fileRoute(moovAtEnd, { ranges: true }));
-  server.route("/whole.mp4", fileRoute(moovAtEnd, { ranges: false, onBytes: (n) => (originBytes.whole += n) }));
+  server.route(
+    "/whole.mp4",
+    fileRoute(moovAtEnd, { ranges: false, onBytes: (n) => (originBytes.whole += n) }),
+  );
   server.route("/clip.webm", fileRoute(webm, { ranges: true, contentType: "video/webm" }));
-  server.route("/no-extension", fileRoute(longVideo, { ranges: true, contentType: "application/octet-stream" }));
+  server.route(
+    "/no-extension",
+    fileRoute(longVideo, { ranges: true, contentType: "application/octet-stream" }),
+  );
   for (const status of [401, 403, 404, 410, 500, 503]) {
     server.route(`/status-${status}.mp4`, (_req, res) => res.writeHead(status).end("nope"));
   }
   server.route("/article", (_req, res) => {
-    res.writeHead(200, { "content-type": "text/html" }).end("<!doctype html><title>News</title><p>No video here.</p>");
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end("<!doctype html><title>News</title><p>No video here.</p>");
   });
-  server.route("/notes.txt", (_req, res) => res.writeHead(200, { "content-type": "text/plain" }).end("hello"));
+  server.route("/notes.txt", (_req, res) =>
+    res.writeHead(200, { "content-type": "text/plain" }).end("hello"),
+  );
   server.route("/video-page", (_req, res) => {
     res.writeHead(200, { "content-type": "text/html" });
-    res.end(`<!doctype html><html><head><title>Clip</title></head><body><video src="/ranged.mp4" controls></video></body></html>`);
+    res.end(
+      `<!doctype html><html><head><title>Clip</title></head><body><video src="/ranged.mp4" controls></video></body></html>`,
+    );
   });
   server.route("/og-page", (_req, res) => {
     res.writeHead(200, { "content-type": "text/html" });
-    res.end(`<!doctype html><html><head><title>Og</title><meta property="og:video" content="${server.origin}/clip.webm"><meta property="og:video:type" content="video/webm"></head><body>hi</body></html>`);
+    res.end(
+      `<!doctype html><html><head><title>Og</title><meta property="og:video" content="${server.origin}/clip.webm"><meta property="og:video:type" content="video/webm"></head><body>hi</body></html>`,
+    );
   });
   // A Drive look-alike: the download URL answers with the virus-scan page until confirmed.
   server.route("/download", (req, res) => {
     const params = new URL(req.url ?? "", server.origin).searchParams;
-    if (params.get("uuid") === "u-123" && params.get("confirm") === "t" && params.get("id") === "FILE1") {
+    if (
+      params.get("uuid") === "u-123" &&
+      params.get("confirm") === "t" &&
+      params.get("id") === "FILE1"
+    ) {
       return fileRoute(longVideo, { ranges: true })(req, res);
     }
     if (params.get("id") === "QUOTA") {
-      res.writeHead(200, { "content-type": "text/html" }).end("<html><title>Google Drive - Quota exceeded</title>Too many users have viewed or downloaded this file recently.</html>");
+      res
+        .writeHead(200, { "content-type": "text/html" })
+        .end(
+          "<html><title>Google Drive - Quota exceeded</title>Too many users have viewed or downloaded this file recently.</html>",
+        );
       return;
     }
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
@@ -92,7 +128,9 @@ describe("openSource, direct links", () => {
       expect(originBytes.ranged).toBeGreaterThanOrEqual(source.bytesRead());
       expect(originBytes.ranged).toBeLessThan(source.bytesRead() + 1024 * 1024);
       expect(source.bytesRead()).toBeLessThan(size * 0.6);
-      expect(server.requests.filter((r) => r.url === "/ranged.mp4").every((r) => r.range)).toBe(true);
+      expect(server.requests.filter((r) => r.url === "/ranged.mp4").every((r) => r.range)).toBe(
+        true,
+      );
     } finally {
       await source.close();
     }
@@ -141,7 +179,9 @@ describe("openSource, direct links", () => {
     [500, "DownloadFailed"],
     [503, "DownloadFailed"],
   ])("maps HTTP %i to %s", async (status, name) => {
-    const error = await failureOf(openSource(`${server.origin}/status-${status}.mp4`, "direct", lax));
+    const error = await failureOf(
+      openSource(`${server.origin}/status-${status}.mp4`, "direct", lax),
+    );
     expect(error.name).toBe(name);
     expect(error.message).toContain(String(status));
     expect(error.userMessage.length).toBeGreaterThan(10);
@@ -175,7 +215,12 @@ describe("openSource, direct links", () => {
     try {
       const outcomes = [];
       for (const seconds of [1, 6, 11.5]) {
-        outcomes.push(await meanLumaAt(source.input, seconds).then(() => "ok", () => "failed"));
+        outcomes.push(
+          await meanLumaAt(source.input, seconds).then(
+            () => "ok",
+            () => "failed",
+          ),
+        );
       }
       expect(outcomes).toContain("failed");
       expect(source.failure()?.message).toContain(`${maxBytes}-byte limit`);
@@ -187,7 +232,9 @@ describe("openSource, direct links", () => {
 
   it("refuses a file over the byte cap from an origin that cannot send parts", async () => {
     const { size } = await stat(moovAtEnd);
-    const error = await failureOf(openSource(`${server.origin}/whole.mp4`, "direct", { ...lax, maxBytes: size - 1 }));
+    const error = await failureOf(
+      openSource(`${server.origin}/whole.mp4`, "direct", { ...lax, maxBytes: size - 1 }),
+    );
     expect(error.name).toBe("DownloadFailed");
     expect(error.message).toContain(`${size - 1}-byte limit`);
   });
@@ -195,7 +242,9 @@ describe("openSource, direct links", () => {
   it("fails with DownloadFailed when the deadline passes", async () => {
     server.route("/slow.mp4", () => {});
     const started = Date.now();
-    const error = await failureOf(openSource(`${server.origin}/slow.mp4`, "direct", { ...lax, deadlineMs: 400 }));
+    const error = await failureOf(
+      openSource(`${server.origin}/slow.mp4`, "direct", { ...lax, deadlineMs: 400 }),
+    );
     expect(error.name).toBe("DownloadFailed");
     expect(error.message).toContain("400 ms");
     expect(Date.now() - started).toBeLessThan(3000);
@@ -225,12 +274,18 @@ describe("openSource, pages resolved by yt-dlp's generic extractor", () => {
     const publicHost = await startTestServer(PUBLIC_LOOPBACK);
     publicHost.route("/page", (_req, res) => {
       res.writeHead(200, { "content-type": "text/html" });
-      res.end(`<!doctype html><html><body><video src="${server.origin}/ranged.mp4"></video></body></html>`);
+      res.end(
+        `<!doctype html><html><body><video src="${server.origin}/ranged.mp4"></video></body></html>`,
+      );
     });
     const before = server.requests.length;
     try {
       const error = await failureOf(
-        openSource(`${publicHost.origin}/page`, "direct", { ...lax, allowPrivate: false, policy: testPolicy() }),
+        openSource(`${publicHost.origin}/page`, "direct", {
+          ...lax,
+          allowPrivate: false,
+          policy: testPolicy(),
+        }),
       );
       expect(error.name).toBe("DownloadFailed");
       expect(error.message).toContain("127.0.0.1 is a loopback address");
@@ -243,11 +298,17 @@ describe("openSource, pages resolved by yt-dlp's generic extractor", () => {
 
   it("does not let yt-dlp itself reach a private address, even through a redirect", async () => {
     const publicHost = await startTestServer(PUBLIC_LOOPBACK);
-    publicHost.route("/hop", (_req, res) => res.writeHead(302, { location: `${server.origin}/video-page` }).end());
+    publicHost.route("/hop", (_req, res) =>
+      res.writeHead(302, { location: `${server.origin}/video-page` }).end(),
+    );
     const before = server.requests.length;
     try {
       const error = await failureOf(
-        openSource(`${publicHost.origin}/hop`, "vimeo", { ...lax, allowPrivate: false, policy: testPolicy() }),
+        openSource(`${publicHost.origin}/hop`, "vimeo", {
+          ...lax,
+          allowPrivate: false,
+          policy: testPolicy(),
+        }),
       );
       expect(error.name).toBe("DownloadFailed");
       expect(error.message).toContain("127.0.0.1 is a loopback address");
@@ -261,7 +322,11 @@ describe("openSource, pages resolved by yt-dlp's generic extractor", () => {
 
 describe("openSource, Google Drive", () => {
   it("follows the virus-scan confirmation form to the file", async () => {
-    const source = await openSource(`${server.origin}/download?id=FILE1&export=download`, "google_drive", lax);
+    const source = await openSource(
+      `${server.origin}/download?id=FILE1&export=download`,
+      "google_drive",
+      lax,
+    );
     try {
       expect(await meanLumaAt(source.input, 7.5)).toBeCloseTo(140, -1);
       const confirmed = server.requests.filter((r) => r.url.includes("uuid=u-123"));
@@ -272,7 +337,9 @@ describe("openSource, Google Drive", () => {
   });
 
   it("reports Drive's download quota as DownloadFailed with its own message", async () => {
-    const error = await failureOf(openSource(`${server.origin}/download?id=QUOTA`, "google_drive", lax));
+    const error = await failureOf(
+      openSource(`${server.origin}/download?id=QUOTA`, "google_drive", lax),
+    );
     expect(error.name).toBe("DownloadFailed");
     expect(error.userMessage).toContain("Google Drive");
   });

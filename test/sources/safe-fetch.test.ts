@@ -20,7 +20,9 @@ beforeAll(async () => {
   publicServer.route("/to-private-name", (_req, res) => {
     res.writeHead(301, { location: `http://sneaky.test:${privateServer.port}/secret` }).end();
   });
-  publicServer.route("/to-file", (_req, res) => res.writeHead(302, { location: "file:///etc/passwd" }).end());
+  publicServer.route("/to-file", (_req, res) =>
+    res.writeHead(302, { location: "file:///etc/passwd" }).end(),
+  );
   publicServer.route("/to-metadata", (_req, res) => {
     res.writeHead(307, { location: "http://169.254.169.254/latest/meta-data/" }).end();
   });
@@ -64,7 +66,9 @@ describe("safeFetch address rules", () => {
 
   it("refuses a private literal address before connecting", async () => {
     const before = privateServer.requests.length;
-    const error = await refusal(safeFetch(`${privateServer.origin}/secret`, { policy: testPolicy() }));
+    const error = await refusal(
+      safeFetch(`${privateServer.origin}/secret`, { policy: testPolicy() }),
+    );
     expect(error.name).toBe("DownloadFailed");
     expect(error.message).toContain("loopback");
     expect(privateServer.requests.length).toBe(before);
@@ -72,7 +76,9 @@ describe("safeFetch address rules", () => {
 
   it("refuses a redirect from a public host to a private one at the hop", async () => {
     const before = privateServer.requests.length;
-    const error = await refusal(safeFetch(`${publicServer.origin}/to-private`, { policy: testPolicy() }));
+    const error = await refusal(
+      safeFetch(`${publicServer.origin}/to-private`, { policy: testPolicy() }),
+    );
     expect(error.message).toMatch(/refused destination: 127\.0\.0\.1 is a loopback address/);
     expect(privateServer.requests.length).toBe(before);
   });
@@ -85,7 +91,9 @@ describe("safeFetch address rules", () => {
 
   it("refuses a name when any of its addresses is private", async () => {
     const policy = testPolicy({ "mixed.test": [PUBLIC_LOOPBACK, PRIVATE_LOOPBACK] });
-    const error = await refusal(safeFetch(`http://mixed.test:${publicServer.port}/hello`, { policy }));
+    const error = await refusal(
+      safeFetch(`http://mixed.test:${publicServer.port}/hello`, { policy }),
+    );
     expect(error.message).toContain("loopback");
   });
 
@@ -100,7 +108,9 @@ describe("safeFetch address rules", () => {
       const outcomes: string[] = [];
       for (let i = 0; i < 6; i += 1) {
         try {
-          const response = await safeFetch(`http://rebind.test:${publicServer.port}/hello`, { policy });
+          const response = await safeFetch(`http://rebind.test:${publicServer.port}/hello`, {
+            policy,
+          });
           outcomes.push((await readBody(response.body, 100)).toString());
         } catch (error) {
           outcomes.push((error as Error).message.includes("loopback") ? "refused" : "other");
@@ -119,7 +129,9 @@ describe("safeFetch address rules", () => {
     ["/to-file", "scheme file:"],
     ["/to-metadata", "169.254.169.254 is a link-local address"],
   ])("refuses the redirect %s", async (path, reason) => {
-    const error = await refusal(safeFetch(`${publicServer.origin}${path}`, { policy: testPolicy() }));
+    const error = await refusal(
+      safeFetch(`${publicServer.origin}${path}`, { policy: testPolicy() }),
+    );
     expect(error.message).toContain(reason);
   });
 
@@ -159,7 +171,10 @@ describe("safeFetch limits", () => {
 
   it("stops a body at the byte budget", async () => {
     const budget = new ByteBudget(100_000);
-    const response = await safeFetch(`${publicServer.origin}/big`, { policy: testPolicy(), budget });
+    const response = await safeFetch(`${publicServer.origin}/big`, {
+      policy: testPolicy(),
+      budget,
+    });
     const error = await refusal(readBody(response.body, 1_000_000));
     expect(error.name).toBe("DownloadFailed");
     expect(error.message).toContain("100000-byte limit");
@@ -187,7 +202,10 @@ describe("safeFetch limits", () => {
 
   it("honours the caller's abort signal", async () => {
     const error = await refusal(
-      safeFetch(`${publicServer.origin}/never`, { policy: testPolicy(), signal: AbortSignal.timeout(200) }),
+      safeFetch(`${publicServer.origin}/never`, {
+        policy: testPolicy(),
+        signal: AbortSignal.timeout(200),
+      }),
     );
     expect(error.name).toBe("DownloadFailed");
   });

@@ -68,7 +68,14 @@ describe("classifyIp", () => {
   );
 
   it("parses every inet_aton form to the same number", () => {
-    for (const form of ["127.0.0.1", "2130706433", "0177.0.0.1", "0x7f.1", "127.1", "0x7f.0.0.01"]) {
+    for (const form of [
+      "127.0.0.1",
+      "2130706433",
+      "0177.0.0.1",
+      "0x7f.1",
+      "127.1",
+      "0x7f.0.0.01",
+    ]) {
       expect(parseIpv4(form)).toBe(0x7f000001);
     }
     expect(parseIpv4("1.2.65535")).toBe(0x0102ffff);
@@ -122,7 +129,11 @@ describe("checkUrl", () => {
   });
 
   it("accepts public http and https on default and explicit ports", () => {
-    for (const url of ["https://example.com/v.mp4", "http://example.com:80/a", "https://8.8.8.8:443/"]) {
+    for (const url of [
+      "https://example.com/v.mp4",
+      "http://example.com:80/a",
+      "https://8.8.8.8:443/",
+    ]) {
       expect(checkUrl(url, strict)).toMatchObject({ ok: true });
     }
   });

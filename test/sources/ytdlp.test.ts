@@ -17,7 +17,12 @@ import { brightnessVideo, meanLumaAt } from "./support/videos.ts";
 
 const run = promisify(execFile);
 
-const fmt = (id: string, width: number, height: number, extra: Partial<YtDlpFormat> = {}): YtDlpFormat => ({
+const fmt = (
+  id: string,
+  width: number,
+  height: number,
+  extra: Partial<YtDlpFormat> = {},
+): YtDlpFormat => ({
   format_id: id,
   url: `https://media.example/${id}`,
   protocol: "https",
@@ -52,12 +57,18 @@ describe("chooseFormat", () => {
 
   it("prefers a plain file to HLS at the same size, and takes HLS when it is the larger fit", () => {
     expect(chooseFormat(ladder, 1080)).toMatchObject({ format: { format_id: "1080" } });
-    expect(chooseFormat(ladder, 2160)).toMatchObject({ format: { format_id: "2160-hls" }, note: null });
+    expect(chooseFormat(ladder, 2160)).toMatchObject({
+      format: { format_id: "2160-hls" },
+      note: null,
+    });
   });
 
   it("measures portrait videos by their short side", () => {
     const portrait = [fmt("p720", 720, 1280), fmt("p1080", 1080, 1920)];
-    expect(chooseFormat(portrait, 720)).toMatchObject({ format: { format_id: "p720" }, note: null });
+    expect(chooseFormat(portrait, 720)).toMatchObject({
+      format: { format_id: "p720" },
+      note: null,
+    });
   });
 
   it("takes the smallest version when all are larger than asked", () => {
@@ -68,20 +79,25 @@ describe("chooseFormat", () => {
   });
 
   it("takes the last (best) version when sizes are unknown", () => {
-    const unknown = [{ url: "https://a/1.mp4", ext: "mp4" }, { url: "https://a/2.mp4", ext: "mp4" }];
+    const unknown = [
+      { url: "https://a/1.mp4", ext: "mp4" },
+      { url: "https://a/2.mp4", ext: "mp4" },
+    ];
     expect(chooseFormat(unknown, 720)).toMatchObject({ format: { url: "https://a/2.mp4" } });
   });
 
   it("names the problem when there is no video or only streaming versions", () => {
     expect(chooseFormat([ladder[0]], 720)).toBe("no-video");
-    expect(chooseFormat([fmt("dash", 1280, 720, { protocol: "http_dash_segments" })], 720)).toBe("streaming-only");
+    expect(chooseFormat([fmt("dash", 1280, 720, { protocol: "http_dash_segments" })], 720)).toBe(
+      "streaming-only",
+    );
     expect(chooseFormat([{ url: "file:///etc/passwd", ext: "mp4" }], 720)).toBe("no-video");
   });
 
   it("turns yt-dlp's cookies field into a Cookie header", () => {
-    expect(cookieHeader("tt_chain=abc; Domain=.tiktok.com; Path=/; Secure; Expires=1700000000; sid=9")).toBe(
-      "tt_chain=abc; sid=9",
-    );
+    expect(
+      cookieHeader("tt_chain=abc; Domain=.tiktok.com; Path=/; Secure; Expires=1700000000; sid=9"),
+    ).toBe("tt_chain=abc; sid=9");
   });
 });
 
@@ -111,25 +127,56 @@ describe("parseMediaPlaylist", () => {
   });
 
   it("refuses encrypted and master playlists", () => {
-    expect(() => parseMediaPlaylist('#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="k"\na.ts', base)).toThrow(/encrypted/);
-    expect(() => parseMediaPlaylist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", base)).toThrow(/master/);
+    expect(() =>
+      parseMediaPlaylist('#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI="k"\na.ts', base),
+    ).toThrow(/encrypted/);
+    expect(() =>
+      parseMediaPlaylist("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\nv.m3u8", base),
+    ).toThrow(/master/);
   });
 });
 
 describe("classifyYtDlpFailure", () => {
   it.each([
-    ["ERROR: [youtube] abc: Private video. Sign in if you've been granted access to this video", "PrivateContent"],
-    ["ERROR: [youtube] abc: Sign in to confirm your age. This video may be inappropriate for some users.", "PrivateContent"],
-    ["ERROR: [youtube] abc: Video unavailable. This video has been removed by the uploader", "PrivateContent"],
-    ["ERROR: [instagram] abc: Requested content is not available, rate-limit reached or login required. Use --cookies", "PrivateContent"],
-    ["ERROR: [TikTok] 123: Unable to download webpage: HTTP Error 404: Not Found", "PrivateContent"],
-    ["ERROR: [vimeo] 1: Unable to download JSON metadata: HTTP Error 403: Forbidden", "PrivateContent"],
+    [
+      "ERROR: [youtube] abc: Private video. Sign in if you've been granted access to this video",
+      "PrivateContent",
+    ],
+    [
+      "ERROR: [youtube] abc: Sign in to confirm your age. This video may be inappropriate for some users.",
+      "PrivateContent",
+    ],
+    [
+      "ERROR: [youtube] abc: Video unavailable. This video has been removed by the uploader",
+      "PrivateContent",
+    ],
+    [
+      "ERROR: [instagram] abc: Requested content is not available, rate-limit reached or login required. Use --cookies",
+      "PrivateContent",
+    ],
+    [
+      "ERROR: [TikTok] 123: Unable to download webpage: HTTP Error 404: Not Found",
+      "PrivateContent",
+    ],
+    [
+      "ERROR: [vimeo] 1: Unable to download JSON metadata: HTTP Error 403: Forbidden",
+      "PrivateContent",
+    ],
     ["ERROR: [twitter] 123: No video could be found in this tweet", "NoVideoFound"],
     ["ERROR: Unsupported URL: https://example.com/blog", "NoVideoFound"],
     ["ERROR: [generic] page: No video formats found!", "NoVideoFound"],
-    ["ERROR: [vimeo] 1: Unable to download webpage: <urlopen error [Errno 111] Connection refused>", "DownloadFailed"],
-    ["ERROR: [facebook] 1: Unable to download webpage: HTTP Error 500: Internal Server Error", "DownloadFailed"],
-    ["ERROR: [youtube] abc: Unable to download API page: The read operation timed out", "DownloadFailed"],
+    [
+      "ERROR: [vimeo] 1: Unable to download webpage: <urlopen error [Errno 111] Connection refused>",
+      "DownloadFailed",
+    ],
+    [
+      "ERROR: [facebook] 1: Unable to download webpage: HTTP Error 500: Internal Server Error",
+      "DownloadFailed",
+    ],
+    [
+      "ERROR: [youtube] abc: Unable to download API page: The read operation timed out",
+      "DownloadFailed",
+    ],
   ])("%s → %s", (stderr, name) => {
     expect(classifyYtDlpFailure(`WARNING: something\n${stderr}\n`).name).toBe(name);
   });
@@ -193,7 +240,11 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
       "prints-formats",
       `printf '%s\\n' "$@" > "${directory}/args.txt"; env > "${directory}/env.txt"; cat "${infoPath}"`,
     );
-    const source = await openSource("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "youtube", options(binary, 2160));
+    const source = await openSource(
+      "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+      "youtube",
+      options(binary, 2160),
+    );
     try {
       expect(source.resolutionNote).toContain("largest version this source offers is 1080p");
       expect(await meanLumaAt(source.input, 4.5)).toBeCloseTo(80, -1);
@@ -215,20 +266,42 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
     const hlsDir = join(directory, "hls");
     await mkdir(hlsDir, { recursive: true });
     await run("ffmpeg", [
-      "-v", "error", "-y", "-i", video, "-c", "copy", "-f", "hls", "-hls_time", "2",
-      "-hls_segment_type", "fmp4", "-hls_playlist_type", "vod", join(hlsDir, "index.m3u8"),
+      "-v",
+      "error",
+      "-y",
+      "-i",
+      video,
+      "-c",
+      "copy",
+      "-f",
+      "hls",
+      "-hls_time",
+      "2",
+      "-hls_segment_type",
+      "fmp4",
+      "-hls_playlist_type",
+      "vod",
+      join(hlsDir, "index.m3u8"),
     ]);
     for (const name of await readdir(hlsDir)) {
-      server.route(`/hls/${name}`, fileRoute(join(hlsDir, name), { ranges: false, contentType: "application/octet-stream" }));
+      server.route(
+        `/hls/${name}`,
+        fileRoute(join(hlsDir, name), { ranges: false, contentType: "application/octet-stream" }),
+      );
     }
     const infoPath = join(directory, "hls-info.json");
-    const format = fmt("hls-720", 1280, 720, { protocol: "m3u8_native", url: `${server.origin}/hls/index.m3u8` });
+    const format = fmt("hls-720", 1280, 720, {
+      protocol: "m3u8_native",
+      url: `${server.origin}/hls/index.m3u8`,
+    });
     await writeFile(infoPath, JSON.stringify({ formats: [format] }));
     const binary = await fakeYtDlp("prints-hls", `cat "${infoPath}"`);
     const source = await openSource("https://vimeo.com/76979871", "vimeo", options(binary));
     try {
       expect(await meanLumaAt(source.input, 7.5)).toBeCloseTo(140, -1);
-      const segments = server.requests.filter((r) => r.url.startsWith("/hls/") && r.url.endsWith(".m4s"));
+      const segments = server.requests.filter(
+        (r) => r.url.startsWith("/hls/") && r.url.endsWith(".m4s"),
+      );
       expect(segments.length).toBeGreaterThanOrEqual(6);
     } finally {
       await source.close();
@@ -241,11 +314,18 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
       res.end(`#EXTM3U\n#EXTINF:2,\n${server.origin}/hls/index0.m4s\n#EXT-X-ENDLIST\n`);
     });
     const infoPath = join(directory, "hls-private.json");
-    const format = fmt("hls", 1280, 720, { protocol: "m3u8_native", url: `${publicHost.origin}/index.m3u8` });
+    const format = fmt("hls", 1280, 720, {
+      protocol: "m3u8_native",
+      url: `${publicHost.origin}/index.m3u8`,
+    });
     await writeFile(infoPath, JSON.stringify({ formats: [format] }));
     const binary = await fakeYtDlp("prints-hls-private", `cat "${infoPath}"`);
     const before = server.requests.length;
-    const source = await openSource("https://vimeo.com/1", "vimeo", { ...options(binary), allowPrivate: false, policy: testPolicy() });
+    const source = await openSource("https://vimeo.com/1", "vimeo", {
+      ...options(binary),
+      allowPrivate: false,
+      policy: testPolicy(),
+    });
     try {
       await expect(meanLumaAt(source.input, 1)).rejects.toThrow();
       expect(source.failure()?.message).toContain("127.0.0.1 is a loopback address");
@@ -261,9 +341,11 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
       "private",
       `echo "ERROR: [youtube] dQw4w9WgXcQ: Private video. Sign in if you've been granted access" >&2; exit 1`,
     );
-    const error = await openSource("https://www.youtube.com/watch?v=dQw4w9WgXcQ", "youtube", options(binary)).catch(
-      (e: unknown) => e,
-    );
+    const error = await openSource(
+      "https://www.youtube.com/watch?v=dQw4w9WgXcQ",
+      "youtube",
+      options(binary),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SourceError);
     expect((error as SourceError).name).toBe("PrivateContent");
   });
@@ -272,9 +354,10 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
     const pidFile = join(directory, "child.pid");
     const binary = await fakeYtDlp("hangs", `sleep 60 & echo $! > "${pidFile}"; sleep 60`);
     const started = Date.now();
-    const error = await openSource("https://vimeo.com/76979871", "vimeo", { ...options(binary), deadlineMs: 700 }).catch(
-      (e: unknown) => e,
-    );
+    const error = await openSource("https://vimeo.com/76979871", "vimeo", {
+      ...options(binary),
+      deadlineMs: 700,
+    }).catch((e: unknown) => e);
     expect((error as SourceError).name).toBe("DownloadFailed");
     expect(Date.now() - started).toBeLessThan(5000);
     const grandchild = Number(await readFile(pidFile, "utf8"));
@@ -284,11 +367,17 @@ describe("openSource with yt-dlp (a stand-in binary that prints what a platform 
 
   it("refuses a media URL that points at a private address", async () => {
     const infoPath = join(directory, "private-info.json");
-    await writeFile(infoPath, JSON.stringify({ formats: [fmt("m", 1280, 720, { url: "http://169.254.169.254/latest/meta-data/" })] }));
-    const binary = await fakeYtDlp("metadata", `cat "${infoPath}"`);
-    const error = await openSource("https://x.com/i/status/1", "x", { ...options(binary), allowPrivate: false }).catch(
-      (e: unknown) => e,
+    await writeFile(
+      infoPath,
+      JSON.stringify({
+        formats: [fmt("m", 1280, 720, { url: "http://169.254.169.254/latest/meta-data/" })],
+      }),
     );
+    const binary = await fakeYtDlp("metadata", `cat "${infoPath}"`);
+    const error = await openSource("https://x.com/i/status/1", "x", {
+      ...options(binary),
+      allowPrivate: false,
+    }).catch((e: unknown) => e);
     expect((error as SourceError).message).toContain("169.254.169.254 is a link-local address");
   });
 });

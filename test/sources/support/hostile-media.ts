@@ -32,7 +32,11 @@ export function gab2Avi(playlist: string): Buffer {
       "\x00\x00\x00LIST movi",
     "latin1",
   );
-  const content = Buffer.concat([Buffer.from("GAB2\x00\x02\x00", "latin1"), Buffer.alloc(10), Buffer.from(playlist)]);
+  const content = Buffer.concat([
+    Buffer.from("GAB2\x00\x02\x00", "latin1"),
+    Buffer.alloc(10),
+    Buffer.from(playlist),
+  ]);
   const size = Buffer.alloc(4);
   size.writeUInt32LE(content.length);
   const filler = Buffer.from("00dc\x03\x00\x00\x00\x00\x00\x00", "latin1");

@@ -14,7 +14,8 @@ export function testPolicy(dns: Record<string, string[] | (() => string[])> = {}
     classify: (address) => (address === PUBLIC_LOOPBACK ? "public" : classifyIp(address)),
     resolve: async (hostname): Promise<LookupAddress[]> => {
       const entry = dns[hostname];
-      if (!entry) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
+      if (!entry)
+        throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
       const addresses = typeof entry === "function" ? entry() : entry;
       return addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
     },

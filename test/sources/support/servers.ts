@@ -12,7 +12,12 @@ export type Route = (request: http.IncomingMessage, response: http.ServerRespons
 export interface TestServer {
   origin: string;
   port: number;
-  requests: Array<{ method: string; url: string; range: string | undefined; host: string | undefined }>;
+  requests: Array<{
+    method: string;
+    url: string;
+    range: string | undefined;
+    host: string | undefined;
+  }>;
   route(path: string, handler: Route): void;
   close(): Promise<void>;
 }

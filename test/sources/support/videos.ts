@@ -31,9 +31,31 @@ export async function brightnessVideo(shape: VideoShape): Promise<string> {
   const codec =
     container === "webm"
       ? ["-c:v", "libvpx", "-b:v", "200k", "-deadline", "realtime"]
-      : ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-crf", "28", "-pix_fmt", "yuv420p"];
+      : [
+          "-c:v",
+          "libx264",
+          "-preset",
+          "ultrafast",
+          "-g",
+          "10",
+          "-crf",
+          "28",
+          "-pix_fmt",
+          "yuv420p",
+        ];
   const layout = container === "mp4" && shape.faststart ? ["-movflags", "+faststart"] : [];
-  await run("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", source, ...codec, ...layout, path]);
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    source,
+    ...codec,
+    ...layout,
+    path,
+  ]);
   return path;
 }
 
@@ -41,7 +63,21 @@ export async function brightnessVideo(shape: VideoShape): Promise<string> {
 export async function meanLumaAt(input: string, seconds: number): Promise<number> {
   const { stdout } = await run(
     "ffmpeg",
-    ["-v", "error", "-ss", String(seconds), "-i", input, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+    [
+      "-v",
+      "error",
+      "-ss",
+      String(seconds),
+      "-i",
+      input,
+      "-frames:v",
+      "1",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "gray",
+      "-",
+    ],
     { encoding: "buffer", maxBuffer: 64 * 1024 * 1024 },
   );
   const pixels = stdout as Buffer;
