@@ -204,11 +204,14 @@ async function probeVideo(input: string, signal: AbortSignal): Promise<VideoProb
 function usableDuration(duration: number, job: ExtractionJob): number {
   if (duration <= job.maxVideoSeconds) return duration;
   if (job.clipToMax) return job.maxVideoSeconds;
-  const minutes = Math.round(job.maxVideoSeconds / 60);
+  const limit =
+    job.maxVideoSeconds >= 60
+      ? `${Math.round(job.maxVideoSeconds / 60)} minutes`
+      : `${job.maxVideoSeconds} seconds`;
   throw new ExtractError(
     "VideoTooLong",
     `the video lasts ${round3(duration)} s, the limit is ${job.maxVideoSeconds} s`,
-    `This video is longer than your plan allows (${minutes} minutes).`,
+    `This video is longer than your plan allows (${limit}).`,
   );
 }
 

@@ -1,0 +1,187 @@
+// The extractor's HTTP face (node:http, nothing more is needed):
+//   POST /extract  ExtractRequest → runs the job, uploads frames to the edge, posts the
+//                  ExtractResult to /internal/results, then answers 200 {status}; 502 when the
+//                  result could not be posted (the caller retries); 503 + Retry-After when full.
+//   GET  /healthz  → 200.
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { createServer } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { ExtractRequest, ExtractResult } from "../schema/messages.ts";
+import { toJobError } from "./errors.ts";
+import type { ExtractionOutcome } from "./job.ts";
+import { DEFAULT_DEADLINE_SECONDS, extractFrames } from "./job.ts";
+import { log } from "./log.ts";
+import { EdgeClient, EdgeSink } from "./output/edge-sink.ts";
+import { parseExtractRequest } from "./request-schema.ts";
+import type { OpenSource } from "./source-input.ts";
+import { defaultOpenSource } from "./source-input.ts";
+
+export interface ExtractorServerOptions {
+  /** The shared secret the edge sends as `Authorization: Bearer …`. */
+  token: string;
+  /** Jobs run at once; further requests get 503. */
+  concurrency: number;
+  deadlineSeconds?: number;
+  openSource?: OpenSource;
+  /** For the edge client (tests). */
+  fetch?: typeof fetch;
+  /** Seconds a refused caller should wait. */
+  retryAfterSeconds?: number;
+}
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+export function createExtractorServer(options: ExtractorServerOptions): Server {
+  let running = 0;
+  const expectedAuth = digest(`Bearer ${options.token}`);
+  const openSource = options.openSource ?? defaultOpenSource;
+  const deadlineSeconds = options.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS;
+
+  async function handleExtract(req: IncomingMessage, res: ServerResponse) {
+    if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expectedAuth)) {
+      return reply(res, 401, { error: "unauthorized" });
+    }
+    if (running >= options.concurrency) {
+      res.setHeader("retry-after", String(options.retryAfterSeconds ?? 5));
+      return reply(res, 503, { error: "busy", running, capacity: options.concurrency });
+    }
+    running++;
+    try {
+      const body = await readJson(req);
+      const parsed = parseExtractRequest(body);
+      if (!parsed.ok) return reply(res, 400, { error: "invalid request", issues: parsed.issues });
+      const result = await runRequest(parsed.request);
+      const client = edgeClient(parsed.request);
+      try {
+        await client.postResult(result);
+      } catch (error) {
+        log("error", "could not post the result", { job: result.job_id, error: String(error) });
+        return reply(res, 502, { status: result.status, error: "result not delivered" });
+      }
+      reply(res, 200, { status: result.status });
+    } catch (error) {
+      if (error instanceof BadBody) return reply(res, 400, { error: error.message });
+      throw error;
+    } finally {
+      running--;
+    }
+  }
+
+  function edgeClient(request: ExtractRequest): EdgeClient {
+    return new EdgeClient({
+      baseUrl: request.callback.base_url,
+      token: request.callback.token,
+      fetch: options.fetch,
+    });
+  }
+
+  async function runRequest(request: ExtractRequest): Promise<ExtractResult> {
+    const attemptId = randomUUID();
+    const started = Date.now();
+    const sink = new EdgeSink(edgeClient(request), {
+      kind: request.kind,
+      jobId: request.job_id,
+      attemptId,
+    });
+    let outcome: ExtractionOutcome;
+    let source: Awaited<ReturnType<OpenSource>> | null = null;
+    try {
+      source = await openSource(request, { deadlineSeconds });
+      outcome = await extractFrames(
+        {
+          input: source.input,
+          options: request.options,
+          maxVideoSeconds: request.max_video_seconds,
+          clipToMax: request.clip_to_max,
+          maxFrames: request.max_frames,
+        },
+        sink,
+        { deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000) },
+      );
+      // When ffmpeg failed because the download did, the source knows the real reason.
+      const sourceFailure = source.failure?.();
+      if (outcome.status === "failed" && sourceFailure) outcome.error = toJobError(sourceFailure);
+      outcome.resolution_note ??= source.resolutionNote ?? null;
+    } catch (error) {
+      outcome = failedOutcome(request, error);
+    } finally {
+      await source?.close().catch(() => {});
+    }
+    log("info", "job finished", {
+      job: request.job_id,
+      attempt: attemptId,
+      status: outcome.status,
+      error: outcome.error?.name,
+      frames: outcome.frames.length,
+      bytes_read: source?.bytesRead(),
+      seconds: (Date.now() - started) / 1000,
+    });
+    return { job_id: request.job_id, kind: request.kind, attempt_id: attemptId, ...outcome };
+  }
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/healthz") {
+      return reply(res, 200, { ok: true, running, capacity: options.concurrency });
+    }
+    if (req.method === "POST" && path === "/extract") {
+      handleExtract(req, res).catch((error) => {
+        log("error", "extract request failed", { error: String(error) });
+        if (!res.headersSent) reply(res, 500, { error: "internal error" });
+      });
+      return;
+    }
+    reply(res, 404, { error: "not found" });
+  });
+  // A job may legitimately take many minutes; Node's default would cut it at 5.
+  server.requestTimeout = 0;
+  server.headersTimeout = 30_000;
+  return server;
+}
+
+function failedOutcome(request: ExtractRequest, error: unknown): ExtractionOutcome {
+  return {
+    status: "failed",
+    duration_seconds: null,
+    processed_seconds: null,
+    width: null,
+    height: null,
+    requested_resolution: request.options.resolution,
+    delivered_resolution: null,
+    resolution_note: null,
+    frames: [],
+    zip: null,
+    error: toJobError(error),
+  };
+}
+
+class BadBody extends Error {}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) throw new BadBody("body too large");
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw new BadBody("body is not JSON");
+  }
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+// Hashing first gives equal lengths, which timingSafeEqual needs, whatever was sent.
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
