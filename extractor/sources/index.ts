@@ -2,8 +2,13 @@
 // yt-dlp, Drive links through their confirmation page, direct links straight to the relay
 // (or through yt-dlp's generic extractor when they turn out to be a page around a video).
 import type { Platform } from "../../schema/platform.ts";
-import { asSourceError, downloadFailed, noVideoFound, privateContent } from "./errors.ts";
-import type { SourceError } from "./errors.ts";
+import {
+  asSourceError,
+  downloadFailed,
+  noVideoFound,
+  privateContent,
+  SourceError,
+} from "./errors.ts";
 import { readDrivePage } from "./google-drive.ts";
 import type { Opened } from "./open-media.ts";
 import { openMedia } from "./open-media.ts";
@@ -108,10 +113,9 @@ export async function openSource(
       throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
     media = opened.media;
     const relay = await startRelay(media);
+    // Only the deadline counts; "source closed" after close() is not a failure.
     const lifetimeFailure = () =>
-      signal.aborted && signal.reason instanceof Error
-        ? asSourceError(signal.reason, "source")
-        : null;
+      lifetime.signal.reason instanceof SourceError ? lifetime.signal.reason : null;
     return {
       input: relay.url,
       resolutionNote,
