@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import net from "node:net";
 import { SourceError } from "./errors.ts";
 import type { AddressPolicy } from "./policy.ts";
-import { checkHop, checkedLookup, resolveChecked } from "./policy.ts";
+import { checkedLookup, checkHop, resolveChecked } from "./policy.ts";
 
 export interface EgressProxy {
   url: string;

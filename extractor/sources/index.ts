@@ -10,6 +10,7 @@ import {
   SourceError,
 } from "./errors.ts";
 import { readDrivePage } from "./google-drive.ts";
+import { openHlsPlaylist } from "./hls-origin.ts";
 import type { Opened } from "./open-media.ts";
 import { openMedia } from "./open-media.ts";
 import type { AddressPolicy } from "./policy.ts";
@@ -20,13 +21,12 @@ import type { FetchOptions } from "./safe-fetch.ts";
 import { ByteBudget, createAgents } from "./safe-fetch.ts";
 import type { ResolvedMedia } from "./ytdlp.ts";
 import { resolveWithYtDlp } from "./ytdlp.ts";
-import { openHlsPlaylist } from "./hls-origin.ts";
 
 export { SourceError } from "./errors.ts";
-export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
 export type { AddressPolicy } from "./policy.ts";
-export { ByteBudget, safeFetch, readBody, createAgents, MAX_REDIRECTS } from "./safe-fetch.ts";
-export type { FetchOptions, FetchedResponse } from "./safe-fetch.ts";
+export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
+export type { FetchedResponse, FetchOptions } from "./safe-fetch.ts";
+export { ByteBudget, createAgents, MAX_REDIRECTS, readBody, safeFetch } from "./safe-fetch.ts";
 
 export interface OpenSourceOptions {
   /** Requested short side; platform sources pick the largest version not above it. */

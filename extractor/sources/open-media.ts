@@ -4,8 +4,8 @@
 import { Readable } from "node:stream";
 import { DownloadedOrigin } from "./downloaded-origin.ts";
 import { downloadFailed, errorForStatus, noVideoFound } from "./errors.ts";
-import { BLOCK_BYTES, RangedOrigin } from "./ranged-origin.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
+import { BLOCK_BYTES, RangedOrigin } from "./ranged-origin.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { readBody, safeFetch } from "./safe-fetch.ts";
 

@@ -5,8 +5,8 @@ import { randomBytes } from "node:crypto";
 import { once } from "node:events";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { asSourceError } from "./errors.ts";
 import type { SourceError } from "./errors.ts";
+import { asSourceError } from "./errors.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
 
 export interface Relay {

@@ -1,14 +1,15 @@
 // HTTP(S) requests to addresses strangers chose: every hop re-checked, at most five redirects,
 // sockets pinned to checked addresses, deadlines on answering and on silence, and a byte budget
 // shared by every request of one job. Used for video downloads and for webhook calls.
-import http from "node:http";
+
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import http from "node:http";
 import https from "node:https";
-import { Transform } from "node:stream";
 import type { Readable } from "node:stream";
+import { Transform } from "node:stream";
 import { asSourceError, downloadFailed } from "./errors.ts";
 import type { AddressPolicy } from "./policy.ts";
-import { checkHop, checkedLookup } from "./policy.ts";
+import { checkedLookup, checkHop } from "./policy.ts";
 
 export const MAX_REDIRECTS = 5;
 

@@ -3,11 +3,11 @@
 // JSON, choose the version to fetch ourselves, and map its failures to the spec's errors.
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
+import { startEgressProxy } from "./egress-proxy.ts";
 import type { SourceError } from "./errors.ts";
 import { downloadFailed, noVideoFound, privateContent, refusedDestination } from "./errors.ts";
 import type { YtDlpFormat } from "./format-choice.ts";
 import { chooseFormat, cookieHeader, isHls } from "./format-choice.ts";
-import { startEgressProxy } from "./egress-proxy.ts";
 import type { AddressPolicy } from "./policy.ts";
 
 export interface ResolvedMedia {

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openSource, SourceError } from "../../extractor/sources/index.ts";
 import type { OpenedSource, OpenSourceOptions } from "../../extractor/sources/index.ts";
+import { openSource, SourceError } from "../../extractor/sources/index.ts";
 import { PUBLIC_LOOPBACK, testPolicy } from "./support/policies.ts";
 import type { TestServer } from "./support/servers.ts";
 import { fileRoute, startTestServer } from "./support/servers.ts";

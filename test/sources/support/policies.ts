@@ -1,8 +1,8 @@
 // Address policies for loopback tests: 127.0.0.2 plays a public host, everything else keeps
 // the real rules (so 127.0.0.1 stays private), and names resolve through a fake DNS table.
 import type { LookupAddress } from "node:dns";
-import { classifyIp } from "../../../schema/url-safety.ts";
 import type { AddressPolicy } from "../../../extractor/sources/policy.ts";
+import { classifyIp } from "../../../schema/url-safety.ts";
 
 export const PUBLIC_LOOPBACK = "127.0.0.2";
 export const PRIVATE_LOOPBACK = "127.0.0.1";
