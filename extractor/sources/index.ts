@@ -2,6 +2,7 @@
 // yt-dlp, Drive links through their confirmation page, direct links straight to the relay
 // (or through yt-dlp's generic extractor when they turn out to be a page around a video).
 import type { Platform } from "../../schema/platform.ts";
+import { detectSource } from "../../schema/platform.ts";
 import {
   asSourceError,
   downloadFailed,
@@ -59,10 +60,14 @@ export interface OpenedSource {
 const DRIVE_CONFIRMATIONS = 2;
 
 export async function openSource(
-  url: string,
+  submittedUrl: string,
   platform: Platform | string,
   options: OpenSourceOptions,
 ): Promise<OpenedSource> {
+  // The edge sends the normalised URL; normalising again (idempotent) keeps a raw share link
+  // (a Drive viewer page, say) from being fetched as if it were the file.
+  const detected = detectSource(submittedUrl);
+  const url = detected.ok && detected.platform === platform ? detected.url : submittedUrl;
   const policy = options.policy ?? defaultPolicy(options.allowPrivate);
   const lifetime = new AbortController();
   const deadline = setTimeout(
