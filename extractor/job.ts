@@ -319,6 +319,8 @@ class FrameWriter {
         encoding.catch(() => {});
         await storing;
         storing = encoding.then((bytes) => this.store(frame, bytes, plannedFor(frame)));
+        // Awaited on the next turn; until then a failure must not count as unhandled.
+        storing.catch(() => {});
       }
     } finally {
       await storing;

@@ -30,7 +30,8 @@ export function toSlotTimes(ascendingTimes: number[]): SlotTimes {
   if (n >= 3) {
     const first = ascendingTimes[0];
     const step = (ascendingTimes[n - 1] - first) / (n - 1);
-    const even = step > 0 && ascendingTimes.every((t, k) => Math.abs(first + k * step - t) < 1e-7);
+    // Plan times are rounded to the microsecond, so an even grid is even to within half of one.
+    const even = step > 0 && ascendingTimes.every((t, k) => Math.abs(first + k * step - t) <= 6e-7);
     if (even) return { kind: "grid", first, step, count: n };
   }
   if (n > MAX_LISTED_SLOTS) throw new Error(`too many uneven wanted times in one decode: ${n}`);
@@ -54,7 +55,15 @@ export function slotsBeforeExpression(slots: SlotTimes): string {
     return `clip(ceil((T-${tol}-${literal(slots.first)})/${literal(slots.step)}),0,${slots.count})`;
   }
   if (slots.times.length === 0) return "0";
-  return slots.times.map((t) => `lt(${literal(t)},T-${tol})`).join("+");
+  return balancedSum(slots.times.map((t) => `lt(${literal(t)},T-${tol})`));
+}
+
+// ffmpeg's expression parser gives up on a flat chain of ~150 terms; a balanced tree of sums
+// stays a few levels deep for thousands.
+function balancedSum(terms: string[]): string {
+  if (terms.length === 1) return terms[0];
+  const middle = terms.length >> 1;
+  return `(${balancedSum(terms.slice(0, middle))}+${balancedSum(terms.slice(middle))})`;
 }
 
 // JS prints the shortest string that reads back as the same double, and ffmpeg parses numbers

@@ -88,9 +88,16 @@ export class EdgeSink implements FrameSink {
   private readonly client: EdgeClient;
   private readonly prefix: string;
 
-  constructor(client: EdgeClient, job: { kind: string; jobId: string; attemptId: string }) {
+  private readonly partBytes: number;
+
+  constructor(
+    client: EdgeClient,
+    job: { kind: string; jobId: string; attemptId: string },
+    partBytes = ARCHIVE_PART_BYTES,
+  ) {
     this.client = client;
     this.prefix = `${job.kind}/${job.jobId}/${job.attemptId}`;
+    this.partBytes = partBytes;
   }
 
   async putFrame(fileName: string, bytes: Uint8Array, contentType: string) {
@@ -108,7 +115,7 @@ export class EdgeSink implements FrameSink {
     } | null;
     const uploadId = started?.upload_id;
     if (!uploadId) throw new EdgeCallError(`no upload_id for ${key}`, null);
-    return new MultipartArchive(this.client, key, uploadId);
+    return new MultipartArchive(this.client, key, uploadId, this.partBytes);
   }
 }
 
@@ -118,24 +125,27 @@ class MultipartArchive implements ArchiveUpload {
   private readonly key: string;
   private readonly uploadId: string;
   private readonly parts: { part: number; etag: string }[] = [];
-  private buffer = Buffer.allocUnsafe(ARCHIVE_PART_BYTES);
+  private readonly partBytes: number;
+  private buffer: Buffer;
   private buffered = 0;
   private total = 0;
 
-  constructor(client: EdgeClient, key: string, uploadId: string) {
+  constructor(client: EdgeClient, key: string, uploadId: string, partBytes: number) {
     this.client = client;
     this.key = key;
     this.uploadId = uploadId;
+    this.partBytes = partBytes;
+    this.buffer = Buffer.allocUnsafe(partBytes);
   }
 
   async write(chunk: Uint8Array): Promise<void> {
     let offset = 0;
     while (offset < chunk.length) {
-      const take = Math.min(ARCHIVE_PART_BYTES - this.buffered, chunk.length - offset);
+      const take = Math.min(this.partBytes - this.buffered, chunk.length - offset);
       this.buffer.set(chunk.subarray(offset, offset + take), this.buffered);
       this.buffered += take;
       offset += take;
-      if (this.buffered === ARCHIVE_PART_BYTES) await this.flushPart();
+      if (this.buffered === this.partBytes) await this.flushPart();
     }
     this.total += chunk.length;
   }
@@ -170,7 +180,7 @@ class MultipartArchive implements ArchiveUpload {
     if (!answer?.etag) throw new EdgeCallError(`no etag for part ${part} of ${this.key}`, null);
     this.parts.push({ part, etag: answer.etag });
     // The old part buffer may still be referenced by the request; start a fresh one.
-    this.buffer = Buffer.allocUnsafe(ARCHIVE_PART_BYTES);
+    this.buffer = Buffer.allocUnsafe(this.partBytes);
     this.buffered = 0;
   }
 }

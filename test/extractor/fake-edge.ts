@@ -1,0 +1,110 @@
+// A stand-in for the edge's /internal endpoints, implementing the upload contract exactly as
+// extractor/output/edge-sink.ts documents it, and recording what it received.
+import { createServer } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ExtractResult } from "../../schema/messages.ts";
+
+export interface FakeEdge {
+  baseUrl: string;
+  token: string;
+  files: Map<string, { bytes: Buffer; contentType: string }>;
+  /** Completed multipart objects, and the part sizes they were made of. */
+  uploads: Map<string, { bytes: Buffer; partSizes: number[] }>;
+  results: ExtractResult[];
+  calls: string[];
+  /** Answer the next N calls whose "METHOD path" matches with 500. */
+  failNext(pattern: RegExp, times: number): void;
+  /** Answer every results post with this status (default 202). */
+  resultsStatus: number;
+  close(): Promise<void>;
+}
+
+export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
+  const files: FakeEdge["files"] = new Map();
+  const uploads: FakeEdge["uploads"] = new Map();
+  const pending = new Map<string, { key: string; parts: Map<number, Buffer> }>();
+  const failures: { pattern: RegExp; left: number }[] = [];
+  const edge = {
+    files,
+    uploads,
+    results: [] as ExtractResult[],
+    calls: [] as string[],
+    resultsStatus: 202,
+    token,
+    failNext(pattern: RegExp, times: number) {
+      failures.push({ pattern, left: times });
+    },
+  };
+  let uploadCounter = 0;
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://edge");
+    const chunks: Buffer[] = [];
+    for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+    const body = Buffer.concat(chunks);
+    const call = `${req.method} ${url.pathname}`;
+    edge.calls.push(call);
+    const json = (status: number, value: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(JSON.stringify(value));
+    };
+    if (req.headers.authorization !== `Bearer ${token}`) return json(401, { error: "unauthorized" });
+    const failure = failures.find((f) => f.left > 0 && f.pattern.test(call));
+    if (failure) {
+      failure.left--;
+      return json(500, { error: "injected failure" });
+    }
+    const path = url.pathname;
+    if (req.method === "PUT" && path.startsWith("/internal/files/")) {
+      const key = path.slice("/internal/files/".length);
+      files.set(key, { bytes: body, contentType: String(req.headers["content-type"]) });
+      return json(200, { key, bytes: body.length });
+    }
+    if (path === "/internal/results" && req.method === "POST") {
+      edge.results.push(JSON.parse(body.toString("utf8")));
+      return json(edge.resultsStatus, { ok: edge.resultsStatus < 300 });
+    }
+    const complete = /^\/internal\/uploads\/(.+)\/complete$/.exec(path);
+    if (complete && req.method === "POST") {
+      const upload = pending.get(url.searchParams.get("upload_id") ?? "");
+      if (!upload || upload.key !== complete[1]) return json(404, { error: "no such upload" });
+      const listed = (JSON.parse(body.toString("utf8")) as { parts: { part: number; etag: string }[] }).parts;
+      const ordered = listed.map((p) => {
+        const data = upload.parts.get(p.part);
+        if (!data || p.etag !== `etag-${p.part}-${data.length}`) throw new Error(`bad part ${p.part}`);
+        return data;
+      });
+      const bytes = Buffer.concat(ordered);
+      uploads.set(upload.key, { bytes, partSizes: ordered.map((b) => b.length) });
+      return json(200, { key: upload.key, bytes: bytes.length });
+    }
+    const uploadPath = /^\/internal\/uploads\/(.+)$/.exec(path);
+    if (uploadPath && req.method === "POST") {
+      const uploadId = `u${++uploadCounter}`;
+      pending.set(uploadId, { key: uploadPath[1], parts: new Map() });
+      return json(200, { upload_id: uploadId });
+    }
+    if (uploadPath && req.method === "PUT") {
+      const upload = pending.get(url.searchParams.get("upload_id") ?? "");
+      const part = Number(url.searchParams.get("part"));
+      if (!upload || upload.key !== uploadPath[1] || !(part >= 1)) return json(404, { error: "no upload" });
+      upload.parts.set(part, body);
+      return json(200, { part, etag: `etag-${part}-${body.length}` });
+    }
+    json(404, { error: `no route ${call}` });
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return Object.assign(edge, {
+    baseUrl: `http://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}

@@ -1,0 +1,113 @@
+// Where frames go: files, a streamed ZIP, and the edge upload contract (with retries).
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { unzipSync } from "fflate";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { extractFrames } from "../../extractor/job.ts";
+import { ARCHIVE_PART_BYTES, EdgeClient, EdgeSink } from "../../extractor/output/edge-sink.ts";
+import type { JobOptions } from "../../schema/messages.ts";
+import { deliveredNumbers, runJob } from "./helpers.ts";
+import type { FakeEdge } from "./fake-edge.ts";
+import { startFakeEdge } from "./fake-edge.ts";
+import { makeTestVideo, readImagePattern } from "../support/videos.ts";
+
+describe("ZIP output", () => {
+  it("output zip: a ZIP whose entries are the frames, byte for byte", async () => {
+    const video = await makeTestVideo({ durationSeconds: 2 });
+    const job = await runJob(video, { mode: "count", count: 4, output: "zip", format: "png" });
+    expect(job.outcome.zip?.key).toBe("frames.zip");
+    const zipBytes = await readFile(join(job.directory, "frames.zip"));
+    expect(job.outcome.zip?.bytes).toBe(zipBytes.length);
+    const entries = unzipSync(zipBytes);
+    expect(Object.keys(entries)).toEqual([1, 2, 3, 4].map((i) => `frame-000${i}.png`));
+    for (const [name, bytes] of Object.entries(entries)) {
+      expect(Buffer.from(bytes).equals(await readFile(join(job.directory, name)))).toBe(true);
+    }
+    const numbers = await Promise.all(Object.values(entries).map(async (b) => (await readImagePattern(b)).number));
+    expect(numbers).toEqual(await deliveredNumbers(job));
+    expect(numbers).toEqual([7, 22, 37, 52]);
+  });
+
+  it("output urls: no ZIP", async () => {
+    const video = await makeTestVideo({ durationSeconds: 2 });
+    const job = await runJob(video, { mode: "count", count: 2, output: "urls" });
+    expect(job.outcome.zip).toBeNull();
+  });
+
+  it("more than 300 frames are zipped even when only URLs were asked for", async () => {
+    const video = await makeTestVideo({ durationSeconds: 2, width: 160, height: 90 });
+    const job = await runJob(video, { mode: "count", count: 301, output: "urls" });
+    const entries = unzipSync(await readFile(join(job.directory, "frames.zip")));
+    expect(Object.keys(entries)).toHaveLength(301);
+    expect(Object.keys(entries)[300]).toBe("frame-0301.jpg");
+    expect((await readImagePattern(entries["frame-0301.jpg"])).number).toBe(59);
+  });
+});
+
+describe("edge upload contract", () => {
+  let edge: FakeEdge;
+  beforeAll(async () => {
+    edge = await startFakeEdge();
+  });
+  afterAll(async () => {
+    await edge.close();
+  });
+
+  async function uploadJob(options: Partial<JobOptions>, partBytes = 4096, token = edge.token) {
+    const video = await makeTestVideo({ durationSeconds: 2, width: 640, height: 360 });
+    const client = new EdgeClient({ baseUrl: edge.baseUrl, token, retryDelayMs: 10 });
+    const sink = new EdgeSink(client, { kind: "job", jobId: "j1", attemptId: "a1" }, partBytes);
+    return extractFrames(
+      {
+        input: video,
+        options: { mode: "count", format: "png", resolution: 360, output: "both", count: 6, ...options },
+        maxVideoSeconds: 60,
+        clipToMax: false,
+        maxFrames: 100,
+      },
+      sink,
+    );
+  }
+
+  it("R2 parts are 8 MiB (at least R2's 5 MiB minimum)", () => {
+    expect(ARCHIVE_PART_BYTES).toBe(8 * 1024 * 1024);
+  });
+
+  it("PUTs each frame under {kind}/{job}/{attempt}/frame-NNNN and streams the ZIP in parts", async () => {
+    const outcome = await uploadJob({});
+    expect(outcome.status).toBe("completed");
+    const keys = outcome.frames.map((f) => f.key);
+    expect(keys).toEqual([1, 2, 3, 4, 5, 6].map((i) => `job/j1/a1/frame-000${i}.png`));
+    for (const key of keys) {
+      const file = edge.files.get(key as string);
+      expect(file?.contentType).toBe("image/png");
+      expect((await readImagePattern(file?.bytes as Buffer)).upright).toBe(true);
+    }
+    const zip = edge.uploads.get("job/j1/a1/frames.zip");
+    expect(outcome.zip).toEqual({ key: "job/j1/a1/frames.zip", bytes: zip?.bytes.length });
+    const sizes = zip?.partSizes ?? [];
+    expect(sizes.length).toBeGreaterThan(1);
+    expect(sizes.slice(0, -1).every((size) => size === 4096)).toBe(true);
+    const entries = unzipSync(new Uint8Array(zip?.bytes as Buffer));
+    expect(Buffer.from(entries["frame-0006.png"]).equals(edge.files.get(keys[5] as string)?.bytes as Buffer)).toBe(true);
+  });
+
+  it("retries calls that fail with 5xx", async () => {
+    edge.failNext(/^PUT \/internal\/files\//, 2);
+    edge.failNext(/^PUT \/internal\/uploads\//, 1);
+    edge.failNext(/complete$/, 1);
+    const before = edge.calls.length;
+    const outcome = await uploadJob({ count: 2 });
+    expect(outcome.status).toBe("completed");
+    const calls = edge.calls.slice(before);
+    expect(calls.filter((c) => c.endsWith("frame-0001.png"))).toHaveLength(3);
+  });
+
+  it("a refused upload (4xx) is not retried and fails the job", async () => {
+    const before = edge.calls.length;
+    const outcome = await uploadJob({ count: 2, output: "urls" }, undefined, "wrong-token");
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error?.name).toBe("ExtractionFailed");
+    expect(edge.calls.slice(before).filter((c) => c.startsWith("PUT"))).toHaveLength(1);
+  });
+});
