@@ -40,8 +40,8 @@ export class EdgeClient {
       attempts: 4,
       retryDelayMs: 250,
       requestTimeoutMs: 60_000,
-      fetch: globalThis.fetch,
       ...options,
+      fetch: options.fetch ?? globalThis.fetch,
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
     };
   }

@@ -1,0 +1,167 @@
+// POST /extract end to end against a fake edge, with the source opener replaced by local files.
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { ExtractRequest } from "../../schema/messages.ts";
+import { createExtractorServer } from "../../extractor/server.ts";
+import type { OpenSource } from "../../extractor/source-input.ts";
+import type { FakeEdge } from "./fake-edge.ts";
+import { startFakeEdge } from "./fake-edge.ts";
+import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
+
+process.env.EXTRACTOR_LOG ??= "silent";
+
+const TOKEN = "internal-secret";
+let edge: FakeEdge;
+let server: Server | null = null;
+let base = "";
+
+beforeAll(async () => {
+  edge = await startFakeEdge();
+});
+afterAll(() => edge.close());
+afterEach(async () => {
+  await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  server = null;
+});
+
+async function startServer(openSource: OpenSource, concurrency = 2) {
+  server = createExtractorServer({ token: TOKEN, concurrency, openSource, retryAfterSeconds: 7 });
+  await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+const localFile = (path: string): OpenSource => async () => ({
+  input: path,
+  close: async () => {},
+  bytesRead: () => 0,
+});
+
+function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
+  return {
+    job_id: "11111111-2222-3333-4444-555555555555",
+    kind: "job",
+    url: "https://example.com/v.mp4",
+    platform: "direct",
+    options: { mode: "count", count: 3, format: "jpg", resolution: 720, output: "urls" },
+    max_video_seconds: 900,
+    clip_to_max: false,
+    max_frames: 300,
+    callback: { base_url: edge.baseUrl, token: edge.token },
+    ...overrides,
+  };
+}
+
+function post(body: unknown, token: string | null = TOKEN) {
+  return fetch(`${base}/extract`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+}
+
+describe("POST /extract", () => {
+  it("runs the job, uploads the frames, posts the result, answers completed", async () => {
+    await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
+    const results = edge.results.length;
+    const response = await post(request());
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "completed" });
+    const result = edge.results[results];
+    expect(result).toMatchObject({ job_id: request().job_id, kind: "job", status: "completed", error: null });
+    expect(result.attempt_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(result.frames.map((f) => f.key)).toEqual(
+      [1, 2, 3].map((i) => `job/${request().job_id}/${result.attempt_id}/frame-000${i}.jpg`),
+    );
+    const numbers = await Promise.all(
+      result.frames.map(async (f) => (await readImagePattern(edge.files.get(f.key as string)?.bytes as Buffer)).number),
+    );
+    expect(numbers).toEqual([15, 45, 75]);
+  });
+
+  it("each call is a new attempt with its own keys", async () => {
+    await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
+    await post(request());
+    await post(request());
+    const [a, b] = edge.results.slice(-2);
+    expect(a.attempt_id).not.toBe(b.attempt_id);
+  });
+
+  it("a bad file ends as a failed job with its JobError, still reported to the edge", async () => {
+    await startServer(localFile(await makeAudioOnly()));
+    const response = await post(request());
+    expect(await response.json()).toEqual({ status: "failed" });
+    expect(edge.results.at(-1)).toMatchObject({ status: "failed", error: { name: "NoVideoFound" } });
+  });
+
+  it("a source error (private video) passes through with its name and user message", async () => {
+    await startServer(async () => {
+      throw Object.assign(new Error("403 from origin"), {
+        name: "PrivateContent",
+        userMessage: "This video is private.",
+      });
+    });
+    await post(request());
+    expect(edge.results.at(-1)?.error).toEqual({
+      name: "PrivateContent",
+      message: "403 from origin",
+      userMessage: "This video is private.",
+    });
+  });
+
+  it("502 when the result cannot be posted, so the caller retries", async () => {
+    await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
+    edge.resultsStatus = 500;
+    try {
+      const response = await post(request());
+      expect(response.status).toBe(502);
+    } finally {
+      edge.resultsStatus = 202;
+    }
+  });
+
+  it("401 without the right bearer token", async () => {
+    await startServer(localFile("/nonexistent"));
+    expect((await post(request(), null)).status).toBe(401);
+    expect((await post(request(), "wrong")).status).toBe(401);
+    expect((await post(request(), `${TOKEN}x`)).status).toBe(401);
+  });
+
+  it("400 on a body that is not a valid ExtractRequest", async () => {
+    await startServer(localFile("/nonexistent"));
+    expect((await post("{not json")).status).toBe(400);
+    const missing = await post({ ...request(), callback: undefined });
+    expect(missing.status).toBe(400);
+    expect(((await missing.json()) as { issues: string[] }).issues.join()).toMatch(/callback/);
+    const badMode = await post(request({ options: { ...request().options, mode: "count", count: undefined } }));
+    expect(badMode.status).toBe(400);
+    const badResolution = await post({ ...request(), options: { ...request().options, resolution: 1000 } });
+    expect(badResolution.status).toBe(400);
+  });
+
+  it("503 with Retry-After when every slot is busy", async () => {
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    await startServer(async () => {
+      await gate;
+      return { input: video, close: async () => {}, bytesRead: () => 0 };
+    }, 1);
+    const first = post(request());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const refused = await post(request());
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get("retry-after")).toBe("7");
+    release();
+    expect((await first).status).toBe(200);
+  });
+});
+
+describe("GET /healthz", () => {
+  it("answers 200", async () => {
+    await startServer(localFile("/nonexistent"));
+    const response = await fetch(`${base}/healthz`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ ok: true });
+  });
+});
