@@ -2,6 +2,7 @@
 // delivered twice, and the extractor down at dispatch. Each job must finish once and be
 // charged once.
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -55,6 +56,9 @@ it("completes once, charged once, when the extractor is killed in the middle of 
     return read.body.status === "completed" || read.body.status === "failed" ? read.body : undefined;
   }, 180_000);
   expect(job.status).toBe("completed");
+  // The kill landed in the middle: the job needed a second attempt.
+  const [row] = queryLocal(`SELECT attempts FROM jobs WHERE id = '${job.id}'`, h.stack.stateDir);
+  expect(Number(row.attempts)).toBeGreaterThanOrEqual(2);
   expect(job.frames).toHaveLength(900);
   // 90 s → 2 minutes, 200 frames included, 700 more → 7 extra credits.
   expect(job.credits_charged).toBe(9);

@@ -77,6 +77,7 @@ describe("POST /v1/jobs?wait=true", () => {
     });
     expect(res.body.status).toBe("completed");
     expect(res.body.frames.map((f: any) => f.timestamp)).toEqual([2, 3, 4, 5]);
+    expect(res.body.frames.every((f: any) => f.status === "ok" && f.url === null)).toBe(true);
     const zip = await download(res.body.zip_url);
     expect(zip.status).toBe(200);
     expect(zip.type).toBe("application/zip");
