@@ -8,7 +8,8 @@ import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
-const BIN = join(ROOT, "node_modules/.bin");
+// wrangler runs on this process's Node (22), whatever `node` the PATH finds first.
+const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 
 /** With these wrangler makes no outbound connection at all (TOOLCHAIN.md). */
 export const OFFLINE_ENV = {
@@ -43,7 +44,7 @@ function loadSecrets(stateDir) {
 }
 
 export function wrangler(args, options = {}) {
-  return spawnSync(join(BIN, "wrangler"), args, {
+  return spawnSync(process.execPath, [WRANGLER, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...OFFLINE_ENV },
     encoding: "utf8",
@@ -113,8 +114,9 @@ export async function startStack(settings = {}) {
     spawn(process.execPath, [join(ROOT, "extractor/main.ts")], { cwd: ROOT, env: extractorEnv, stdio });
   let extractor = spawnExtractor();
   const edge = spawn(
-    join(BIN, "wrangler"),
+    process.execPath,
     [
+      WRANGLER,
       "dev", "--local", "--ip", "127.0.0.1", "--port", String(port),
       "--inspector-port", String(await freePort()),
       "--persist-to", stateDir,
