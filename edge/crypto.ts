@@ -10,12 +10,23 @@ export function timingSafeEqualHex(a: string, b: string): boolean {
   return diff === 0;
 }
 
+function importHmacKey(keyBytes: Uint8Array) {
+  return crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+// Configured secrets (string form) are imported once per isolate: a job read signs every
+// frame URL with the same key.
+const importedKeys = new Map<string, Promise<CryptoKey>>();
+
 export async function hmacSha256(secret: string | Uint8Array, message: string): Promise<Uint8Array> {
-  const keyBytes = typeof secret === "string" ? encoder.encode(secret) : secret;
-  const key = await crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, [
-    "sign",
-  ]);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
+  let key: Promise<CryptoKey>;
+  if (typeof secret === "string") {
+    key = importedKeys.get(secret) ?? importHmacKey(encoder.encode(secret));
+    importedKeys.set(secret, key);
+  } else {
+    key = importHmacKey(secret);
+  }
+  return new Uint8Array(await crypto.subtle.sign("HMAC", await key, encoder.encode(message)));
 }
 
 export function toHex(bytes: Uint8Array): string {

@@ -13,9 +13,28 @@ export interface RateDecision {
   retryAfter: number;
 }
 
+/** How long a new count may live only in memory before it is written to storage. */
+export const FLUSH_AFTER_MS = 1000;
+
 export class RateLimiter extends DurableObject<Env> {
   /** In-memory copy of the stored state; storage stays the source of truth on restart. */
   private tat: number | undefined;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+  /**
+   * Counts are written behind, at most once per FLUSH_AFTER_MS: a storage write per request
+   * was the largest single cost of an authenticated read. An object evicted in that window
+   * forgets under a second of counts, which lets at most that many extra requests through.
+   */
+  private scheduleFlush() {
+    this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
+  }
+
+  async flush(): Promise<void> {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.tat !== undefined) await this.ctx.storage.put("tat", this.tat);
+  }
 
   /**
    * Admits one request at `perMinute` with a burst of a whole minute's allowance.
@@ -38,7 +57,7 @@ export class RateLimiter extends DurableObject<Env> {
       };
     }
     this.tat = newTat;
-    await this.ctx.storage.put("tat", newTat);
+    this.scheduleFlush();
     return {
       allowed: true,
       limit: perMinute,

@@ -53,10 +53,25 @@ async function waitUntilFinal<T extends { status: string }>(first: T, load: () =
   return row;
 }
 
+/** The job and its frames in one D1 round trip. */
+async function findJobWithFrames(c: Context<AppEnv>, id: string) {
+  const db = c.get("db");
+  const [jobRows, frameList] = await db.batch([
+    db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.accountId, c.get("account").id))),
+    frameRows(db, id),
+  ]);
+  // Another account's job answers exactly like a missing one.
+  if (!jobRows[0]) throw jobNotFound(id);
+  return { row: jobRows[0], frameList };
+}
+
 export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {
-  let row = await findJob(c, id);
-  if (wait) row = await waitUntilFinal(row, () => findJob(c, id), WAIT_LIMIT_MS);
-  return jobToApi(row, await frameRows(c.get("db"), id), linkerFor(c, row));
+  let found = await findJobWithFrames(c, id);
+  if (wait && !FINAL.has(found.row.status)) {
+    const row = await waitUntilFinal(found.row, () => findJob(c, id), WAIT_LIMIT_MS);
+    found = FINAL.has(row.status) ? await findJobWithFrames(c, id) : { row, frameList: [] };
+  }
+  return jobToApi(found.row, found.frameList, linkerFor(c, found.row));
 }
 
 export async function listJobs(

@@ -5,7 +5,8 @@ import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
 import { accounts, apiKeys } from "../../schema/db.ts";
 import { isPlanName, PLANS } from "../../schema/plans.ts";
-import type { AppEnv } from "../context.ts";
+import type { AccountRow } from "../../schema/db.ts";
+import type { AppEnv, Db } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { timingSafeEqualHex } from "../crypto.ts";
 import { enforceIpRate, enforceRate } from "./rate-limit.ts";
@@ -37,6 +38,36 @@ const invalid = () =>
     userMessage: "This API key is not valid. Check it, or create a new one.",
   });
 
+type KeyRow = { keyId: string; keyHash: string; account: AccountRow };
+
+/**
+ * Verified keys are remembered in the isolate for a few seconds: the hot path of a busy
+ * client then skips a D1 read. The price is that a revoked key keeps working for up to
+ * KEY_CACHE_MS on an isolate that has just seen it. Handlers that need live balances read
+ * the account again; the cached row serves only its id and plan.
+ */
+const KEY_CACHE_MS = 10_000;
+const KEY_CACHE_MAX = 10_000;
+const keyCache = new Map<string, { row: KeyRow; until: number }>();
+
+async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
+  const cached = keyCache.get(hash);
+  if (cached && cached.until > Date.now()) return cached.row;
+  const [row] = await db
+    .select({ keyId: apiKeys.id, keyHash: apiKeys.keyHash, account: accounts })
+    .from(apiKeys)
+    .innerJoin(accounts, eq(apiKeys.accountId, accounts.id))
+    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  if (!row) {
+    keyCache.delete(hash);
+    return undefined;
+  }
+  if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+  keyCache.set(hash, { row, until: Date.now() + KEY_CACHE_MS });
+  return row;
+}
+
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   const credential = readCredential(c.req.raw.headers);
   if (credential.kind !== "key") {
@@ -54,13 +85,7 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
     throw invalid();
   }
   const hash = await hashApiKey(credential.key);
-  const [row] = await c
-    .get("db")
-    .select({ keyId: apiKeys.id, keyHash: apiKeys.keyHash, account: accounts })
-    .from(apiKeys)
-    .innerJoin(accounts, eq(apiKeys.accountId, accounts.id))
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-    .limit(1);
+  const row = await lookUpKey(c.get("db"), hash);
   if (!row || !timingSafeEqualHex(row.keyHash, hash)) {
     await enforceIpRate(c);
     throw invalid();

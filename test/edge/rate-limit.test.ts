@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { RateLimiter } from "../../edge/durable/rate-limiter.ts";
+import { FLUSH_AFTER_MS, type RateLimiter } from "../../edge/durable/rate-limiter.ts";
 import { api, createAccount, freshIp } from "./support/api.ts";
 
 describe("per-key rate limit", () => {
@@ -66,6 +66,8 @@ describe("RateLimiter (GCRA)", () => {
     // One interval (10 s at 6/min) later exactly one more passes.
     expect((await stub.take(6, t0 + 10_000)).allowed).toBe(true);
     expect((await stub.take(6, t0 + 10_000)).allowed).toBe(false);
+    // Counts reach storage within FLUSH_AFTER_MS.
+    await new Promise((r) => setTimeout(r, FLUSH_AFTER_MS + 200));
     const stored = await runInDurableObject(stub, (_instance: RateLimiter, state) => state.storage.get<number>("tat"));
     expect(stored).toBe(t0 + 70_000);
   });

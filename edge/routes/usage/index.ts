@@ -1,7 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { desc, eq, sql } from "drizzle-orm";
 import { UsageSchema } from "../../../schema/api.ts";
-import { creditLedger, jobs } from "../../../schema/db.ts";
+import { accounts, creditLedger, jobs } from "../../../schema/db.ts";
 import { isPlanName, PLANS } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import { requireApiKey } from "../../middleware/auth.ts";
@@ -26,8 +26,9 @@ const router = createRouter();
 router.use("/v1/usage", requireApiKey);
 
 export const usageRouter = router.openapi(getUsageRoute, async (c) => {
-  const account = c.get("account");
   const db = c.get("db");
+  // The balance must be live: the account row the key check cached may be seconds old.
+  const [account] = await db.select().from(accounts).where(eq(accounts.id, c.get("account").id));
   const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
   const periodStart = account.periodStart ?? account.createdAt;
   const [[period], ledger] = await Promise.all([
