@@ -2,12 +2,16 @@
 //   Creates the account if needed and prints a new API key as the last line of stdout.
 // `npm run --silent admin -- webhook-secret --email E`
 //   Prints the account's webhook signing secret (whsec_…) as the last line of stdout.
-// Both work against the local D1 of `npm start`, whether or not it is running.
+// Both work against the local D1 of `npm start` (STILLS_STATE_DIR, default .wrangler/state),
+// whether or not it is running.
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { applyMigrations, createKey, queryLocal, ROOT } from "./lib/stack.mjs";
 
 const USAGE = `usage: npm run --silent admin -- create-key --email E [--plan free|starter|pro|scale] [--pack-credits N]
        npm run --silent admin -- webhook-secret --email E`;
+
+const stateDir = resolve(ROOT, process.env.STILLS_STATE_DIR ?? ".wrangler/state");
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -19,9 +23,9 @@ const { positionals, values } = parseArgs({
 });
 
 if (positionals[0] === "webhook-secret" && values.email) {
-  applyMigrations(`${ROOT}/.wrangler/state`);
+  applyMigrations(stateDir);
   const email = values.email.trim().toLowerCase().replaceAll("'", "''");
-  const [row] = queryLocal(`SELECT webhook_secret FROM accounts WHERE email = '${email}'`);
+  const [row] = queryLocal(`SELECT webhook_secret FROM accounts WHERE email = '${email}'`, stateDir);
   if (!row) {
     console.error(`no account for ${values.email}`);
     process.exit(1);
@@ -44,7 +48,7 @@ if (!Number.isInteger(packCredits) || packCredits < 0) {
 }
 
 try {
-  const issued = await createKey({ email: values.email, plan: values.plan, packCredits });
+  const issued = await createKey({ email: values.email, plan: values.plan, packCredits, stateDir });
   console.error(`account ${issued.accountId} (${values.email}, ${values.plan}); key shown once:`);
   console.log(issued.key);
 } catch (err) {
