@@ -118,6 +118,32 @@ describe("signed URLs and wait on read", () => {
   });
 });
 
+describe("the demo", () => {
+  it("runs through the same pipeline: 6 evenly spaced JPG frames at most 640 px wide, no credits", async () => {
+    const wide = h.serveVideo("/media/wide.mp4", await makeTestVideo({ width: 1280, height: 720, fps: FPS, durationSeconds: 6 }));
+    const before = await call(h.stack, "GET", "/usage", { headers: account.auth });
+    const created = await call(h.stack, "POST", "/demo", { body: { url: wide } });
+    expect(created.status).toBe(201);
+    let demo = created.body;
+    const deadline = Date.now() + 60_000;
+    while (!["completed", "failed"].includes(demo.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 300));
+      demo = (await call(h.stack, "GET", `/demo/${created.body.id}`)).body;
+    }
+    expect(demo).toMatchObject({ object: "demo_job", status: "completed", frames_count: 6, frames_failed: 0 });
+    expect(demo.frames.map((f: any) => f.timestamp)).toEqual([0.5, 1.5, 2.5, 3.5, 4.5, 5.5]);
+    for (const frame of demo.frames) {
+      const file = await download(frame.url);
+      const meta = await sharp(file.bytes).metadata();
+      expect(meta.format).toBe("jpeg");
+      expect(meta.width).toBeLessThanOrEqual(640);
+      expect((await readImagePattern(file.bytes)).number).toBe(frameAt(frame.timestamp));
+    }
+    const after = await call(h.stack, "GET", "/usage", { headers: account.auth });
+    expect(after.body.credits).toEqual(before.body.credits);
+  });
+});
+
 describe("webhooks", () => {
   it("delivers job.completed with a Standard Webhooks signature the receiver can verify", async () => {
     const receiver = await startReceiver();
