@@ -21,8 +21,10 @@ export interface DecodeGroup {
 export interface DecodedFrame {
   /** Index into the group's times. */
   slot: number;
-  /** RGB24, width × height × 3 bytes. */
+  /** RGB24, width × height × 3 bytes; valid until release(). */
   pixels: Buffer;
+  /** Hands the pixel buffer back for the next frame (call once it has been encoded). */
+  release(): void;
   /** The delivered frame's own presentation time, seconds from the video's start. */
   pts: number | null;
   /** The file ended early with errors and this time lies past its last decoded frame. */
@@ -34,11 +36,43 @@ export interface DecodeContext {
   video: VideoProbe;
   picture: PictureSteps;
   signal: AbortSignal;
+  buffers: FrameBufferPool;
+}
+
+/**
+ * Reuses the few frame-sized buffers in flight. Fresh 25 MB buffers per 2160p frame are freed
+ * only when V8 gets round to it, and RSS climbs by hundreds of MB in the meantime.
+ */
+export class FrameBufferPool {
+  readonly frameBytes: number;
+  private readonly free: Buffer[] = [];
+  private readonly keep: number;
+
+  constructor(frameBytes: number, keep = 4) {
+    this.frameBytes = frameBytes;
+    this.keep = keep;
+  }
+
+  take(): Buffer {
+    return this.free.pop() ?? Buffer.allocUnsafe(this.frameBytes);
+  }
+
+  give(buffer: Buffer): void {
+    if (this.free.length < this.keep && !this.free.includes(buffer)) this.free.push(buffer);
+  }
 }
 
 const SHOWINFO_FRAME = /^\[Parsed_showinfo_0 @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const SHOWINFO_LINE = /^\[Parsed_showinfo_0 @/;
 const ERROR_LINE = /\[(error|fatal|panic)\]/;
+
+// A run that seeks and decodes only a few seconds is mostly start-up: one decoder thread does
+// it with the least CPU, and the next run decodes on the other core meanwhile (measured).
+const SHORT_RUN_SECONDS = 5;
+
+function shortRun(group: DecodeGroup): boolean {
+  return group.seekSeconds !== null && group.times[group.times.length - 1] - group.seekSeconds <= SHORT_RUN_SECONDS;
+}
 
 /** One ffmpeg process for one seek point; it starts at once so the next group can warm up. */
 export class DecodeRun {
@@ -66,6 +100,7 @@ export class DecodeRun {
       slots: this.slots,
       timeBase: context.video.timeBase,
       picture: context.picture,
+      threads: shortRun(group) ? 1 : undefined,
     });
     this.tool = startTool("ffmpeg", args, {
       signal: context.signal,
@@ -106,13 +141,13 @@ export class DecodeRun {
   }
 
   async *frames(): AsyncGenerator<DecodedFrame> {
-    const { width, height } = this.context.picture;
-    const frameBytes = width * height * 3;
+    const pool = this.context.buffers;
+    const frameBytes = pool.frameBytes;
     const start = this.context.video.startTime;
     const frameRate = this.context.video.frameRate ?? 30;
     const tailAllowance = Math.max(1, 3 / frameRate);
     let slot = 0;
-    let current = Buffer.allocUnsafe(frameBytes);
+    let current = pool.take();
     let filled = 0;
     try {
       for await (const chunk of this.tool.stdout as AsyncIterable<Buffer>) {
@@ -126,18 +161,21 @@ export class DecodeRun {
           const pts = await this.timeline.ptsOfSlot(slot);
           if (this.overshot) return;
           const wanted = this.group.times[slot] + start;
+          const pixels = current;
           yield {
             slot,
-            pixels: current,
+            pixels,
+            release: () => pool.give(pixels),
             pts: pts === null ? null : pts - start,
             pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
           };
           slot++;
-          current = Buffer.allocUnsafe(frameBytes);
+          current = pool.take();
           filled = 0;
         }
       }
     } finally {
+      pool.give(current);
       if (slot < this.group.times.length) this.tool.kill();
     }
     const { code } = await this.tool.exited;

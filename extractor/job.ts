@@ -6,7 +6,7 @@ import { planFrames } from "../schema/frame-plan.ts";
 import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.ts";
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import type { DecodeContext, DecodedFrame } from "./decode.ts";
-import { DecodeRun, decodeGroup } from "./decode.ts";
+import { DecodeRun, decodeGroup, FrameBufferPool } from "./decode.ts";
 import { CONTENT_TYPES, encodePicture } from "./encode.ts";
 import { DeadlineError, ExtractError, toJobError } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
@@ -150,6 +150,7 @@ async function runJob(
       video,
       picture: pictureSteps(video, size),
       signal,
+      buffers: new FrameBufferPool(size.width * size.height * 3, 3),
     };
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
     await writer.open();
@@ -226,7 +227,12 @@ function pictureSteps(video: VideoProbe, size: OutputSize): PictureSteps {
   };
 }
 
-/** Decodes every group in order, starting each next ffmpeg while the current one is read. */
+/**
+ * Decodes every group in order. The next groups' ffmpeg runs start while the current one is
+ * read: a short sparse run is mostly process start-up and seeking, which overlap well; the
+ * waiting run holds at most a frame in its pipe. One ahead keeps two cores busy (measured: more
+ * runs at once only contend).
+ */
 async function decodeAll(
   context: DecodeContext,
   wanted: PlannedFrame[],
@@ -235,21 +241,34 @@ async function decodeAll(
 ): Promise<void> {
   const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
   const framesAt = new Map<number, PlannedFrame[]>();
-  for (const frame of wanted) framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
+  for (const frame of wanted) {
+    framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
+  }
   const groups = await chooseGroups(context, times, strategy);
   log("debug", "decode plan", { times: times.length, groups: groups.length });
-  let next: DecodeRun | null = new DecodeRun(context, groups[0]);
-  for (let g = 0; g < groups.length; g++) {
-    const run: DecodeRun = next as DecodeRun;
-    next = g + 1 < groups.length ? new DecodeRun(context, groups[g + 1]) : null;
-    try {
+  // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
+  const { width, height } = context.video;
+  const ahead = width * height > 2560 * 1440 ? 0 : 1;
+  const started: DecodeRun[] = [];
+  let nextGroup = 0;
+  const startMore = () => {
+    while (nextGroup < groups.length && started.length <= ahead) {
+      started.push(new DecodeRun(context, groups[nextGroup++]));
+    }
+  };
+  try {
+    startMore();
+    while (started.length > 0) {
+      const run = started[0];
+      startMore();
       await writer.writeAll(decodeGroup(context, run), (frame: DecodedFrame) => {
         return framesAt.get(run.group.times[frame.slot]) ?? [];
       });
-    } catch (error) {
-      next?.cancel();
-      throw error;
+      log("debug", "decode group done", { seek: run.group.seekSeconds, frames: run.group.times.length });
+      started.shift();
     }
+  } finally {
+    for (const run of started) run.cancel();
   }
 }
 
@@ -311,12 +330,15 @@ class FrameWriter {
     let storing: Promise<void> = Promise.resolve();
     try {
       for await (const frame of frames) {
-        if (frame.pastDecodedEnd) continue;
+        if (frame.pastDecodedEnd) {
+          frame.release();
+          continue;
+        }
         const encoding = encodePicture(
           { pixels: frame.pixels, width: this.size.width, height: this.size.height },
           this.options.format,
         );
-        encoding.catch(() => {});
+        encoding.then(frame.release, frame.release);
         await storing;
         storing = encoding.then((bytes) => this.store(frame, bytes, plannedFor(frame)));
         // Awaited on the next turn; until then a failure must not count as unhandled.

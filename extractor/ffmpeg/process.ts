@@ -104,7 +104,8 @@ export function startTool(tool: MediaTool, args: string[], options: RunOptions =
   exitedPromise.catch(() => {});
 
   // Node resumes (and so discards) a child's unread stdout when the child exits; a run started
-  // ahead of time would lose its frames. Piping keeps them, and keeps the backpressure.
+  // ahead of time would lose its frames. Piping keeps them (a 'readable' listener would too,
+  // but then a later reader never hears of data already buffered), and keeps the backpressure.
   const stdout = child.stdout.pipe(new PassThrough({ highWaterMark: 1024 * 1024 }));
   return {
     stdout,

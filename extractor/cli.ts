@@ -1,0 +1,26 @@
+// Runs one extraction from the command line into a directory (operators, the bench):
+//   node extractor/cli.ts <file> '<options json>' <out-dir> [auto|dense|sparse]
+// Prints the ExtractResult-shaped outcome as JSON on stdout.
+import { extractFrames } from "./job.ts";
+import { DirectorySink } from "./output/directory-sink.ts";
+import type { JobOptions } from "../schema/messages.ts";
+
+const [input, optionsJson = "{}", outDir = "frames-out", strategy = "auto"] = process.argv.slice(2);
+if (!input) {
+  console.error("usage: node extractor/cli.ts <file> '<options json>' <out-dir> [auto|dense|sparse]");
+  process.exit(2);
+}
+const options: JobOptions = {
+  mode: "interval",
+  format: "jpg",
+  resolution: 1080,
+  output: "urls",
+  ...(JSON.parse(optionsJson) as Partial<JobOptions>),
+};
+const outcome = await extractFrames(
+  { input, options, maxVideoSeconds: 6 * 3600, clipToMax: false, maxFrames: 100_000 },
+  new DirectorySink(outDir),
+  { strategy: strategy as "auto" | "dense" | "sparse" },
+);
+process.stdout.write(`${JSON.stringify(outcome)}\n`);
+process.exit(outcome.status === "completed" ? 0 : 1);

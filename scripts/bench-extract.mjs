@@ -1,0 +1,136 @@
+// Extractor benchmark: `node scripts/bench-extract.mjs`. Sources are generated once into
+// bench/out/ (gitignored). Each job runs as its own `node extractor/cli.ts` process, exactly as
+// the service would run it, and is compared with plain ffmpeg on the same file in the same run:
+//   1. dense (every 0.5 s) ÷ `ffmpeg -i SRC -f null -`                       goal ≤ 1.3
+//   2. sparse (every 10 s; 12 exact timestamps) ÷ `ffmpeg -i SRC -vf fps=1/10 out%03d.jpg`
+//                                                                           goal ≤ 0.25
+//   3. peak RSS of the extractor process plus its ffmpeg children on a 2160p source
+//                                                                           goal < 500 MB
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, readdir, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+
+const OUT = "bench/out";
+const NODE = process.execPath;
+const PAGE_KB = 4;
+
+function generate(path, size, seconds, extra) {
+  if (existsSync(path)) return Promise.resolve();
+  console.log(`generating ${path} (once)…`);
+  const tmp = `${path}.tmp.mp4`;
+  return runChild("ffmpeg", [
+    "-hide_banner", "-loglevel", "error", "-y",
+    "-f", "lavfi", "-i", `testsrc2=size=${size}:rate=30:duration=${seconds}`,
+    "-c:v", "libx264", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0",
+    "-pix_fmt", "yuv420p", ...extra, tmp,
+  ]).then(() => rename(tmp, path));
+}
+
+/** Runs a command; resolves with its wall time (s), stdout and peak RSS of its process tree. */
+function runChild(command, args, { sampleMemory = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const started = process.hrtime.bigint();
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr = (stderr + d).slice(-4000)));
+    let peakKb = 0;
+    const timer = sampleMemory
+      ? setInterval(async () => {
+          peakKb = Math.max(peakKb, await treeRssKb(child.pid));
+        }, 25)
+      : null;
+    child.on("close", (code) => {
+      if (timer) clearInterval(timer);
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      if (code !== 0) reject(new Error(`${command} exited ${code}: ${stderr}`));
+      else resolve({ seconds, stdout, peakMb: peakKb / 1024 });
+    });
+  });
+}
+
+/** RSS of a process and all its descendants, from /proc (Linux). */
+async function treeRssKb(rootPid) {
+  const parents = new Map();
+  const rss = new Map();
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      parents.set(Number(entry), Number(fields[1]));
+      rss.set(Number(entry), Number(fields[21]) * PAGE_KB);
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  let total = 0;
+  const inTree = (pid) => {
+    for (let p = pid; p > 1; p = parents.get(p) ?? 0) if (p === rootPid) return true;
+    return false;
+  };
+  for (const [pid, kb] of rss) if (inTree(pid)) total += kb;
+  return total;
+}
+
+async function job(source, options, name, strategy = "auto") {
+  const dir = join(OUT, `frames-${name}`);
+  await rm(dir, { recursive: true, force: true });
+  const result = await runChild(
+    NODE,
+    ["extractor/cli.ts", source, JSON.stringify(options), dir, strategy],
+    { sampleMemory: true },
+  );
+  const outcome = JSON.parse(result.stdout.trim().split("\n").pop());
+  const ok = outcome.frames.filter((f) => f.status === "ok").length;
+  if (outcome.status !== "completed") throw new Error(`${name} failed: ${JSON.stringify(outcome.error)}`);
+  await rm(dir, { recursive: true, force: true });
+  return { ...result, frames: ok };
+}
+
+async function main() {
+  await mkdir(OUT, { recursive: true });
+  const fullHd = join(OUT, "src-1080p30-120s.mp4");
+  const uhd = join(OUT, "src-2160p30-20s.mp4");
+  await generate(fullHd, "1920x1080", 120, ["-preset", "veryfast"]);
+  await generate(uhd, "3840x2160", 20, ["-preset", "ultrafast"]);
+
+  console.log("measuring (2 cores shared; each figure is one run)…");
+  const nullDecode = await runChild("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", fullHd, "-f", "null", "-"]);
+  const dense = await job(fullHd, { mode: "interval", every: 0.5 }, "dense");
+
+  const fpsDir = join(OUT, "fps-baseline");
+  await rm(fpsDir, { recursive: true, force: true });
+  await mkdir(fpsDir, { recursive: true });
+  const fpsBaseline = await runChild("ffmpeg", [
+    "-hide_banner", "-loglevel", "error", "-i", fullHd, "-vf", "fps=1/10", join(fpsDir, "out%03d.jpg"),
+  ]);
+  await rm(fpsDir, { recursive: true, force: true });
+  const sparseInterval = await job(fullHd, { mode: "interval", every: 10 }, "sparse-interval");
+  const timestamps = [3.21, 12.7, 21.05, 33.333, 41.9, 50.5, 61.01, 72.8, 83.4, 95.95, 104.2, 117.6];
+  const sparseTimestamps = await job(fullHd, { mode: "timestamps", timestamps }, "sparse-timestamps");
+
+  const memory = await job(uhd, { mode: "interval", every: 0.5, resolution: 2160, format: "png", output: "both" }, "memory-2160p");
+
+  const rows = [
+    ["dense every 0.5 s (240 frames)", dense.seconds, nullDecode.seconds, "ffmpeg -f null", dense.seconds / nullDecode.seconds, "≤ 1.3"],
+    ["sparse every 10 s (12 frames)", sparseInterval.seconds, fpsBaseline.seconds, "fps=1/10 jpgs", sparseInterval.seconds / fpsBaseline.seconds, "≤ 0.25"],
+    ["sparse 12 timestamps", sparseTimestamps.seconds, fpsBaseline.seconds, "fps=1/10 jpgs", sparseTimestamps.seconds / fpsBaseline.seconds, "≤ 0.25"],
+  ];
+  console.log("\n| job (1920×1080 30 fps, 120 s, GOP 2 s) | job s | baseline s | baseline | ratio | goal |");
+  console.log("|---|---|---|---|---|---|");
+  for (const [name, t, base, what, ratio, goal] of rows) {
+    console.log(`| ${name} | ${t.toFixed(2)} | ${base.toFixed(2)} | ${what} | ${ratio.toFixed(2)} | ${goal} |`);
+  }
+  console.log(`\n| memory (3840×2160 source, every 0.5 s, PNG at 2160p, ZIP) | peak RSS | goal |`);
+  console.log("|---|---|---|");
+  console.log(`| extractor + ffmpeg children, ${memory.frames} frames | ${memory.peakMb.toFixed(0)} MB | < 500 MB |`);
+  console.log(`\n(peak RSS of the 1080p dense job: ${dense.peakMb.toFixed(0)} MB)`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
