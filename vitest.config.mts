@@ -27,14 +27,21 @@ export default defineConfig(async () => {
           test: {
             name: "edge",
             include: ["test/edge/**/*.test.ts"],
-            setupFiles: ["test/edge/support/apply-migrations.ts", "test/edge/support/fake-extractor.ts"],
+            setupFiles: [
+              "test/edge/support/apply-migrations.ts",
+              "test/edge/support/fake-extractor.ts",
+            ],
           },
         },
         {
           test: {
             name: "node",
             environment: "node",
-            include: ["test/extractor/**/*.test.ts", "test/sources/**/*.test.ts", "test/e2e/**/*.test.ts"],
+            include: [
+              "test/extractor/**/*.test.ts",
+              "test/sources/**/*.test.ts",
+              "test/e2e/**/*.test.ts",
+            ],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             // Two cores: ffmpeg-heavy files one at a time keeps timings sane.

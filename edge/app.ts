@@ -1,8 +1,8 @@
 // The app factory: validation errors and thrown errors are shaped once, here, for every
 // route. Tests build the app the same way the worker does.
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { drizzle } from "drizzle-orm/d1";
+import type { Context } from "hono";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
@@ -28,8 +28,7 @@ export function createApp() {
 }
 
 function errorResponse(err: Error, c: Context<AppEnv>) {
-  const apiError =
-    err instanceof ApiError ? err : internalError(err, c.req.method, c.req.path);
+  const apiError = err instanceof ApiError ? err : internalError(err, c.req.method, c.req.path);
   if (apiError.retryAfter !== undefined) c.header("Retry-After", String(apiError.retryAfter));
   const response = c.json(apiError.toBody(), apiError.status);
   applyRateHeaders(c, response);

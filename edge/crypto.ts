@@ -11,14 +11,19 @@ export function timingSafeEqualHex(a: string, b: string): boolean {
 }
 
 function importHmacKey(keyBytes: Uint8Array) {
-  return crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+  return crypto.subtle.importKey("raw", keyBytes, { name: "HMAC", hash: "SHA-256" }, false, [
+    "sign",
+  ]);
 }
 
 // Configured secrets (string form) are imported once per isolate: a job read signs every
 // frame URL with the same key.
 const importedKeys = new Map<string, Promise<CryptoKey>>();
 
-export async function hmacSha256(secret: string | Uint8Array, message: string): Promise<Uint8Array> {
+export async function hmacSha256(
+  secret: string | Uint8Array,
+  message: string,
+): Promise<Uint8Array> {
   let key: Promise<CryptoKey>;
   if (typeof secret === "string") {
     key = importedKeys.get(secret) ?? importHmacKey(encoder.encode(secret));

@@ -7,7 +7,12 @@ export interface ExtractorClient {
   extract(request: ExtractRequest): Promise<Response>;
 }
 
-function post(fetcher: (req: Request) => Promise<Response>, base: string, token: string, request: ExtractRequest) {
+function post(
+  fetcher: (req: Request) => Promise<Response>,
+  base: string,
+  token: string,
+  request: ExtractRequest,
+) {
   return fetcher(
     new Request(`${base}/extract`, {
       method: "POST",

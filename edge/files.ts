@@ -45,7 +45,9 @@ export const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** Objects live under `{kind}/{job_id}/{attempt_id}/{name}`. */
-export function parseFileKey(key: string): { kind: "job" | "demo"; jobId: string; name: string } | null {
+export function parseFileKey(
+  key: string,
+): { kind: "job" | "demo"; jobId: string; name: string } | null {
   const match = /^(job|demo)\/([0-9a-f-]{36})\/[0-9a-zA-Z-]{1,64}\/([\w.-]{1,64})$/.exec(key);
   if (!match) return null;
   return { kind: match[1] as "job" | "demo", jobId: match[2], name: match[3] };

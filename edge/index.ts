@@ -1,6 +1,7 @@
 // The worker's entry: the HTTP app, the queue consumers, the cron handler and the Durable
 // Object classes.
 import { createApp } from "./app.ts";
+import { runScheduledMaintenance } from "./maintenance.ts";
 import { handleQueueBatch } from "./queues/index.ts";
 import { demoRouter } from "./routes/demo/index.ts";
 import { mountDocs } from "./routes/docs/index.ts";
@@ -9,7 +10,6 @@ import { internalRouter } from "./routes/internal/index.ts";
 import { jobsRouter } from "./routes/jobs/index.ts";
 import { pricingRouter } from "./routes/pricing/index.ts";
 import { usageRouter } from "./routes/usage/index.ts";
-import { runScheduledMaintenance } from "./maintenance.ts";
 
 export { ExtractorContainer } from "./durable/extractor-container.ts";
 export { RateLimiter } from "./durable/rate-limiter.ts";
@@ -29,5 +29,6 @@ mountDocs(app);
 export default {
   fetch: app.fetch,
   queue: handleQueueBatch,
-  scheduled: (controller, env, ctx) => ctx.waitUntil(runScheduledMaintenance(env, controller.scheduledTime)),
+  scheduled: (controller, env, ctx) =>
+    ctx.waitUntil(runScheduledMaintenance(env, controller.scheduledTime)),
 } satisfies ExportedHandler<Env>;

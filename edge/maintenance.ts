@@ -1,6 +1,6 @@
 // The cron run: expires finished jobs past their retention (deleting their files), fails jobs
 // that have been stuck far longer than any extraction can take, and renews plan credits.
-import { PLANS, isPlanName } from "../schema/plans.ts";
+import { isPlanName, PLANS } from "../schema/plans.ts";
 import { failJob } from "./queues/results.ts";
 
 const EXPIRE_BATCH = 200;
@@ -18,7 +18,10 @@ async function deletePrefix(env: Env, prefix: string) {
 
 export async function expireJobs(env: Env, now: number): Promise<number> {
   let expired = 0;
-  for (const [table, kind] of [["jobs", "job"], ["demo_jobs", "demo"]] as const) {
+  for (const [table, kind] of [
+    ["jobs", "job"],
+    ["demo_jobs", "demo"],
+  ] as const) {
     const { results } = await env.DB.prepare(
       `SELECT id FROM ${table} WHERE status = 'completed' AND expires_at <= ?1 LIMIT ${EXPIRE_BATCH}`,
     )
@@ -35,7 +38,10 @@ export async function expireJobs(env: Env, now: number): Promise<number> {
 
 async function failStuckJobs(env: Env, now: number) {
   const before = new Date(now - STUCK_AFTER_MS).toISOString();
-  for (const [table, kind] of [["jobs", "job"], ["demo_jobs", "demo"]] as const) {
+  for (const [table, kind] of [
+    ["jobs", "job"],
+    ["demo_jobs", "demo"],
+  ] as const) {
     const { results } = await env.DB.prepare(
       `SELECT id FROM ${table} WHERE status IN ('queued', 'processing') AND created_at <= ?1 LIMIT 100`,
     )

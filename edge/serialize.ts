@@ -27,7 +27,11 @@ async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise
   );
 }
 
-export async function jobToApi(row: JobRow, frameRows: FrameRow[], linker: FileLinker | null): Promise<Job> {
+export async function jobToApi(
+  row: JobRow,
+  frameRows: FrameRow[],
+  linker: FileLinker | null,
+): Promise<Job> {
   return {
     id: row.id,
     object: "job",

@@ -50,11 +50,24 @@ export async function issueKeyStatements(options: {
       sql: `INSERT INTO accounts (id, email, plan, plan_credits, period_start, period_end, webhook_secret)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (email) DO UPDATE SET plan = excluded.plan`,
-      params: [accountId, email, plan.name, plan.monthly_credits, now.toISOString(), addMonth(now).toISOString(), webhookSecret()],
+      params: [
+        accountId,
+        email,
+        plan.name,
+        plan.monthly_credits,
+        now.toISOString(),
+        addMonth(now).toISOString(),
+        webhookSecret(),
+      ],
     },
     {
       sql: `INSERT OR IGNORE INTO credit_ledger (id, account_id, kind, plan_delta, note) VALUES (?, ?, 'grant', ?, ?)`,
-      params: [grantId, accountId, plan.monthly_credits, `${plan.name} plan credits for the first period`],
+      params: [
+        grantId,
+        accountId,
+        plan.monthly_credits,
+        `${plan.name} plan credits for the first period`,
+      ],
     },
     {
       sql: "INSERT INTO api_keys (id, account_id, key_hash, hint) VALUES (?, ?, ?, ?)",
@@ -67,16 +80,26 @@ export async function issueKeyStatements(options: {
     statements.push(
       {
         sql: `INSERT INTO credit_ledger (id, account_id, kind, pack_delta, note) VALUES (?, ?, 'pack', ?, ?)`,
-        params: [entryId, accountId, pack, `${pack} pack credits (a pack is ${CREDIT_PACK.credits})`],
+        params: [
+          entryId,
+          accountId,
+          pack,
+          `${pack} pack credits (a pack is ${CREDIT_PACK.credits})`,
+        ],
       },
-      { sql: "UPDATE accounts SET pack_credits = pack_credits + ? WHERE id = ?", params: [pack, accountId] },
+      {
+        sql: "UPDATE accounts SET pack_credits = pack_credits + ? WHERE id = ?",
+        params: [pack, accountId],
+      },
     );
   }
   return { key, keyId, accountId, statements };
 }
 
 async function deterministicId(seed: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(seed)));
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(seed)),
+  );
   const hex = [...digest.slice(0, 16)].map((b) => b.toString(16).padStart(2, "0")).join("");
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
@@ -84,7 +107,11 @@ async function deterministicId(seed: string): Promise<string> {
 /** Inlines parameters as SQL literals, for `wrangler d1 execute --file`. */
 export function toSqlScript(statements: Statement[]): string {
   const literal = (value: string | number | null) =>
-    value === null ? "NULL" : typeof value === "number" ? String(value) : `'${value.replaceAll("'", "''")}'`;
+    value === null
+      ? "NULL"
+      : typeof value === "number"
+        ? String(value)
+        : `'${value.replaceAll("'", "''")}'`;
   return statements
     .map(({ sql, params }) => {
       let i = 0;

@@ -39,9 +39,14 @@ export const JobErrorSchema = z
 export const FrameSchema = z
   .object({
     index: z.number().int().min(1).openapi({ description: "1-based position in the result" }),
-    timestamp: z.number().openapi({ description: "Requested moment, seconds from the source start" }),
+    timestamp: z
+      .number()
+      .openapi({ description: "Requested moment, seconds from the source start" }),
     status: z.enum(["ok", "error"]),
-    url: z.url().nullable().openapi({ description: "Signed URL, valid until the job's expires_at" }),
+    url: z
+      .url()
+      .nullable()
+      .openapi({ description: "Signed URL, valid until the job's expires_at" }),
     error: z.string().nullable(),
     pts: z.number().nullable().optional().openapi({
       description: "Presentation time of the decoded frame shown at `timestamp`, in seconds",
@@ -110,9 +115,7 @@ export const UsageSchema = z
       monthly_allowance: z.number().int(),
     }),
     period: z.object({ start: nullableDateTime, end: nullableDateTime }),
-    subscription: z
-      .object({ status: z.string(), cancel_at_period_end: z.boolean() })
-      .nullable(),
+    subscription: z.object({ status: z.string(), cancel_at_period_end: z.boolean() }).nullable(),
     limits: z.object({
       max_video_minutes: z.number().int(),
       max_frames_per_job: z.number().int(),
@@ -160,7 +163,9 @@ const booleanish = z
 
 export const CreateJobRequestSchema = z
   .strictObject({
-    url: z.string().openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
+    url: z
+      .string()
+      .openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
     mode: z.enum(["interval", "count", "timestamps"]).optional().openapi({
       description: "Inferred from count or timestamps when omitted",
     }),
@@ -170,7 +175,10 @@ export const CreateJobRequestSchema = z
     start: z.number().min(0).optional(),
     end: z.number().gt(0).optional(),
     format: z.enum(["jpg", "png", "webp"]).optional().openapi({ description: "Default jpg" }),
-    resolution: z.enum(RESOLUTION_VALUES).optional().openapi({ description: "Short side; default 1080" }),
+    resolution: z
+      .enum(RESOLUTION_VALUES)
+      .optional()
+      .openapi({ description: "Short side; default 1080" }),
     max_width: z.number().int().min(64).optional(),
     output: z.enum(["urls", "zip", "both"]).optional().openapi({ description: "Default urls" }),
     webhook_url: z.string().optional().openapi({ format: "uri" }),
@@ -184,7 +192,10 @@ export const CreateJobRequestSchema = z
     }
     const mode = body.mode ?? inferMode(body);
     if (mode === "interval" && (body.count !== undefined || body.timestamps !== undefined)) {
-      flag("interval mode takes every, not count or timestamps", body.count !== undefined ? "count" : "timestamps");
+      flag(
+        "interval mode takes every, not count or timestamps",
+        body.count !== undefined ? "count" : "timestamps",
+      );
     }
     if (mode === "count") {
       if (body.count === undefined) flag("count mode needs count", "count");
@@ -194,7 +205,10 @@ export const CreateJobRequestSchema = z
       if (body.timestamps === undefined) flag("timestamps mode needs timestamps", "timestamps");
       if (body.every !== undefined) flag("every applies to interval mode only", "every");
       if (body.start !== undefined || body.end !== undefined) {
-        flag("start and end apply to interval and count modes", body.start !== undefined ? "start" : "end");
+        flag(
+          "start and end apply to interval and count modes",
+          body.start !== undefined ? "start" : "end",
+        );
       }
     }
     if (body.start !== undefined && body.end !== undefined && body.end <= body.start) {
@@ -212,7 +226,9 @@ export function inferMode(body: { count?: number; timestamps?: number[] }) {
 }
 
 export const WaitQuerySchema = z.object({
-  wait: booleanish.optional().openapi({ type: "boolean", description: "Block up to 50 s for the result" }),
+  wait: booleanish
+    .optional()
+    .openapi({ type: "boolean", description: "Block up to 50 s for the result" }),
 });
 
 export const ListJobsQuerySchema = z.object({

@@ -9,7 +9,11 @@ export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
  * Credits for a finished job. `okFrames` counts only frames delivered with status ok;
  * `processedSeconds` is the span of video the job covered (after range and clipping).
  */
-export function creditsFor(mode: ExtractionMode, processedSeconds: number, okFrames: number): number {
+export function creditsFor(
+  mode: ExtractionMode,
+  processedSeconds: number,
+  okFrames: number,
+): number {
   if (okFrames <= 0) return 0;
   if (mode === "timestamps") return Math.ceil(okFrames / TIMESTAMP_FRAMES_PER_CREDIT);
   const minutes = Math.max(1, Math.ceil(processedSeconds / 60));

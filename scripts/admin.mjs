@@ -25,7 +25,10 @@ const { positionals, values } = parseArgs({
 if (positionals[0] === "webhook-secret" && values.email) {
   applyMigrations(stateDir);
   const email = values.email.trim().toLowerCase().replaceAll("'", "''");
-  const [row] = queryLocal(`SELECT webhook_secret FROM accounts WHERE email = '${email}'`, stateDir);
+  const [row] = queryLocal(
+    `SELECT webhook_secret FROM accounts WHERE email = '${email}'`,
+    stateDir,
+  );
   if (!row) {
     console.error(`no account for ${values.email}`);
     process.exit(1);

@@ -40,7 +40,13 @@ async function load(url, headersFor, latencies = [], tally = { errors: 0, second
 function summarise({ latencies, tally }) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
-  return { requests: sorted.length, rps: sorted.length / tally.seconds, p50: pct(0.5), p99: pct(0.99), errors: tally.errors };
+  return {
+    requests: sorted.length,
+    rps: sorted.length / tally.seconds,
+    p50: pct(0.5),
+    p99: pct(0.99),
+    errors: tally.errors,
+  };
 }
 
 const stateDir = mkdtempSync(join(tmpdir(), "stills-bench-api-"));
@@ -52,10 +58,22 @@ const stack = await startStack({
 });
 // A real completed job to read: six frames of a short clip served from loopback.
 const clip = join(stateDir, "clip.mp4");
-execFileSync("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x180:rate=30:duration=4", "-pix_fmt", "yuv420p", clip]);
+execFileSync("ffmpeg", [
+  "-v",
+  "error",
+  "-f",
+  "lavfi",
+  "-i",
+  "testsrc2=size=320x180:rate=30:duration=4",
+  "-pix_fmt",
+  "yuv420p",
+  clip,
+]);
 const clipBytes = readFileSync(clip);
 const clipServer = createServer((req, res) => {
-  res.writeHead(200, { "content-type": "video/mp4", "content-length": clipBytes.length }).end(clipBytes);
+  res
+    .writeHead(200, { "content-type": "video/mp4", "content-length": clipBytes.length })
+    .end(clipBytes);
 }).listen(0, "127.0.0.1");
 await once(clipServer, "listening");
 try {
@@ -69,13 +87,27 @@ try {
   }
   const sqlFile = join(stateDir, "keys.sql");
   writeFileSync(sqlFile, toSqlScript(statements));
-  const run = wrangler(["d1", "execute", "DB", "--local", "--persist-to", stateDir, "--file", sqlFile, "--yes"]);
+  const run = wrangler([
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    stateDir,
+    "--file",
+    sqlFile,
+    "--yes",
+  ]);
   if (run.status !== 0) throw new Error(run.stderr);
 
   const created = await fetch(`${stack.apiUrl}/jobs`, {
     method: "POST",
     headers: { authorization: `Bearer ${keys[0]}`, "content-type": "application/json" },
-    body: JSON.stringify({ url: `http://127.0.0.1:${clipServer.address().port}/clip.mp4`, count: 6, wait: true }),
+    body: JSON.stringify({
+      url: `http://127.0.0.1:${clipServer.address().port}/clip.mp4`,
+      count: 6,
+      wait: true,
+    }),
   });
   const job = await created.json();
   if (created.status !== 201 || job.status !== "completed") {
@@ -98,12 +130,16 @@ try {
 
   const row = (name, r) =>
     `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  non-200: ${r.errors}`;
-  console.log(`\nAPI (local workerd, ${CONCURRENCY} concurrent, ${ROUNDS} alternating rounds of ${SECONDS} s each)`);
+  console.log(
+    `\nAPI (local workerd, ${CONCURRENCY} concurrent, ${ROUNDS} alternating rounds of ${SECONDS} s each)`,
+  );
   console.log(`reading a completed job with ${job.frames.length} signed frame URLs`);
   console.log(row("bare GET /healthz", bare));
   console.log(row("authenticated GET /v1/jobs/{id}", authed));
   const ratio = authed.rps / bare.rps;
-  console.log(`throughput ratio authenticated ÷ bare: ${ratio.toFixed(2)} (goal ≥ 0.50) ${ratio >= 0.5 ? "MET" : "MISSED"}`);
+  console.log(
+    `throughput ratio authenticated ÷ bare: ${ratio.toFixed(2)} (goal ≥ 0.50) ${ratio >= 0.5 ? "MET" : "MISSED"}`,
+  );
   console.log(`p50 latency ratio authenticated ÷ bare: ${(authed.p50 / bare.p50).toFixed(2)}`);
 } finally {
   clipServer.close();

@@ -4,7 +4,9 @@ import { startStack } from "./lib/stack.mjs";
 
 try {
   const stack = await startStack();
-  console.log(`\nStills API listening on ${stack.apiUrl}  (docs: ${stack.baseUrl}/docs, extractor: ${stack.extractorUrl})`);
+  console.log(
+    `\nStills API listening on ${stack.apiUrl}  (docs: ${stack.baseUrl}/docs, extractor: ${stack.extractorUrl})`,
+  );
   const shutdown = async () => {
     await stack.stop();
     process.exit(0);

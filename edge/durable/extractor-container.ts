@@ -1,8 +1,9 @@
 // Production only: the extractor image (extractor/Dockerfile) as a Cloudflare Container.
 // edge/dispatch.ts sends jobs to a small pool of these by name; locally the same requests go
 // to the Node process at EXTRACTOR_URL instead.
-import { Container } from "@cloudflare/containers";
+
 import type { DurableObject } from "cloudflare:workers";
+import { Container } from "@cloudflare/containers";
 
 export const EXTRACTOR_PORT = 8788;
 

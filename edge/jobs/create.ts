@@ -56,12 +56,22 @@ export async function createJob(
     throw new ApiError(
       "InsufficientBalance",
       `this job needs at least ${bounds.least} credits; the account has fewer available`,
-      { userMessage: "You don't have enough credits for this job. Buy a pack or upgrade your plan." },
+      {
+        userMessage: "You don't have enough credits for this job. Buy a pack or upgrade your plan.",
+      },
     );
   }
 
   try {
-    await recordJob(c, { jobId, url: body.url, options, source, held, idempotencyKey, requestHash });
+    await recordJob(c, {
+      jobId,
+      url: body.url,
+      options,
+      source,
+      held,
+      idempotencyKey,
+      requestHash,
+    });
   } catch (err) {
     await releaseCredits(c.env.DB, account.id, jobId);
     // Two concurrent requests with one Idempotency-Key: the loser answers with the winner's job.
@@ -84,9 +94,13 @@ async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: s
     .where(and(eq(idempotencyKeys.accountId, c.get("account").id), eq(idempotencyKeys.key, key)));
   if (!row) return null;
   if (row.requestHash !== requestHash) {
-    throw new ApiError("InvalidRequest", "Idempotency-Key was already used with a different request body", {
-      userMessage: "This Idempotency-Key belongs to another request. Use a new key.",
-    });
+    throw new ApiError(
+      "InvalidRequest",
+      "Idempotency-Key was already used with a different request body",
+      {
+        userMessage: "This Idempotency-Key belongs to another request. Use a new key.",
+      },
+    );
   }
   return row.jobId;
 }
@@ -116,7 +130,8 @@ async function recordJob(
     webhookUrl: job.options.webhook_url ?? null,
     creditsReserved: job.held,
     requestedResolution: job.options.resolution,
-    notice: "Queued. Poll GET /v1/jobs/{id}, pass wait=true, or set webhook_url to hear when it is done.",
+    notice:
+      "Queued. Poll GET /v1/jobs/{id}, pass wait=true, or set webhook_url to hear when it is done.",
   });
   if (job.idempotencyKey === undefined) {
     await insertJob;

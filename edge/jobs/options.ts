@@ -1,6 +1,6 @@
 // The create-job request → normalised JobOptions, and the plan limits that can be checked
 // before the video is fetched.
-import { inferMode, type CreateJobRequest } from "../../schema/api.ts";
+import { type CreateJobRequest, inferMode } from "../../schema/api.ts";
 import { creditsFor } from "../../schema/billing.ts";
 import { plannedFrameCount } from "../../schema/frame-plan.ts";
 import type { JobOptions } from "../../schema/messages.ts";
@@ -55,7 +55,9 @@ export function checkPlanLimits(options: JobOptions, plan: Plan): void {
     throw new ApiError(
       "VideoTooLong",
       `the range covers ${span} s; the ${plan.name} plan processes at most ${limits.max_video_minutes} minutes`,
-      { userMessage: `Your plan processes up to ${limits.max_video_minutes} minutes of video per job.` },
+      {
+        userMessage: `Your plan processes up to ${limits.max_video_minutes} minutes of video per job.`,
+      },
     );
   }
 }
@@ -76,7 +78,11 @@ export function creditBounds(options: JobOptions, plan: Plan): { most: number; l
     return { most: exact, least: exact };
   }
   const span = rangeSpan(options);
-  const most = creditsFor(options.mode, span ?? plan.limits.max_video_minutes * 60, frames ?? plan.limits.max_frames_per_job);
+  const most = creditsFor(
+    options.mode,
+    span ?? plan.limits.max_video_minutes * 60,
+    frames ?? plan.limits.max_frames_per_job,
+  );
   // A video can be shorter than the range, so only a count fixes the least a job costs.
   const least = creditsFor(options.mode, 1, frames ?? 1);
   return { most, least };

@@ -1,7 +1,7 @@
 // Reading jobs: one job with its frames and signed URLs, the newest-first list, and wait=true.
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import { demoJobs, frames, jobs, type DemoJobRow, type JobRow } from "../../schema/db.ts";
+import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { fileLinker } from "../files.ts";
@@ -43,11 +43,17 @@ async function findJob(c: Context<AppEnv>, id: string): Promise<JobRow> {
 }
 
 /** Polls until `load` returns a finished row or the wait limit passes. */
-async function waitUntilFinal<T extends { status: string }>(first: T, load: () => Promise<T>, limitMs: number) {
+async function waitUntilFinal<T extends { status: string }>(
+  first: T,
+  load: () => Promise<T>,
+  limitMs: number,
+) {
   const deadline = Date.now() + limitMs;
   let row = first;
   while (!FINAL.has(row.status) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, deadline - Date.now())));
+    await new Promise((resolve) =>
+      setTimeout(resolve, Math.min(WAIT_POLL_MS, deadline - Date.now())),
+    );
     row = await load();
   }
   return row;
@@ -57,7 +63,10 @@ async function waitUntilFinal<T extends { status: string }>(first: T, load: () =
 async function findJobWithFrames(c: Context<AppEnv>, id: string) {
   const db = c.get("db");
   const [jobRows, frameList] = await db.batch([
-    db.select().from(jobs).where(and(eq(jobs.id, id), eq(jobs.accountId, c.get("account").id))),
+    db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.id, id), eq(jobs.accountId, c.get("account").id))),
     frameRows(db, id),
   ]);
   // Another account's job answers exactly like a missing one.

@@ -3,12 +3,12 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
+import type { AccountRow } from "../../schema/db.ts";
 import { accounts, apiKeys } from "../../schema/db.ts";
 import { isPlanName, PLANS } from "../../schema/plans.ts";
-import type { AccountRow } from "../../schema/db.ts";
 import type { AppEnv, Db } from "../context.ts";
-import { ApiError } from "../errors.ts";
 import { timingSafeEqualHex } from "../crypto.ts";
+import { ApiError } from "../errors.ts";
 import { enforceIpRate, enforceRate } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
@@ -27,10 +27,14 @@ export function readCredential(headers: { get(name: string): string | null }): C
 }
 
 const malformed = () =>
-  new ApiError("InvalidApiKey", `API key is malformed: expected Authorization: Bearer ${KEY_PREFIX}… or X-API-Key`, {
-    reason: "malformed",
-    userMessage: "The API key is not in the expected format.",
-  });
+  new ApiError(
+    "InvalidApiKey",
+    `API key is malformed: expected Authorization: Bearer ${KEY_PREFIX}… or X-API-Key`,
+    {
+      reason: "malformed",
+      userMessage: "The API key is not in the expected format.",
+    },
+  );
 
 const invalid = () =>
   new ApiError("InvalidApiKey", "API key is unknown or revoked", {

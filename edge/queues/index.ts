@@ -9,7 +9,12 @@ async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env) {
   for (const message of batch.messages) {
     const body = message.body as Partial<JobMessage & ResultMessage & WebhookMessage>;
     if (body.id && (body.kind === "job" || body.kind === "demo") && !body.result_key) {
-      await failJob(env, body as JobMessage, "ExtractionFailed", "the job could not be processed after repeated attempts");
+      await failJob(
+        env,
+        body as JobMessage,
+        "ExtractionFailed",
+        "the job could not be processed after repeated attempts",
+      );
     } else {
       console.error("dead letter dropped", JSON.stringify(body));
     }

@@ -28,14 +28,22 @@ export function callbackBase(env: Env): string {
   return env.PUBLIC_BASE_URL || "http://127.0.0.1:8787";
 }
 
-async function buildRequest(db: DrizzleD1Database, env: Env, message: JobMessage): Promise<ExtractRequest | null> {
+async function buildRequest(
+  db: DrizzleD1Database,
+  env: Env,
+  message: JobMessage,
+): Promise<ExtractRequest | null> {
   const callback = { base_url: callbackBase(env), token: env.INTERNAL_TOKEN };
   if (message.kind === "demo") {
     const [row] = await db.select().from(demoJobs).where(eq(demoJobs.id, message.id));
     if (!row || (row.status !== "queued" && row.status !== "processing")) return null;
     await db
       .update(demoJobs)
-      .set({ status: "processing", startedAt: row.startedAt ?? new Date().toISOString(), attempts: row.attempts + 1 })
+      .set({
+        status: "processing",
+        startedAt: row.startedAt ?? new Date().toISOString(),
+        attempts: row.attempts + 1,
+      })
       .where(eq(demoJobs.id, row.id));
     return {
       job_id: row.id,
@@ -51,11 +59,18 @@ async function buildRequest(db: DrizzleD1Database, env: Env, message: JobMessage
   }
   const [row] = await db.select().from(jobs).where(eq(jobs.id, message.id));
   if (!row || (row.status !== "queued" && row.status !== "processing")) return null;
-  const [account] = await db.select({ plan: accounts.plan }).from(accounts).where(eq(accounts.id, row.accountId));
+  const [account] = await db
+    .select({ plan: accounts.plan })
+    .from(accounts)
+    .where(eq(accounts.id, row.accountId));
   const plan = PLANS[account && isPlanName(account.plan) ? account.plan : "free"];
   await db
     .update(jobs)
-    .set({ status: "processing", startedAt: row.startedAt ?? new Date().toISOString(), attempts: row.attempts + 1 })
+    .set({
+      status: "processing",
+      startedAt: row.startedAt ?? new Date().toISOString(),
+      attempts: row.attempts + 1,
+    })
     .where(eq(jobs.id, row.id));
   const options = row.options as JobOptions;
   return {
@@ -63,7 +78,10 @@ async function buildRequest(db: DrizzleD1Database, env: Env, message: JobMessage
     kind: "job",
     url: row.sourceUrl,
     platform: row.platform,
-    options: { ...options, max_width: Math.min(options.max_width ?? plan.limits.max_width, plan.limits.max_width) },
+    options: {
+      ...options,
+      max_width: Math.min(options.max_width ?? plan.limits.max_width, plan.limits.max_width),
+    },
     max_video_seconds: plan.limits.max_video_minutes * 60,
     clip_to_max: false,
     max_frames: plan.limits.max_frames_per_job,
@@ -92,12 +110,19 @@ export async function consumeJobs(batch: MessageBatch<JobMessage>, env: Env) {
         message.ack();
       } else if (response.status >= 400 && response.status < 500) {
         // The extractor refused the request itself: retrying cannot help.
-        await failJob(env, message.body, "ExtractionFailed", `the extractor refused the job (HTTP ${response.status})`);
+        await failJob(
+          env,
+          message.body,
+          "ExtractionFailed",
+          `the extractor refused the job (HTTP ${response.status})`,
+        );
         message.ack();
       } else {
         const retryAfter = Number(response.headers.get("retry-after"));
         await markQueuedAgain(db, message.body);
-        message.retry({ delaySeconds: retryAfter > 0 ? retryAfter : retryDelaySeconds(message.attempts) });
+        message.retry({
+          delaySeconds: retryAfter > 0 ? retryAfter : retryDelaySeconds(message.attempts),
+        });
       }
     } catch (err) {
       console.error(`dispatch of ${message.body.kind} ${message.body.id} failed`, err);

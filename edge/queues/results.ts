@@ -89,7 +89,10 @@ function finalFields(result: ExtractResult, retentionDays: number) {
     width: result.width,
     height: result.height,
     error: result.error
-      ? { ...result.error, userMessage: result.error.userMessage || USER_MESSAGES[result.error.name] }
+      ? {
+          ...result.error,
+          userMessage: result.error.userMessage || USER_MESSAGES[result.error.name],
+        }
       : null,
     completedAt: new Date(now).toISOString(),
     expiresAt: completed ? new Date(now + retentionDays * DAY_MS).toISOString() : null,
@@ -102,7 +105,12 @@ export async function settleResult(env: Env, result: ExtractResult) {
     `SELECT id, ${result.kind === "demo" ? "NULL AS account_id, NULL AS options, NULL AS webhook_url" : "account_id, options, webhook_url"} FROM ${table} WHERE id = ?1`,
   )
     .bind(result.job_id)
-    .first<{ id: string; account_id: string | null; options: string | null; webhook_url: string | null }>();
+    .first<{
+      id: string;
+      account_id: string | null;
+      options: string | null;
+      webhook_url: string | null;
+    }>();
   if (!row) return;
 
   const previous = await env.DB.prepare("SELECT attempt_id FROM settlements WHERE job_id = ?1")
@@ -114,7 +122,8 @@ export async function settleResult(env: Env, result: ExtractResult) {
     return;
   }
 
-  const cost = row.account_id && row.options ? costOf(result, JSON.parse(row.options) as JobOptions) : 0;
+  const cost =
+    row.account_id && row.options ? costOf(result, JSON.parse(row.options) as JobOptions) : 0;
   if (!previous) {
     const settled = await writeFinalState(env, table, result, row.account_id, cost);
     if (!settled) return;
@@ -122,7 +131,8 @@ export async function settleResult(env: Env, result: ExtractResult) {
   // Reached again only when a redelivery follows a crash after the batch: credits settle by
   // ledger id, so finishing them here cannot charge twice.
   if (row.account_id) {
-    if (result.status === "completed") await settleCredits(env.DB, row.account_id, result.job_id, cost);
+    if (result.status === "completed")
+      await settleCredits(env.DB, row.account_id, result.job_id, cost);
     else await releaseCredits(env.DB, row.account_id, result.job_id);
   }
   if (!previous && row.webhook_url) {
@@ -158,8 +168,17 @@ async function writeFinalState(
   cost: number,
 ): Promise<boolean> {
   const f = finalFields(result, await retentionDaysOf(env, accountId));
-  const common = [f.status, f.durationSeconds, f.framesCount, f.framesFailed, f.width, f.height,
-    f.error ? JSON.stringify(f.error) : null, f.completedAt, f.expiresAt];
+  const common = [
+    f.status,
+    f.durationSeconds,
+    f.framesCount,
+    f.framesFailed,
+    f.width,
+    f.height,
+    f.error ? JSON.stringify(f.error) : null,
+    f.completedAt,
+    f.expiresAt,
+  ];
   const update =
     table === "demo_jobs"
       ? env.DB.prepare(
@@ -172,12 +191,24 @@ async function writeFinalState(
              processed_seconds = ?10, credits_charged = ?11, zip_key = ?12, zip_bytes = ?13,
              requested_resolution = coalesce(?14, requested_resolution), delivered_resolution = ?15,
              resolution_note = ?16, notice = ?17 WHERE id = ?18`,
-        ).bind(...common, result.processed_seconds, cost, result.zip?.key ?? null, result.zip?.bytes ?? null,
-          result.requested_resolution, result.delivered_resolution, result.resolution_note,
-          noticeFor(result, f.expiresAt), result.job_id);
+        ).bind(
+          ...common,
+          result.processed_seconds,
+          cost,
+          result.zip?.key ?? null,
+          result.zip?.bytes ?? null,
+          result.requested_resolution,
+          result.delivered_resolution,
+          result.resolution_note,
+          noticeFor(result, f.expiresAt),
+          result.job_id,
+        );
   try {
     await env.DB.batch([
-      env.DB.prepare("INSERT INTO settlements (job_id, attempt_id) VALUES (?1, ?2)").bind(result.job_id, result.attempt_id),
+      env.DB.prepare("INSERT INTO settlements (job_id, attempt_id) VALUES (?1, ?2)").bind(
+        result.job_id,
+        result.attempt_id,
+      ),
       ...(result.status === "completed" ? [insertFrames(env.DB, result)] : []),
       update,
     ]);
@@ -191,7 +222,8 @@ async function writeFinalState(
 function noticeFor(result: ExtractResult, expiresAt: string | null): string {
   if (result.status === "failed") return result.error?.userMessage ?? "The job failed.";
   const parts = [`Completed. Files are available until ${expiresAt}.`];
-  if (result.zip && result.frames.length > 300) parts.push("Jobs over 300 frames are always zipped.");
+  if (result.zip && result.frames.length > 300)
+    parts.push("Jobs over 300 frames are always zipped.");
   if (result.resolution_note) parts.push(result.resolution_note);
   return parts.join(" ");
 }

@@ -24,15 +24,28 @@ async function deliver(env: Env, event: WebhookMessage): Promise<Outcome> {
   const db = drizzle(env.DB);
   const [row] = await db.select().from(jobs).where(eq(jobs.id, event.job_id));
   if (!row?.webhookUrl) return "drop";
-  const target = checkUrl(row.webhookUrl, { allowPrivate: allowsPrivateNetwork(env), requireHttps: true });
+  const target = checkUrl(row.webhookUrl, {
+    allowPrivate: allowsPrivateNetwork(env),
+    requireHttps: true,
+  });
   if (!target.ok) {
     console.warn(`webhook for ${row.id} refused: ${target.reason}`);
     return "drop";
   }
-  const [account] = await db.select({ secret: accounts.webhookSecret }).from(accounts).where(eq(accounts.id, row.accountId));
+  const [account] = await db
+    .select({ secret: accounts.webhookSecret })
+    .from(accounts)
+    .where(eq(accounts.id, row.accountId));
   if (!account) return "drop";
-  const frameRows = await db.select().from(frames).where(eq(frames.jobId, row.id)).orderBy(frames.index);
-  const linker = filesAreLive(row) && row.expiresAt ? fileLinker(env.FILE_URL_SECRET, callbackBase(env), row.expiresAt) : null;
+  const frameRows = await db
+    .select()
+    .from(frames)
+    .where(eq(frames.jobId, row.id))
+    .orderBy(frames.index);
+  const linker =
+    filesAreLive(row) && row.expiresAt
+      ? fileLinker(env.FILE_URL_SECRET, callbackBase(env), row.expiresAt)
+      : null;
   const timestamp = Math.floor(Date.now() / 1000);
   const body = JSON.stringify({
     type: event.type,

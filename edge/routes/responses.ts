@@ -14,8 +14,14 @@ const DESCRIPTIONS = {
 type ErrorStatus = keyof typeof DESCRIPTIONS;
 
 const RATE_HEADERS = {
-  "X-RateLimit-Limit": { schema: { type: "integer" as const }, description: "Requests allowed per window" },
-  "X-RateLimit-Remaining": { schema: { type: "integer" as const }, description: "Requests left now" },
+  "X-RateLimit-Limit": {
+    schema: { type: "integer" as const },
+    description: "Requests allowed per window",
+  },
+  "X-RateLimit-Remaining": {
+    schema: { type: "integer" as const },
+    description: "Requests left now",
+  },
   "X-RateLimit-Reset": {
     schema: { type: "integer" as const },
     description: "Seconds until the allowance is whole again",
@@ -29,7 +35,13 @@ export function errorResponses<S extends ErrorStatus>(...statuses: S[]) {
       description: DESCRIPTIONS[status],
       headers:
         status === 429
-          ? { ...RATE_HEADERS, "Retry-After": { schema: { type: "integer" as const }, description: "Seconds to wait" } }
+          ? {
+              ...RATE_HEADERS,
+              "Retry-After": {
+                schema: { type: "integer" as const },
+                description: "Seconds to wait",
+              },
+            }
           : RATE_HEADERS,
       content: { "application/json": { schema: ErrorBodySchema } },
     },

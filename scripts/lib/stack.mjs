@@ -58,19 +58,26 @@ export function applyMigrations(stateDir) {
 }
 
 function requireTools() {
-  const missing = ["ffmpeg", "ffprobe"].filter((tool) => spawnSync(tool, ["-version"]).status !== 0);
+  const missing = ["ffmpeg", "ffprobe"].filter(
+    (tool) => spawnSync(tool, ["-version"]).status !== 0,
+  );
   if (missing.length > 0) {
-    throw new Error(`${missing.join(" and ")} not found. Install them first: apt-get install -y ffmpeg`);
+    throw new Error(
+      `${missing.join(" and ")} not found. Install them first: apt-get install -y ffmpeg`,
+    );
   }
   if (spawnSync("yt-dlp", ["--version"]).status !== 0) {
-    console.warn("yt-dlp not found: platform links (YouTube, TikTok, …) will fail. apt-get install -y yt-dlp");
+    console.warn(
+      "yt-dlp not found: platform links (YouTube, TikTok, …) will fail. apt-get install -y yt-dlp",
+    );
   }
 }
 
 async function waitForHttp(url, child, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${url} exited before it was ready (code ${child.exitCode})`);
+    if (child.exitCode !== null)
+      throw new Error(`${url} exited before it was ready (code ${child.exitCode})`);
     try {
       const res = await fetch(url);
       await res.body?.cancel();
@@ -109,19 +116,36 @@ export async function startStack(settings = {}) {
   const quiet = settings.quiet ?? false;
   const stdio = quiet ? ["ignore", "ignore", "pipe"] : ["ignore", "inherit", "inherit"];
 
-  const extractorEnv = { ...env, ...shared, EXTRACTOR_PORT: String(extractorPort), EXTRACTOR_HOST: "127.0.0.1" };
+  const extractorEnv = {
+    ...env,
+    ...shared,
+    EXTRACTOR_PORT: String(extractorPort),
+    EXTRACTOR_HOST: "127.0.0.1",
+  };
   const spawnExtractor = () =>
-    spawn(process.execPath, [join(ROOT, "extractor/main.ts")], { cwd: ROOT, env: extractorEnv, stdio });
+    spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
+      cwd: ROOT,
+      env: extractorEnv,
+      stdio,
+    });
   let extractor = spawnExtractor();
   const edge = spawn(
     process.execPath,
     [
       WRANGLER,
-      "dev", "--local", "--ip", "127.0.0.1", "--port", String(port),
-      "--inspector-port", String(await freePort()),
-      "--persist-to", stateDir,
+      "dev",
+      "--local",
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(await freePort()),
+      "--persist-to",
+      stateDir,
       "--show-interactive-dev-session=false",
-      "--log-level", quiet ? "error" : "info",
+      "--log-level",
+      quiet ? "error" : "info",
       ...Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
     { cwd: ROOT, env: { ...env, ...OFFLINE_ENV }, stdio, detached: true },
@@ -162,7 +186,12 @@ export async function startStack(settings = {}) {
     extractorUrl,
     stateDir,
     secrets,
-    children: { edge, get extractor() { return extractor; } },
+    children: {
+      edge,
+      get extractor() {
+        return extractor;
+      },
+    },
     stop,
     stopExtractor,
     restartExtractor,
@@ -172,7 +201,17 @@ export async function startStack(settings = {}) {
 /** Reads one row from the local D1 of a stack (for the admin command and tests). */
 export function queryLocal(sql, stateDir) {
   const dir = resolve(ROOT, stateDir ?? ".wrangler/state");
-  const run = wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, "--json", "--command", sql]);
+  const run = wrangler([
+    "d1",
+    "execute",
+    "DB",
+    "--local",
+    "--persist-to",
+    dir,
+    "--json",
+    "--command",
+    sql,
+  ]);
   if (run.status !== 0) throw new Error(`query failed:\n${run.stdout}\n${run.stderr}`);
   return JSON.parse(run.stdout)[0].results;
 }
@@ -186,7 +225,17 @@ export async function createKey({ email, plan = "free", packCredits = 0, stateDi
   const file = join(dir, `admin-${process.pid}-${Date.now()}.sql`);
   writeFileSync(file, toSqlScript(issued.statements), { mode: 0o600 });
   try {
-    const run = wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, "--file", file, "--yes"]);
+    const run = wrangler([
+      "d1",
+      "execute",
+      "DB",
+      "--local",
+      "--persist-to",
+      dir,
+      "--file",
+      file,
+      "--yes",
+    ]);
     if (run.status !== 0) throw new Error(`creating the key failed:\n${run.stdout}\n${run.stderr}`);
   } finally {
     spawnSync("rm", ["-f", file]);

@@ -23,7 +23,11 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 90_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const value = await probe();
@@ -41,7 +45,10 @@ async function chargeEntries(account: { auth: Record<string, string> }, jobId: s
 it("completes once, charged once, when the extractor is killed in the middle of a job", async () => {
   const account = await h.newKey("starter");
   // 900 frames of a 90 s video: long enough to be caught in the middle.
-  const created = await call(h.stack, "POST", "/jobs", { body: { url: longVideo, every: 0.1, format: "png" }, headers: account.auth });
+  const created = await call(h.stack, "POST", "/jobs", {
+    body: { url: longVideo, every: 0.1, format: "png" },
+    headers: account.auth,
+  });
   expect(created.status).toBe(201);
   await waitFor("processing", async () => {
     const job = await call(h.stack, "GET", `/jobs/${created.body.id}`, { headers: account.auth });
@@ -51,10 +58,18 @@ it("completes once, charged once, when the extractor is killed in the middle of 
   await h.stack.stopExtractor("SIGKILL");
   await h.stack.restartExtractor();
 
-  const job = await waitFor("completion", async () => {
-    const read = await call(h.stack, "GET", `/jobs/${created.body.id}`, { headers: account.auth });
-    return read.body.status === "completed" || read.body.status === "failed" ? read.body : undefined;
-  }, 180_000);
+  const job = await waitFor(
+    "completion",
+    async () => {
+      const read = await call(h.stack, "GET", `/jobs/${created.body.id}`, {
+        headers: account.auth,
+      });
+      return read.body.status === "completed" || read.body.status === "failed"
+        ? read.body
+        : undefined;
+    },
+    180_000,
+  );
   expect(job.status).toBe("completed");
   // The kill landed in the middle: the job needed a second attempt.
   const [row] = queryLocal(`SELECT attempts FROM jobs WHERE id = '${job.id}'`, h.stack.stateDir);
@@ -69,7 +84,10 @@ it("completes once, charged once, when the extractor is killed in the middle of 
 
 it("charges once when the same result is delivered twice", async () => {
   const account = await h.newKey("starter");
-  const done = await call(h.stack, "POST", "/jobs?wait=true", { body: { url: shortVideo, timestamps: [1, 2] }, headers: account.auth });
+  const done = await call(h.stack, "POST", "/jobs?wait=true", {
+    body: { url: shortVideo, timestamps: [1, 2] },
+    headers: account.auth,
+  });
   expect(done.body.status).toBe("completed");
   const attemptId = new URL(done.body.frames[0].url).pathname.split("/")[4];
   // The extractor's result, posted again exactly as the extractor posts it.
@@ -85,14 +103,20 @@ it("charges once when the same result is delivered twice", async () => {
     requested_resolution: done.body.requested_resolution,
     delivered_resolution: done.body.delivered_resolution,
     resolution_note: done.body.resolution_note,
-    frames: done.body.frames.map((f: any) => ({ ...f, key: decodeURIComponent(new URL(f.url).pathname.slice("/files/".length)) })),
+    frames: done.body.frames.map((f: any) => ({
+      ...f,
+      key: decodeURIComponent(new URL(f.url).pathname.slice("/files/".length)),
+    })),
     zip: null,
     error: null,
   };
   for (let i = 0; i < 2; i++) {
     const posted = await fetch(`${h.stack.baseUrl}/internal/results`, {
       method: "POST",
-      headers: { authorization: `Bearer ${h.stack.secrets.INTERNAL_TOKEN}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${h.stack.secrets.INTERNAL_TOKEN}`,
+        "content-type": "application/json",
+      },
       body: JSON.stringify(result),
     });
     expect(posted.status).toBe(202);
@@ -107,10 +131,15 @@ it("waits while the extractor is down at dispatch, then runs the job", async () 
   const account = await h.newKey("starter");
   await h.stack.stopExtractor();
   try {
-    const created = await call(h.stack, "POST", "/jobs", { body: { url: shortVideo, count: 2 }, headers: account.auth });
+    const created = await call(h.stack, "POST", "/jobs", {
+      body: { url: shortVideo, count: 2 },
+      headers: account.auth,
+    });
     expect(created.status).toBe(201);
     await new Promise((r) => setTimeout(r, 3000));
-    const waiting = await call(h.stack, "GET", `/jobs/${created.body.id}`, { headers: account.auth });
+    const waiting = await call(h.stack, "GET", `/jobs/${created.body.id}`, {
+      headers: account.auth,
+    });
     expect(waiting.body.status).toBe("queued");
     expect(waiting.body.credits_charged).toBeNull();
   } finally {

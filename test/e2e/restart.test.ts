@@ -29,10 +29,25 @@ function admin(...args: string[]) {
 }
 
 it("serves a key from the admin command and keeps jobs, files and keys across a restart", async () => {
-  const settings = { STILLS_STATE_DIR: stateDir, PORT: String(await freePort()), STILLS_ALLOW_PRIVATE_NETWORK: "1", quiet: true };
-  const key = admin("create-key", "--email", "restart@example.com", "--plan", "pro", "--pack-credits", "500");
+  const settings = {
+    STILLS_STATE_DIR: stateDir,
+    PORT: String(await freePort()),
+    STILLS_ALLOW_PRIVATE_NETWORK: "1",
+    quiet: true,
+  };
+  const key = admin(
+    "create-key",
+    "--email",
+    "restart@example.com",
+    "--plan",
+    "pro",
+    "--pack-credits",
+    "500",
+  );
   expect(key).toMatch(/^stills_live_[0-9A-Za-z]{38}$/);
-  expect(JSON.stringify(queryLocal("SELECT * FROM api_keys", stateDir))).not.toContain(key.slice(12));
+  expect(JSON.stringify(queryLocal("SELECT * FROM api_keys", stateDir))).not.toContain(
+    key.slice(12),
+  );
 
   const videos = await startTestServer();
   videos.route("/v.mp4", fileRoute(await makeTestVideo({ durationSeconds: 3 }), { ranges: true }));
@@ -48,7 +63,9 @@ it("serves a key from the admin command and keeps jobs, files and keys across a 
     await stack.stop();
 
     stack = await startStack(settings);
-    const again = await call(stack, "GET", `/jobs/${job.body.id}`, { headers: { authorization: `Bearer ${key}` } });
+    const again = await call(stack, "GET", `/jobs/${job.body.id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(again.body).toMatchObject({ status: "completed", credits_charged: 1 });
     // The URL minted before the restart still works: secrets live with the state.
     const frame = await download(job.body.frames[0].url);

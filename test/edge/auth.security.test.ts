@@ -14,7 +14,8 @@ const AUTHENTICATED_ROUTES: { method: string; path: string; body?: unknown }[] =
 ];
 
 describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
-  const call = (headers: Record<string, string>) => api(route.method, route.path, { body: route.body, headers });
+  const call = (headers: Record<string, string>) =>
+    api(route.method, route.path, { body: route.body, headers });
 
   it("without a credential answers 401 AuthenticationRequired", async () => {
     const res = await call({});
@@ -44,7 +45,10 @@ describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
     ["a prefixed key of the wrong length", () => `${KEY_PREFIX}abc`],
   ])("with %s answers InvalidApiKey invalid", async (_label, makeKey) => {
     const key = makeKey();
-    for (const headers of [{ authorization: `Bearer ${key}` }, { "x-api-key": key }] as Record<string, string>[]) {
+    for (const headers of [{ authorization: `Bearer ${key}` }, { "x-api-key": key }] as Record<
+      string,
+      string
+    >[]) {
       const res = await call(headers);
       expect(res.status).toBe(401);
       expect(res.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
@@ -53,7 +57,9 @@ describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
 
   it("refuses a revoked key as invalid", async () => {
     const account = await createAccount();
-    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?").bind(new Date().toISOString(), account.keyId).run();
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
+      .bind(new Date().toISOString(), account.keyId)
+      .run();
     const res = await call(account.auth);
     expect(res.status).toBe(401);
     expect(res.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
@@ -71,8 +77,12 @@ describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
 
 it("keeps only SHA-256 hashes of keys in D1", async () => {
   const account = await createAccount();
-  const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?").bind(account.keyId).first<Record<string, string>>();
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(account.key)));
+  const row = await env.DB.prepare("SELECT * FROM api_keys WHERE id = ?")
+    .bind(account.keyId)
+    .first<Record<string, string>>();
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(account.key)),
+  );
   expect(row?.key_hash).toBe([...digest].map((b) => b.toString(16).padStart(2, "0")).join(""));
   const secret = account.key.slice(KEY_PREFIX.length);
   for (const table of ["api_keys", "accounts", "credit_ledger"]) {

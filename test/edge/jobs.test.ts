@@ -9,7 +9,15 @@ describe("POST /v1/jobs", () => {
   it("records a queued job in D1 and puts it on the jobs queue", async () => {
     const account = await createAccount({ plan: "starter" });
     const res = await api("POST", "/v1/jobs", {
-      body: { url: VIDEO, every: 2, start: 1, end: 61, format: "png", resolution: "720", max_width: 640 },
+      body: {
+        url: VIDEO,
+        every: 2,
+        start: 1,
+        end: 61,
+        format: "png",
+        resolution: "720",
+        max_width: 640,
+      },
       headers: account.auth,
     });
     expect(res.status).toBe(201);
@@ -18,7 +26,16 @@ describe("POST /v1/jobs", () => {
       status: "queued",
       url: VIDEO,
       platform: "direct",
-      options: { mode: "interval", every: 2, start: 1, end: 61, format: "png", resolution: 720, max_width: 640, output: "urls" },
+      options: {
+        mode: "interval",
+        every: 2,
+        start: 1,
+        end: 61,
+        format: "png",
+        resolution: 720,
+        max_width: 640,
+        output: "urls",
+      },
       frames: [],
       frames_failed: 0,
       credits_charged: null,
@@ -27,30 +44,49 @@ describe("POST /v1/jobs", () => {
       error: null,
       started_at: null,
     });
-    const row = await env.DB.prepare("SELECT account_id, status FROM jobs WHERE id = ?").bind(res.body.id).first();
+    const row = await env.DB.prepare("SELECT account_id, status FROM jobs WHERE id = ?")
+      .bind(res.body.id)
+      .first();
     expect(row).toEqual({ account_id: account.accountId, status: "queued" });
-    await vi.waitFor(() => expect(extractorCalls.map((c) => c.job_id)).toContain(res.body.id), { timeout: 5000 });
+    await vi.waitFor(() => expect(extractorCalls.map((c) => c.job_id)).toContain(res.body.id), {
+      timeout: 5000,
+    });
     const call = extractorCalls.find((c) => c.job_id === res.body.id);
-    expect(call).toMatchObject({ kind: "job", url: VIDEO, platform: "direct", max_video_seconds: 3600, max_frames: 1000 });
+    expect(call).toMatchObject({
+      kind: "job",
+      url: VIDEO,
+      platform: "direct",
+      max_video_seconds: 3600,
+      max_frames: 1000,
+    });
   });
 
   it("detects the platform of a YouTube link", async () => {
     const account = await createAccount();
-    const res = await api("POST", "/v1/jobs", { body: { url: "https://youtu.be/dQw4w9WgXcQ", count: 3 }, headers: account.auth });
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: "https://youtu.be/dQw4w9WgXcQ", count: 3 },
+      headers: account.auth,
+    });
     expect(res.status).toBe(201);
     expect(res.body.platform).toBe("youtube");
   });
 
   it("defaults a free account's resolution to its plan maximum", async () => {
     const account = await createAccount();
-    const res = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 3 }, headers: account.auth });
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 3 },
+      headers: account.auth,
+    });
     expect(res.status).toBe(201);
     expect(res.body.options.resolution).toBe(720);
   });
 
   it("refuses a resolution above the plan with ResolutionNotAllowed", async () => {
     const account = await createAccount();
-    const res = await api("POST", "/v1/jobs", { body: { url: VIDEO, resolution: "1080" }, headers: account.auth });
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, resolution: "1080" },
+      headers: account.auth,
+    });
     expect(res.status).toBe(400);
     expect(res.body.data.name).toBe("ResolutionNotAllowed");
     expect((await balanceOf(account.accountId))?.reserved).toBe(0);
@@ -62,7 +98,10 @@ describe("POST /v1/jobs", () => {
     ["interval with an end", { every: 0.5, end: 151 }],
   ])("refuses more frames than the plan allows (%s) with TooManyFrames", async (_label, extra) => {
     const account = await createAccount();
-    const res = await api("POST", "/v1/jobs", { body: { url: VIDEO, ...extra }, headers: account.auth });
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, ...extra },
+      headers: account.auth,
+    });
     expect(res.status).toBe(400);
     expect(res.body.data.name).toBe("TooManyFrames");
     expect(res.body.message).toContain("300");
@@ -70,7 +109,10 @@ describe("POST /v1/jobs", () => {
 
   it("refuses a range longer than the plan processes with VideoTooLong", async () => {
     const account = await createAccount();
-    const res = await api("POST", "/v1/jobs", { body: { url: VIDEO, every: 60, end: 16 * 60 }, headers: account.auth });
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, every: 60, end: 16 * 60 },
+      headers: account.auth,
+    });
     expect(res.status).toBe(400);
     expect(res.body.data.name).toBe("VideoTooLong");
   });
@@ -78,9 +120,15 @@ describe("POST /v1/jobs", () => {
   it("refuses a job beyond the plan's active jobs with 429 and Retry-After", async () => {
     const account = await createAccount();
     for (let i = 0; i < 2; i++) {
-      expect((await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: account.auth })).status).toBe(201);
+      expect(
+        (await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: account.auth }))
+          .status,
+      ).toBe(201);
     }
-    const res = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: account.auth });
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1 },
+      headers: account.auth,
+    });
     expect(res.status).toBe(429);
     expect(res.body.data.name).toBe("RateLimited");
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
@@ -89,14 +137,22 @@ describe("POST /v1/jobs", () => {
   it("holds credits at creation: the most the job can cost, capped at what is available", async () => {
     const account = await createAccount({ plan: "starter" });
     // 12 timestamps cost exactly ceil(12 / 10) = 2 credits.
-    const exact = await api("POST", "/v1/jobs", { body: { url: VIDEO, timestamps: [...Array(12).keys()] }, headers: account.auth });
+    const exact = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, timestamps: [...Array(12).keys()] },
+      headers: account.auth,
+    });
     expect(exact.status).toBe(201);
     expect((await balanceOf(account.accountId))?.reserved).toBe(2);
     // 150 frames over a 2-minute range: 2 minutes, 200 frames included → 2 credits.
-    const ranged = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 150, end: 120 }, headers: account.auth });
+    const ranged = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 150, end: 120 },
+      headers: account.auth,
+    });
     expect(ranged.status).toBe(201);
     expect((await balanceOf(account.accountId))?.reserved).toBe(4);
-    const ledger = await env.DB.prepare("SELECT id, reserved_delta FROM credit_ledger WHERE account_id = ? AND kind = 'reserve' ORDER BY id")
+    const ledger = await env.DB.prepare(
+      "SELECT id, reserved_delta FROM credit_ledger WHERE account_id = ? AND kind = 'reserve' ORDER BY id",
+    )
       .bind(account.accountId)
       .all();
     expect(ledger.results).toHaveLength(2);
@@ -104,12 +160,24 @@ describe("POST /v1/jobs", () => {
 
   it("refuses a job the account cannot pay for with 402 InsufficientBalance", async () => {
     const account = await createAccount();
-    await env.DB.prepare("UPDATE accounts SET plan_credits = 1 WHERE id = ?").bind(account.accountId).run();
-    const res = await api("POST", "/v1/jobs", { body: { url: VIDEO, timestamps: [...Array(20).keys()] }, headers: account.auth });
+    await env.DB.prepare("UPDATE accounts SET plan_credits = 1 WHERE id = ?")
+      .bind(account.accountId)
+      .run();
+    const res = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, timestamps: [...Array(20).keys()] },
+      headers: account.auth,
+    });
     expect(res.status).toBe(402);
-    expect(res.body).toMatchObject({ name: "PaymentError", code: 402, className: "payment-error", data: { name: "InsufficientBalance" } });
+    expect(res.body).toMatchObject({
+      name: "PaymentError",
+      code: 402,
+      className: "payment-error",
+      data: { name: "InsufficientBalance" },
+    });
     expect(await balanceOf(account.accountId)).toEqual({ plan: 1, pack: 0, reserved: 0 });
-    const jobs = await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE account_id = ?").bind(account.accountId).first();
+    const jobs = await env.DB.prepare("SELECT count(*) AS n FROM jobs WHERE account_id = ?")
+      .bind(account.accountId)
+      .first();
     expect(jobs).toEqual({ n: 0 });
   });
 
@@ -135,7 +203,14 @@ describe("GET /v1/jobs", () => {
     const other = await createAccount({ plan: "pro" });
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      ids.push((await api("POST", "/v1/jobs", { body: { url: VIDEO, count: i + 1 }, headers: account.auth })).body.id);
+      ids.push(
+        (
+          await api("POST", "/v1/jobs", {
+            body: { url: VIDEO, count: i + 1 },
+            headers: account.auth,
+          })
+        ).body.id,
+      );
     }
     await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: other.auth });
     await env.DB.prepare("UPDATE jobs SET status = 'failed' WHERE id = ?").bind(ids[0]).run();
@@ -163,13 +238,20 @@ describe("GET /v1/jobs/{id}", () => {
   it("returns the caller's job and answers 404 JobNotFound for anyone else's", async () => {
     const owner = await createAccount();
     const stranger = await createAccount();
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 2 }, headers: owner.auth });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 2 },
+      headers: owner.auth,
+    });
     const mine = await api("GET", `/v1/jobs/${created.body.id}`, { headers: owner.auth });
     expect(mine.status).toBe(200);
     expect(mine.body.id).toBe(created.body.id);
     const theirs = await api("GET", `/v1/jobs/${created.body.id}`, { headers: stranger.auth });
     expect(theirs.status).toBe(404);
-    expect(theirs.body).toMatchObject({ name: "NotFound", code: 404, data: { name: "JobNotFound" } });
+    expect(theirs.body).toMatchObject({
+      name: "NotFound",
+      code: 404,
+      data: { name: "JobNotFound" },
+    });
     const missing = await api("GET", `/v1/jobs/${crypto.randomUUID()}`, { headers: owner.auth });
     expect(missing.status).toBe(404);
   });

@@ -1,12 +1,13 @@
 // The edge half of the pipeline, inside workerd: dispatch, uploads, the results queue,
 // settlement once, credits, signed URLs, webhooks, expiry and dead letters.
-import { env, exports } from "cloudflare:workers";
+
 import { createExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import type { ExtractResult, JobMessage } from "../../schema/messages.ts";
 import worker from "../../edge/index.ts";
 import { expireJobs } from "../../edge/maintenance.ts";
 import { signWebhook } from "../../edge/webhooks.ts";
+import type { ExtractResult, JobMessage } from "../../schema/messages.ts";
 import { api, balanceOf, createAccount, ORIGIN } from "./support/api.ts";
 import { setExtractor, setOutbound } from "./support/fake-extractor.ts";
 import { frameBytes, internal, runFakeExtraction } from "./support/pipeline.ts";
@@ -14,7 +15,10 @@ import { frameBytes, internal, runFakeExtraction } from "./support/pipeline.ts";
 const VIDEO = "https://cdn.example.com/clips/talk.mp4";
 
 /** A one-message batch whose ack and retry are spies, to read the delay a consumer chose. */
-function spiedBatch<T>(queue: string, message: { id: string; timestamp: Date; attempts: number; body: T }) {
+function spiedBatch<T>(
+  queue: string,
+  message: { id: string; timestamp: Date; attempts: number; body: T },
+) {
   const ack = vi.fn();
   const retry = vi.fn();
   const batch = {
@@ -43,15 +47,27 @@ describe("a job end to end through the edge", () => {
     const account = await createAccount({ plan: "starter" });
     const results: ExtractResult[] = [];
     setExtractor(async (request) => {
-      results.push(await runFakeExtraction(request, { framesOk: 150, framesFailed: 2, processedSeconds: 61 }));
+      results.push(
+        await runFakeExtraction(request, { framesOk: 150, framesFailed: 2, processedSeconds: 61 }),
+      );
       return Response.json({ status: "completed" });
     });
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, every: 0.4, end: 61 }, headers: account.auth });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, every: 0.4, end: 61 },
+      headers: account.auth,
+    });
     expect(created.status).toBe(201);
     const job = await waitForStatus(`/v1/jobs/${created.body.id}`, account.auth, "completed");
 
     // 61 s → 2 started minutes, 200 frames included; 150 ok frames → 2 credits.
-    expect(job).toMatchObject({ credits_charged: 2, frames_count: 152, frames_failed: 2, width: 1280, height: 720, delivered_resolution: 720 });
+    expect(job).toMatchObject({
+      credits_charged: 2,
+      frames_count: 152,
+      frames_failed: 2,
+      width: 1280,
+      height: 720,
+      delivered_resolution: 720,
+    });
     expect(await balanceOf(account.accountId)).toEqual({ plan: 1498, pack: 0, reserved: 0 });
     expect(Date.parse(job.expires_at) - Date.parse(job.completed_at)).toBe(7 * 86_400_000);
     expect(job.started_at).not.toBeNull();
@@ -61,14 +77,24 @@ describe("a job end to end through the edge", () => {
     const download = await exports.default.fetch(frame.url);
     expect(download.status).toBe(200);
     expect(download.headers.get("content-type")).toBe("image/jpeg");
-    expect(new Uint8Array(await download.arrayBuffer())).toEqual(frameBytes(job.id, results[0].attempt_id, 1));
-    expect(job.frames.at(-1)).toMatchObject({ status: "error", url: null, error: "past the end of the video" });
+    expect(new Uint8Array(await download.arrayBuffer())).toEqual(
+      frameBytes(job.id, results[0].attempt_id, 1),
+    );
+    expect(job.frames.at(-1)).toMatchObject({
+      status: "error",
+      url: null,
+      error: "past the end of the video",
+    });
 
     // The same result delivered again changes nothing.
     await internal("/internal/results", { method: "POST", body: JSON.stringify(results[0]) });
     await new Promise((r) => setTimeout(r, 1500));
     expect(await balanceOf(account.accountId)).toEqual({ plan: 1498, pack: 0, reserved: 0 });
-    const ledger = await env.DB.prepare("SELECT count(*) AS n FROM credit_ledger WHERE job_id = ? AND kind = 'charge'").bind(job.id).first();
+    const ledger = await env.DB.prepare(
+      "SELECT count(*) AS n FROM credit_ledger WHERE job_id = ? AND kind = 'charge'",
+    )
+      .bind(job.id)
+      .first();
     expect(ledger).toEqual({ n: 1 });
   });
 
@@ -78,14 +104,20 @@ describe("a job end to end through the edge", () => {
       await runFakeExtraction(request, { framesOk: 1 });
       return Response.json({ status: "completed" });
     });
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: account.auth });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1 },
+      headers: account.auth,
+    });
     const job = await waitForStatus(`/v1/jobs/${created.body.id}`, account.auth, "completed");
     const url = new URL(job.frames[0].url);
     expect(url.origin).toBe(ORIGIN);
 
     const tampered = new URL(url);
     const signature = url.searchParams.get("signature")!;
-    tampered.searchParams.set("signature", `${signature.slice(0, -1)}${signature.endsWith("0") ? "1" : "0"}`);
+    tampered.searchParams.set(
+      "signature",
+      `${signature.slice(0, -1)}${signature.endsWith("0") ? "1" : "0"}`,
+    );
     expect((await exports.default.fetch(tampered)).status).toBe(403);
     const longer = new URL(url);
     longer.searchParams.set("expires", String(Number(url.searchParams.get("expires")) + 86_400));
@@ -113,7 +145,10 @@ describe("a job end to end through the edge", () => {
       });
       return Response.json({ status: "failed" });
     });
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 2 }, headers: account.auth });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 2 },
+      headers: account.auth,
+    });
     const job = await waitForStatus(`/v1/jobs/${created.body.id}`, account.auth, "failed");
     expect(job.error).toMatchObject({ name: "PrivateContent", message: "HTTP 403 from origin" });
     expect(job.error.userMessage.length).toBeGreaterThan(0);
@@ -128,7 +163,10 @@ describe("a job end to end through the edge", () => {
       request = r;
       return Response.json({ status: "completed" });
     });
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, timestamps: [1, 2, 3] }, headers: account.auth });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, timestamps: [1, 2, 3] },
+      headers: account.auth,
+    });
     await vi.waitFor(() => expect(request?.job_id).toBe(created.body.id));
     const first = await runFakeExtraction(request!, { framesOk: 3, attemptId: "attempt-a" });
     await waitForStatus(`/v1/jobs/${created.body.id}`, account.auth, "completed");
@@ -145,30 +183,55 @@ describe("the internal endpoints", () => {
   it("refuse calls without the shared secret", async () => {
     const key = `job/${crypto.randomUUID()}/a/frame-0001.jpg`;
     for (const headers of [{}, { authorization: "Bearer wrong" }] as Record<string, string>[]) {
-      const put = await exports.default.fetch(`${ORIGIN}/internal/files/${key}`, { method: "PUT", body: "x", headers });
+      const put = await exports.default.fetch(`${ORIGIN}/internal/files/${key}`, {
+        method: "PUT",
+        body: "x",
+        headers,
+      });
       expect(put.status).toBe(401);
-      const post = await exports.default.fetch(`${ORIGIN}/internal/results`, { method: "POST", body: "{}", headers });
+      const post = await exports.default.fetch(`${ORIGIN}/internal/results`, {
+        method: "POST",
+        body: "{}",
+        headers,
+      });
       expect(post.status).toBe(401);
     }
   });
 
   it("refuse files for a job that does not exist or has finished", async () => {
-    const missing = await internal(`/internal/files/job/${crypto.randomUUID()}/a/frame-0001.jpg`, { method: "PUT", body: "x" });
+    const missing = await internal(`/internal/files/job/${crypto.randomUUID()}/a/frame-0001.jpg`, {
+      method: "PUT",
+      body: "x",
+    });
     expect(missing.status).toBe(404);
-    const traversal = await internal(`/internal/files/job/..%2F..%2Fetc/a/frame-0001.jpg`, { method: "PUT", body: "x" });
+    const traversal = await internal(`/internal/files/job/..%2F..%2Fetc/a/frame-0001.jpg`, {
+      method: "PUT",
+      body: "x",
+    });
     expect(traversal.status).toBe(400);
   });
 
   it("assemble a multipart ZIP upload in R2", async () => {
     const account = await createAccount();
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1, output: "zip" }, headers: account.auth });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1, output: "zip" },
+      headers: account.auth,
+    });
     const key = `job/${created.body.id}/attempt-z/frames.zip`;
-    const begun = await (await internal(`/internal/uploads/${key}`, { method: "POST" })).json<{ upload_id: string }>();
+    const begun = await (await internal(`/internal/uploads/${key}`, { method: "POST" })).json<{
+      upload_id: string;
+    }>();
     const partOne = new Uint8Array(5 * 1024 * 1024).fill(7);
     const partTwo = new TextEncoder().encode("tail");
     const parts = [];
-    for (const [n, body] of [[1, partOne], [2, partTwo]] as const) {
-      const res = await internal(`/internal/uploads/${key}?upload_id=${begun.upload_id}&part=${n}`, { method: "PUT", body });
+    for (const [n, body] of [
+      [1, partOne],
+      [2, partTwo],
+    ] as const) {
+      const res = await internal(
+        `/internal/uploads/${key}?upload_id=${begun.upload_id}&part=${n}`,
+        { method: "PUT", body },
+      );
       parts.push(await res.json());
     }
     const done = await internal(`/internal/uploads/${key}/complete?upload_id=${begun.upload_id}`, {
@@ -186,8 +249,16 @@ describe("the internal endpoints", () => {
 describe("dispatch", () => {
   it("retries with growing delays while the extractor is down, and fails the job from the dead-letter queue", async () => {
     const account = await createAccount();
-    const created = await api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: account.auth });
-    const message = { id: "m1", timestamp: new Date(), attempts: 3, body: { kind: "job", id: created.body.id } satisfies JobMessage };
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1 },
+      headers: account.auth,
+    });
+    const message = {
+      id: "m1",
+      timestamp: new Date(),
+      attempts: 3,
+      body: { kind: "job", id: created.body.id } satisfies JobMessage,
+    };
     setExtractor(() => new Response("busy", { status: 500 }));
     const { batch, retry, ack } = spiedBatch("stills-jobs", message);
     await worker.queue(batch, env, createExecutionContext());
@@ -197,13 +268,20 @@ describe("dispatch", () => {
     const later = spiedBatch("stills-jobs", { ...message, attempts: 5 });
     await worker.queue(later.batch, env, createExecutionContext());
     expect(later.retry).toHaveBeenCalledWith({ delaySeconds: 80 });
-    expect((await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body.status).toBe("queued");
+    expect(
+      (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body.status,
+    ).toBe("queued");
 
     const dead = spiedBatch("stills-dead-letters", { ...message, id: "m2" });
     await worker.queue(dead.batch, env, createExecutionContext());
     expect(dead.ack).toHaveBeenCalled();
-    const failed = (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body;
-    expect(failed).toMatchObject({ status: "failed", error: { name: "ExtractionFailed" }, credits_charged: 0 });
+    const failed = (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth }))
+      .body;
+    expect(failed).toMatchObject({
+      status: "failed",
+      error: { name: "ExtractionFailed" },
+      credits_charged: 0,
+    });
     expect(await balanceOf(account.accountId)).toEqual({ plan: 60, pack: 0, reserved: 0 });
   });
 });
@@ -213,7 +291,12 @@ describe("webhooks", () => {
     const account = await createAccount();
     const received: { url: string; redirect: string; headers: Headers; body: string }[] = [];
     setOutbound(async (request) => {
-      received.push({ url: request.url, redirect: request.redirect, headers: request.headers, body: await request.text() });
+      received.push({
+        url: request.url,
+        redirect: request.redirect,
+        headers: request.headers,
+        body: await request.text(),
+      });
       return new Response("ok");
     });
     setExtractor(async (request) => {
@@ -231,10 +314,17 @@ describe("webhooks", () => {
     const body = hook.body;
     const id = hook.headers.get("webhook-id")!;
     const timestamp = Number(hook.headers.get("webhook-timestamp"));
-    const secret = (await env.DB.prepare("SELECT webhook_secret FROM accounts WHERE id = ?").bind(account.accountId).first<{ webhook_secret: string }>())!.webhook_secret;
-    expect(hook.headers.get("webhook-signature")).toBe(await signWebhook(secret, id, timestamp, body));
+    const secret = (await env.DB.prepare("SELECT webhook_secret FROM accounts WHERE id = ?")
+      .bind(account.accountId)
+      .first<{ webhook_secret: string }>())!.webhook_secret;
+    expect(hook.headers.get("webhook-signature")).toBe(
+      await signWebhook(secret, id, timestamp, body),
+    );
     const payload = JSON.parse(body);
-    expect(payload).toMatchObject({ type: "job.completed", data: { id: created.body.id, status: "completed", object: "job" } });
+    expect(payload).toMatchObject({
+      type: "job.completed",
+      data: { id: created.body.id, status: "completed", object: "job" },
+    });
     expect(payload.data.frames[0].url).toContain("/files/");
   });
 
@@ -253,7 +343,10 @@ describe("webhooks", () => {
     let followed = false;
     setOutbound((request) => {
       if (request.url.includes("elsewhere")) followed = true;
-      return new Response(null, { status: 302, headers: { location: "https://elsewhere.example.com/" } });
+      return new Response(null, {
+        status: 302,
+        headers: { location: "https://elsewhere.example.com/" },
+      });
     });
     await worker.queue(batch, env, createExecutionContext());
     expect(followed).toBe(false);

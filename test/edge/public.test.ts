@@ -1,7 +1,7 @@
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PLANS } from "../../schema/plans.ts";
-import { api, openApiDocument, ORIGIN } from "./support/api.ts";
-import { exports } from "cloudflare:workers";
+import { api, ORIGIN, openApiDocument } from "./support/api.ts";
 
 describe("GET /v1/pricing", () => {
   it("lists every plan with its price, credits and limits", async () => {
@@ -40,7 +40,16 @@ describe("GET /v1/openapi.json", () => {
         "POST /v1/jobs",
       ].sort(),
     );
-    for (const name of ["Job", "Frame", "JobError", "DemoJob", "Usage", "Error", "CreateJobRequest", "JobList"]) {
+    for (const name of [
+      "Job",
+      "Frame",
+      "JobError",
+      "DemoJob",
+      "Usage",
+      "Error",
+      "CreateJobRequest",
+      "JobList",
+    ]) {
       expect(doc.components.schemas, name).toHaveProperty(name);
     }
   });

@@ -1,5 +1,5 @@
-import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { FLUSH_AFTER_MS, type RateLimiter } from "../../edge/durable/rate-limiter.ts";
 import { api, createAccount, freshIp } from "./support/api.ts";
@@ -16,11 +16,17 @@ describe("per-key rate limit", () => {
     }
     expect(remaining[0]).toBe(29);
     expect(remaining.at(-1)).toBe(0);
-    for (let i = 1; i < remaining.length; i++) expect(remaining[i]).toBeLessThanOrEqual(remaining[i - 1]);
+    for (let i = 1; i < remaining.length; i++)
+      expect(remaining[i]).toBeLessThanOrEqual(remaining[i - 1]);
 
     const limited = await api("GET", "/v1/usage", { headers: account.auth });
     expect(limited.status).toBe(429);
-    expect(limited.body).toMatchObject({ name: "TooManyRequests", code: 429, className: "too-many-requests", data: { name: "RateLimited" } });
+    expect(limited.body).toMatchObject({
+      name: "TooManyRequests",
+      code: 429,
+      className: "too-many-requests",
+      data: { name: "RateLimited" },
+    });
     const retryAfter = Number(limited.headers.get("Retry-After"));
     expect(retryAfter).toBeGreaterThanOrEqual(1);
     expect(retryAfter).toBeLessThanOrEqual(2);
@@ -49,7 +55,9 @@ describe("per-IP rate limit of public endpoints and failed authentication", () =
   it("counts failed authentication against the address, so keys cannot be guessed fast", async () => {
     const ip = freshIp();
     for (let i = 0; i < 60; i++) {
-      expect((await api("GET", "/v1/usage", { ip, headers: { "x-api-key": "guess" } })).status).toBe(401);
+      expect(
+        (await api("GET", "/v1/usage", { ip, headers: { "x-api-key": "guess" } })).status,
+      ).toBe(401);
     }
     const limited = await api("GET", "/v1/usage", { ip, headers: { "x-api-key": "guess" } });
     expect(limited.status).toBe(429);
@@ -68,7 +76,9 @@ describe("RateLimiter (GCRA)", () => {
     expect((await stub.take(6, t0 + 10_000)).allowed).toBe(false);
     // Counts reach storage within FLUSH_AFTER_MS.
     await new Promise((r) => setTimeout(r, FLUSH_AFTER_MS + 200));
-    const stored = await runInDurableObject(stub, (_instance: RateLimiter, state) => state.storage.get<number>("tat"));
+    const stored = await runInDurableObject(stub, (_instance: RateLimiter, state) =>
+      state.storage.get<number>("tat"),
+    );
     expect(stored).toBe(t0 + 70_000);
   });
 

@@ -5,7 +5,10 @@ import { api, createAccount } from "./support/api.ts";
 
 it("reports plan, balance, limits and the ledger of the caller", async () => {
   const account = await createAccount({ plan: "starter", packCredits: 500 });
-  await api("POST", "/v1/jobs", { body: { url: "https://cdn.example.com/a.mp4", timestamps: [1, 2] }, headers: account.auth });
+  await api("POST", "/v1/jobs", {
+    body: { url: "https://cdn.example.com/a.mp4", timestamps: [1, 2] },
+    headers: account.auth,
+  });
   const res = await api("GET", "/v1/usage", { headers: account.auth });
   expect(res.status).toBe(200);
   const { max_resolution: _, ...limits } = PLANS.starter.limits;
@@ -17,7 +20,9 @@ it("reports plan, balance, limits and the ledger of the caller", async () => {
     limits,
     this_period: { jobs_created: 1, credits_reserved: 1 },
   });
-  expect(Date.parse(res.body.period.end) - Date.parse(res.body.period.start)).toBeGreaterThan(27 * 86_400_000);
+  expect(Date.parse(res.body.period.end) - Date.parse(res.body.period.start)).toBeGreaterThan(
+    27 * 86_400_000,
+  );
   const kinds = res.body.recent_ledger.map((e: { kind: string }) => e.kind).sort();
   expect(kinds).toEqual(["grant", "pack", "reserve"]);
 });
@@ -28,6 +33,8 @@ it("shows another account nothing of this one", async () => {
   const res = await api("GET", "/v1/usage", { headers: b.auth });
   expect(res.body.credits.pack).toBe(0);
   expect(JSON.stringify(res.body)).not.toContain(a.accountId);
-  const row = await env.DB.prepare("SELECT pack_credits FROM accounts WHERE id = ?").bind(a.accountId).first();
+  const row = await env.DB.prepare("SELECT pack_credits FROM accounts WHERE id = ?")
+    .bind(a.accountId)
+    .first();
   expect(row).toEqual({ pack_credits: 500 });
 });

@@ -50,20 +50,27 @@ export const demoRouter = router
     // Counted after the link is accepted, so a typo does not use up the day's allowance.
     const allowance = await takeDemoAllowance(c);
     if (!allowance.allowed) {
-      throw new ApiError("DemoLimitReached", `The demo allows ${allowance.limit} previews per day from one address`, {
-        userMessage: "You've used today's free previews. Create a free account to keep going.",
-        retryAfter: allowance.retryAfter,
-      });
+      throw new ApiError(
+        "DemoLimitReached",
+        `The demo allows ${allowance.limit} previews per day from one address`,
+        {
+          userMessage: "You've used today's free previews. Create a free account to keep going.",
+          retryAfter: allowance.retryAfter,
+        },
+      );
     }
     const id = crypto.randomUUID();
-    await c.get("db").insert(demoJobs).values({
-      id,
-      ipHash: await sha256Hex(c.get("clientIp")),
-      status: "queued",
-      url,
-      sourceUrl: source.url,
-      platform: source.platform,
-    });
+    await c
+      .get("db")
+      .insert(demoJobs)
+      .values({
+        id,
+        ipHash: await sha256Hex(c.get("clientIp")),
+        status: "queued",
+        url,
+        sourceUrl: source.url,
+        platform: source.platform,
+      });
     const message: JobMessage = { kind: "demo", id };
     await c.env.JOBS_QUEUE.send(message);
     return c.json(await readDemoJob(c, id), 201);

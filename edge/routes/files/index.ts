@@ -4,7 +4,7 @@ import { eq } from "drizzle-orm";
 import { demoJobs, jobs } from "../../../schema/db.ts";
 import { createRouter } from "../../app.ts";
 import type { Db } from "../../context.ts";
-import { checkFileSignature, CONTENT_TYPES, parseFileKey } from "../../files.ts";
+import { CONTENT_TYPES, checkFileSignature, parseFileKey } from "../../files.ts";
 import { filesAreLive } from "../../serialize.ts";
 
 async function ownerOf(db: Db, kind: "job" | "demo", id: string) {
@@ -44,7 +44,9 @@ export const filesRouter = createRouter().get("/files/*", async (c) => {
       "content-length": String(object.size),
       etag: object.httpEtag,
       "cache-control": "private, max-age=3600",
-      ...(extension === "zip" ? { "content-disposition": `attachment; filename="${parsed.jobId}.zip"` } : {}),
+      ...(extension === "zip"
+        ? { "content-disposition": `attachment; filename="${parsed.jobId}.zip"` }
+        : {}),
     },
   });
 });

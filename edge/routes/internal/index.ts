@@ -22,7 +22,9 @@ const requireInternalToken = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 async function digest(text: string) {
-  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  const bytes = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
+  );
   return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
@@ -33,7 +35,11 @@ const requireRunningJobKey = createMiddleware<AppEnv & { Variables: { fileKey: s
     const parsed = parseFileKey(key);
     if (!parsed) return c.json({ error: "bad key" }, 400);
     const table = parsed.kind === "job" ? jobs : demoJobs;
-    const [row] = await c.get("db").select({ status: table.status }).from(table).where(eq(table.id, parsed.jobId));
+    const [row] = await c
+      .get("db")
+      .select({ status: table.status })
+      .from(table)
+      .where(eq(table.id, parsed.jobId));
     if (!row) return c.json({ error: "no such job" }, 404);
     if (row.status !== "queued" && row.status !== "processing") {
       return c.json({ error: `job is ${row.status}` }, 409);
@@ -64,9 +70,12 @@ export const internalRouter = router
   .post("/internal/uploads/:key{.+\\.zip}/complete", requireRunningJobKey, async (c) => {
     const uploadId = c.req.query("upload_id");
     const body = await c.req.json<{ parts: { part: number; etag: string }[] }>();
-    if (!uploadId || !Array.isArray(body.parts)) return c.json({ error: "upload_id and parts needed" }, 400);
+    if (!uploadId || !Array.isArray(body.parts))
+      return c.json({ error: "upload_id and parts needed" }, 400);
     const upload = c.env.FILES.resumeMultipartUpload(c.get("fileKey"), uploadId);
-    const object = await upload.complete(body.parts.map((p) => ({ partNumber: p.part, etag: p.etag })));
+    const object = await upload.complete(
+      body.parts.map((p) => ({ partNumber: p.part, etag: p.etag })),
+    );
     return c.json({ key: object.key, bytes: object.size }, 200);
   })
   .post("/internal/uploads/:key{.+\\.zip}", requireRunningJobKey, async (c) => {

@@ -1,6 +1,9 @@
 import { createRoute } from "@hono/zod-openapi";
 import { PricingSchema } from "../../../schema/api.ts";
-import { FRAMES_INCLUDED_PER_MINUTE, TIMESTAMP_FRAMES_PER_CREDIT } from "../../../schema/billing.ts";
+import {
+  FRAMES_INCLUDED_PER_MINUTE,
+  TIMESTAMP_FRAMES_PER_CREDIT,
+} from "../../../schema/billing.ts";
 import { CREDIT_PACK, DEMO, PLANS, ZIP_ALWAYS_ABOVE_FRAMES } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import { publicRate } from "../../middleware/auth.ts";
@@ -29,7 +32,14 @@ const CATALOG = {
     credits_per_month: plan.monthly_credits,
     limits: plan.limits,
   })),
-  packs: [{ name: "pack", price_usd: CREDIT_PACK.price_usd, credits: CREDIT_PACK.credits, expires: false }],
+  packs: [
+    {
+      name: "pack",
+      price_usd: CREDIT_PACK.price_usd,
+      credits: CREDIT_PACK.credits,
+      expires: false,
+    },
+  ],
   credit_rules: {
     interval_and_count: `1 credit per started minute of processed video, ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included, 1 credit per further ${FRAMES_INCLUDED_PER_MINUTE} frames`,
     timestamps: `1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} frames`,
@@ -37,7 +47,11 @@ const CATALOG = {
     order: "plan credits are spent before pack credits",
   },
   zip_always_above_frames: ZIP_ALWAYS_ABOVE_FRAMES,
-  demo: { frames: DEMO.frames, max_width: DEMO.max_width, max_video_minutes: DEMO.max_seconds / 60 },
+  demo: {
+    frames: DEMO.frames,
+    max_width: DEMO.max_width,
+    max_video_minutes: DEMO.max_seconds / 60,
+  },
 };
 
 const router = createRouter();

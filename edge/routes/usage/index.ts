@@ -28,7 +28,10 @@ router.use("/v1/usage", requireApiKey);
 export const usageRouter = router.openapi(getUsageRoute, async (c) => {
   const db = c.get("db");
   // The balance must be live: the account row the key check cached may be seconds old.
-  const [account] = await db.select().from(accounts).where(eq(accounts.id, c.get("account").id));
+  const [account] = await db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.id, c.get("account").id));
   const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
   const periodStart = account.periodStart ?? account.createdAt;
   const [[period], ledger] = await Promise.all([

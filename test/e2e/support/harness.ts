@@ -1,20 +1,29 @@
 // The end-to-end harness: the real stack (wrangler dev + extractor) on free ports with its own
 // state directory, test videos served from 127.0.0.1, and a client that speaks only HTTP.
 import { createHmac } from "node:crypto";
+import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import { once } from "node:events";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createKey, freePort, queryLocal, type Stack, startStack } from "../../../scripts/lib/stack.mjs";
+import {
+  createKey,
+  freePort,
+  queryLocal,
+  type Stack,
+  startStack,
+} from "../../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer, type TestServer } from "../../sources/support/servers.ts";
 
 export interface Harness {
   stack: Stack;
   videos: TestServer;
   serveVideo(path: string, file: string, contentType?: string): string;
-  newKey(plan?: string, packCredits?: number): Promise<{ key: string; email: string; auth: Record<string, string> }>;
+  newKey(
+    plan?: string,
+    packCredits?: number,
+  ): Promise<{ key: string; email: string; auth: Record<string, string> }>;
   webhookSecret(email: string): string;
   close(): Promise<void>;
 }
@@ -42,7 +51,10 @@ export async function startHarness(settings: Record<string, string> = {}): Promi
       return { key: issued.key, email, auth: { authorization: `Bearer ${issued.key}` } };
     },
     webhookSecret(email) {
-      const [row] = queryLocal(`SELECT webhook_secret FROM accounts WHERE email = '${email}'`, stateDir);
+      const [row] = queryLocal(
+        `SELECT webhook_secret FROM accounts WHERE email = '${email}'`,
+        stateDir,
+      );
       return String(row.webhook_secret);
     },
     async close() {
@@ -65,12 +77,22 @@ export async function call<T = any>(
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text ? JSON.parse(text) : undefined,
+  };
 }
 
-export async function download(url: string): Promise<{ status: number; type: string | null; bytes: Uint8Array }> {
+export async function download(
+  url: string,
+): Promise<{ status: number; type: string | null; bytes: Uint8Array }> {
   const response = await fetch(url);
-  return { status: response.status, type: response.headers.get("content-type"), bytes: new Uint8Array(await response.arrayBuffer()) };
+  return {
+    status: response.status,
+    type: response.headers.get("content-type"),
+    bytes: new Uint8Array(await response.arrayBuffer()),
+  };
 }
 
 export interface ReceivedHook {
@@ -100,7 +122,9 @@ export function verifyStandardWebhook(secret: string, hook: ReceivedHook): boole
   const id = String(hook.headers["webhook-id"]);
   const timestamp = String(hook.headers["webhook-timestamp"]);
   const key = Buffer.from(secret.replace(/^whsec_/, ""), "base64");
-  const expected = createHmac("sha256", key).update(`${id}.${timestamp}.${hook.body}`).digest("base64");
+  const expected = createHmac("sha256", key)
+    .update(`${id}.${timestamp}.${hook.body}`)
+    .digest("base64");
   return String(hook.headers["webhook-signature"])
     .split(" ")
     .some((candidate) => candidate === `v1,${expected}`);

@@ -1,8 +1,9 @@
 // The test client: every request goes through the worker's own fetch handler, and every
 // response is checked against the OpenAPI document the worker serves, so the document and
 // the behaviour cannot drift apart unnoticed.
-import { Validator } from "@cfworker/json-schema";
+
 import { env, exports } from "cloudflare:workers";
+import { Validator } from "@cfworker/json-schema";
 import { expect } from "vitest";
 import { issueKeyStatements } from "../../../schema/accounts.ts";
 import type { PlanName } from "../../../schema/plans.ts";
@@ -10,7 +11,10 @@ import type { PlanName } from "../../../schema/plans.ts";
 export const ORIGIN = "https://stills.test";
 
 type OpenApiDocument = {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>
+  >;
   components: object;
 };
 
@@ -49,7 +53,10 @@ export async function api<T = any>(
   path: string,
   options: { body?: unknown; rawBody?: string; headers?: Record<string, string>; ip?: string } = {},
 ): Promise<ApiResponse<T>> {
-  const headers: Record<string, string> = { "cf-connecting-ip": options.ip ?? freshIp(), ...options.headers };
+  const headers: Record<string, string> = {
+    "cf-connecting-ip": options.ip ?? freshIp(),
+    ...options.headers,
+  };
   let body: string | undefined = options.rawBody;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
@@ -59,7 +66,8 @@ export async function api<T = any>(
   }
   const response = await exports.default.fetch(`${ORIGIN}${path}`, { method, headers, body });
   const text = await response.text();
-  const parsed = text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
+  const parsed =
+    text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
   await expectDocumented(method, new URL(`${ORIGIN}${path}`).pathname, response, parsed);
   return { status: response.status, headers: response.headers, body: parsed };
 }
@@ -75,8 +83,15 @@ async function expectDocumented(method: string, path: string, response: Response
   expect(declared, `${method} ${path} documents status ${response.status}`).toBeDefined();
   const schema = declared?.content?.["application/json"]?.schema;
   if (!schema) return;
-  const result = new Validator({ ...schema, components: doc.components } as never, "2020-12", false).validate(body);
-  expect(result.errors, `${method} ${path} ${response.status} body matches the OpenAPI schema`).toEqual([]);
+  const result = new Validator(
+    { ...schema, components: doc.components } as never,
+    "2020-12",
+    false,
+  ).validate(body);
+  expect(
+    result.errors,
+    `${method} ${path} ${response.status} body matches the OpenAPI schema`,
+  ).toEqual([]);
   for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]) {
     expect(response.headers.get(name), `${name} on ${method} ${path}`).toMatch(/^\d+$/);
   }

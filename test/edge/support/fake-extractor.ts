@@ -27,7 +27,11 @@ globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
   if (new URL(request.url).host === "extractor.test") {
     const body = (await request.json()) as ExtractRequest;
     extractorCalls.push(body);
-    if (!extractor) return new Response("extractor down in this test", { status: 503, headers: { "retry-after": "60" } });
+    if (!extractor)
+      return new Response("extractor down in this test", {
+        status: 503,
+        headers: { "retry-after": "60" },
+      });
     return extractor(body);
   }
   if (outbound) return outbound(request);

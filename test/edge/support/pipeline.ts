@@ -8,7 +8,10 @@ import { ORIGIN } from "./api.ts";
 export function internal(path: string, init: RequestInit = {}) {
   return exports.default.fetch(`${ORIGIN}${path}`, {
     ...init,
-    headers: { authorization: `Bearer ${env.INTERNAL_TOKEN}`, ...(init.headers as Record<string, string>) },
+    headers: {
+      authorization: `Bearer ${env.INTERNAL_TOKEN}`,
+      ...(init.headers as Record<string, string>),
+    },
   });
 }
 
@@ -25,18 +28,31 @@ export interface FakeRun {
   attemptId?: string;
 }
 
-export async function runFakeExtraction(request: ExtractRequest, run: FakeRun = {}): Promise<ExtractResult> {
+export async function runFakeExtraction(
+  request: ExtractRequest,
+  run: FakeRun = {},
+): Promise<ExtractResult> {
   const attemptId = run.attemptId ?? crypto.randomUUID();
   const frames: FrameResult[] = [];
   if (!run.fail) {
     const ok = run.framesOk ?? 3;
     for (let i = 1; i <= ok + (run.framesFailed ?? 0); i++) {
       if (i > ok) {
-        frames.push({ index: i, timestamp: i, status: "error", key: null, pts: null, error: "past the end of the video" });
+        frames.push({
+          index: i,
+          timestamp: i,
+          status: "error",
+          key: null,
+          pts: null,
+          error: "past the end of the video",
+        });
         continue;
       }
       const key = `${request.kind}/${request.job_id}/${attemptId}/frame-${String(i).padStart(4, "0")}.jpg`;
-      const put = await internal(`/internal/files/${key}`, { method: "PUT", body: frameBytes(request.job_id, attemptId, i) });
+      const put = await internal(`/internal/files/${key}`, {
+        method: "PUT",
+        body: frameBytes(request.job_id, attemptId, i),
+      });
       if (!put.ok) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
       frames.push({ index: i, timestamp: i - 0.5, status: "ok", key, pts: i - 0.5, error: null });
     }
@@ -57,7 +73,10 @@ export async function runFakeExtraction(request: ExtractRequest, run: FakeRun = 
     zip: null,
     error: run.fail ?? null,
   };
-  const posted = await internal("/internal/results", { method: "POST", body: JSON.stringify(result) });
+  const posted = await internal("/internal/results", {
+    method: "POST",
+    body: JSON.stringify(result),
+  });
   if (posted.status !== 202) throw new Error(`result refused: ${posted.status}`);
   return result;
 }
