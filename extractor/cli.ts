@@ -7,7 +7,9 @@ import type { JobOptions } from "../schema/messages.ts";
 
 const [input, optionsJson = "{}", outDir = "frames-out", strategy = "auto"] = process.argv.slice(2);
 if (!input) {
-  console.error("usage: node extractor/cli.ts <file> '<options json>' <out-dir> [auto|dense|sparse]");
+  console.error(
+    "usage: node extractor/cli.ts <file> '<options json>' <out-dir> [auto|dense|sparse]",
+  );
   process.exit(2);
 }
 const options: JobOptions = {

@@ -71,7 +71,10 @@ const ERROR_LINE = /\[(error|fatal|panic)\]/;
 const SHORT_RUN_SECONDS = 5;
 
 function shortRun(group: DecodeGroup): boolean {
-  return group.seekSeconds !== null && group.times[group.times.length - 1] - group.seekSeconds <= SHORT_RUN_SECONDS;
+  return (
+    group.seekSeconds !== null &&
+    group.times[group.times.length - 1] - group.seekSeconds <= SHORT_RUN_SECONDS
+  );
 }
 
 /** One ffmpeg process for one seek point; it starts at once so the next group can warm up. */
@@ -191,11 +194,6 @@ export class DecodeRun {
       logToolFailure(error);
       throw error;
     }
-  }
-
-  /** Why a run delivered fewer frames than asked: for the logs. */
-  describe(): string {
-    return `${this.tool.commandLine}\n${this.tool.stderrTail()}`;
   }
 }
 

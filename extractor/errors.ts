@@ -59,7 +59,12 @@ export function toJobError(error: unknown): JobErrorShape {
       userMessage: "Extracting the frames took too long. Try fewer frames or a shorter range.",
     };
   }
-  const detail = error instanceof MediaToolError ? `${error.message}: ${lastLine(error.stderrTail)}` : error instanceof Error ? error.message : String(error);
+  const detail =
+    error instanceof MediaToolError
+      ? `${error.message}: ${lastLine(error.stderrTail)}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   return {
     name: "ExtractionFailed",
     message: detail,

@@ -19,7 +19,12 @@ import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
-import { decodeCostModel, minimumSkipSeconds, planDecodeGroups, seekCandidates } from "./strategy.ts";
+import {
+  decodeCostModel,
+  minimumSkipSeconds,
+  planDecodeGroups,
+  seekCandidates,
+} from "./strategy.ts";
 
 export interface ExtractionJob {
   /** A local file path or the loopback relay's http://127.0.0.1 URL (see ffmpeg/args.ts). */
@@ -37,6 +42,8 @@ export interface ExtractionSettings {
   signal?: AbortSignal;
   /** "auto" weighs seeking against decoding; the others force one way (tests, the bench). */
   strategy?: "auto" | "dense" | "sparse";
+  /** ffmpeg runs started before the current one is done (default 1, 0 at 4K). */
+  runsAhead?: number;
 }
 
 export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
@@ -61,7 +68,16 @@ export async function extractFrames(
   settings.signal?.addEventListener("abort", stopFromOutside, { once: true });
   const outcome = emptyOutcome(job.options);
   try {
-    await runJob(job, sink, { signal: controller.signal, strategy: settings.strategy ?? "auto" }, outcome);
+    await runJob(
+      job,
+      sink,
+      {
+        signal: controller.signal,
+        strategy: settings.strategy ?? "auto",
+        runsAhead: settings.runsAhead,
+      },
+      outcome,
+    );
   } catch (thrown) {
     const error = controller.signal.aborted ? controller.signal.reason : thrown;
     outcome.status = "failed";
@@ -94,14 +110,16 @@ function emptyOutcome(options: JobOptions): ExtractionOutcome {
 interface RunSettings {
   signal: AbortSignal;
   strategy: NonNullable<ExtractionSettings["strategy"]>;
+  runsAhead?: number;
 }
 
 async function runJob(
   job: ExtractionJob,
   sink: FrameSink,
-  { signal, strategy }: RunSettings,
+  settings: RunSettings,
   outcome: ExtractionOutcome,
 ): Promise<void> {
+  const { signal } = settings;
   const video = await probeVideo(job.input, signal);
   const duration = video.durationSeconds ?? (await scanVideoDuration(job.input, video, signal));
   if (duration === null || !(duration > 0)) {
@@ -155,7 +173,7 @@ async function runJob(
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
     await writer.open();
     try {
-      await decodeAll(context, wanted, writer, strategy);
+      await decodeAll(context, wanted, writer, settings);
       outcome.zip = await writer.finish();
     } catch (error) {
       await writer.abort();
@@ -237,7 +255,7 @@ async function decodeAll(
   context: DecodeContext,
   wanted: PlannedFrame[],
   writer: FrameWriter,
-  strategy: RunSettings["strategy"],
+  { strategy, runsAhead }: RunSettings,
 ): Promise<void> {
   const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
   const framesAt = new Map<number, PlannedFrame[]>();
@@ -248,24 +266,24 @@ async function decodeAll(
   log("debug", "decode plan", { times: times.length, groups: groups.length });
   // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
   const { width, height } = context.video;
-  const ahead = width * height > 2560 * 1440 ? 0 : 1;
+  const ahead = runsAhead ?? (width * height > 2560 * 1440 ? 0 : 1);
   const started: DecodeRun[] = [];
   let nextGroup = 0;
-  const startMore = () => {
-    while (nextGroup < groups.length && started.length <= ahead) {
-      started.push(new DecodeRun(context, groups[nextGroup++]));
-    }
-  };
   try {
-    startMore();
-    while (started.length > 0) {
+    for (;;) {
+      while (nextGroup < groups.length && started.length <= ahead) {
+        started.push(new DecodeRun(context, groups[nextGroup++]));
+      }
       const run = started[0];
-      startMore();
+      if (!run) break;
       await writer.writeAll(decodeGroup(context, run), (frame: DecodedFrame) => {
         return framesAt.get(run.group.times[frame.slot]) ?? [];
       });
-      log("debug", "decode group done", { seek: run.group.seekSeconds, frames: run.group.times.length });
       started.shift();
+      log("debug", "decode group done", {
+        seek: run.group.seekSeconds,
+        frames: run.group.times.length,
+      });
     }
   } finally {
     for (const run of started) run.cancel();
@@ -290,7 +308,9 @@ async function chooseGroups(
       candidates.map((i) => start + times[i]),
       context.signal,
     );
-    candidates.forEach((i, n) => keyframes.set(i, found[n] === null ? null : found[n] - start));
+    candidates.forEach((i, n) => {
+      keyframes.set(i, found[n] === null ? null : found[n] - start);
+    });
   }
   return planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip);
 }

@@ -9,7 +9,9 @@ import { createExtractorServer } from "./server.ts";
 
 const token = process.env.INTERNAL_TOKEN;
 if (!token) {
-  console.error("INTERNAL_TOKEN is not set: the extractor refuses to run without its shared secret.");
+  console.error(
+    "INTERNAL_TOKEN is not set: the extractor refuses to run without its shared secret.",
+  );
   process.exit(1);
 }
 

@@ -52,6 +52,8 @@ export function parseExtractRequest(
   if (parsed.success) return { ok: true, request: parsed.data satisfies ExtractRequest };
   return {
     ok: false,
-    issues: parsed.error.issues.map((issue) => `${issue.path.join(".") || "body"}: ${issue.message}`),
+    issues: parsed.error.issues.map(
+      (issue) => `${issue.path.join(".") || "body"}: ${issue.message}`,
+    ),
   };
 }

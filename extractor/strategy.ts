@@ -57,7 +57,9 @@ export function planDecodeGroups(
 ): DecodeGroup[] {
   if (times.length === 0) return [];
   const first = times[0];
-  const groups: DecodeGroup[] = [{ seekSeconds: first > minimumSkip ? first : null, times: [first] }];
+  const groups: DecodeGroup[] = [
+    { seekSeconds: first > minimumSkip ? first : null, times: [first] },
+  ];
   for (let i = 1; i < times.length; i++) {
     const keyframe = times[i] - times[i - 1] > minimumSkip ? keyframeBefore(i) : null;
     if (keyframe !== null && keyframe - times[i - 1] > minimumSkip) {

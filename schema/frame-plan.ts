@@ -93,5 +93,8 @@ export function plannedFrameCount(
   if (durationSeconds !== null) return planFrames(options, durationSeconds).frames.length;
   if (options.end === undefined) return null;
   const start = Math.max(0, options.start ?? 0);
-  return Math.max(1, intervalTimesCount(start, options.end, options.every ?? DEFAULT_EVERY_SECONDS));
+  return Math.max(
+    1,
+    intervalTimesCount(start, options.end, options.every ?? DEFAULT_EVERY_SECONDS),
+  );
 }

@@ -12,7 +12,10 @@ import { mkdir, readFile, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 
 const OUT = "bench/out";
-const NODE = process.execPath;
+// The extractor needs Node 22 (type stripping); the project installs it in node_modules/.bin,
+// while a plain `node` on the machine may be older.
+const LOCAL_NODE = "node_modules/.bin/node";
+const NODE = existsSync(LOCAL_NODE) ? LOCAL_NODE : process.execPath;
 const PAGE_KB = 4;
 
 function generate(path, size, seconds, extra) {
@@ -20,10 +23,26 @@ function generate(path, size, seconds, extra) {
   console.log(`generating ${path} (once)…`);
   const tmp = `${path}.tmp.mp4`;
   return runChild("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y",
-    "-f", "lavfi", "-i", `testsrc2=size=${size}:rate=30:duration=${seconds}`,
-    "-c:v", "libx264", "-g", "60", "-keyint_min", "60", "-sc_threshold", "0",
-    "-pix_fmt", "yuv420p", ...extra, tmp,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=size=${size}:rate=30:duration=${seconds}`,
+    "-c:v",
+    "libx264",
+    "-g",
+    "60",
+    "-keyint_min",
+    "60",
+    "-sc_threshold",
+    "0",
+    "-pix_fmt",
+    "yuv420p",
+    ...extra,
+    tmp,
   ]).then(() => rename(tmp, path));
 }
 
@@ -85,7 +104,11 @@ async function job(source, options, name, strategy = "auto") {
   );
   const outcome = JSON.parse(result.stdout.trim().split("\n").pop());
   const ok = outcome.frames.filter((f) => f.status === "ok").length;
-  if (outcome.status !== "completed") throw new Error(`${name} failed: ${JSON.stringify(outcome.error)}`);
+  if (outcome.status !== "completed" || ok !== outcome.frames.length) {
+    throw new Error(
+      `${name}: ${ok} of ${outcome.frames.length} frames, ${JSON.stringify(outcome.error)}`,
+    );
+  }
   await rm(dir, { recursive: true, force: true });
   return { ...result, frames: ok };
 }
@@ -98,35 +121,88 @@ async function main() {
   await generate(uhd, "3840x2160", 20, ["-preset", "ultrafast"]);
 
   console.log("measuring (2 cores shared; each figure is one run)…");
-  const nullDecode = await runChild("ffmpeg", ["-hide_banner", "-loglevel", "error", "-i", fullHd, "-f", "null", "-"]);
+  const nullDecode = await runChild("ffmpeg", [
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-i",
+    fullHd,
+    "-f",
+    "null",
+    "-",
+  ]);
   const dense = await job(fullHd, { mode: "interval", every: 0.5 }, "dense");
 
   const fpsDir = join(OUT, "fps-baseline");
   await rm(fpsDir, { recursive: true, force: true });
   await mkdir(fpsDir, { recursive: true });
   const fpsBaseline = await runChild("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-i", fullHd, "-vf", "fps=1/10", join(fpsDir, "out%03d.jpg"),
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-i",
+    fullHd,
+    "-vf",
+    "fps=1/10",
+    join(fpsDir, "out%03d.jpg"),
   ]);
   await rm(fpsDir, { recursive: true, force: true });
   const sparseInterval = await job(fullHd, { mode: "interval", every: 10 }, "sparse-interval");
-  const timestamps = [3.21, 12.7, 21.05, 33.333, 41.9, 50.5, 61.01, 72.8, 83.4, 95.95, 104.2, 117.6];
-  const sparseTimestamps = await job(fullHd, { mode: "timestamps", timestamps }, "sparse-timestamps");
+  const timestamps = [
+    3.21, 12.7, 21.05, 33.333, 41.9, 50.5, 61.01, 72.8, 83.4, 95.95, 104.2, 117.6,
+  ];
+  const sparseTimestamps = await job(
+    fullHd,
+    { mode: "timestamps", timestamps },
+    "sparse-timestamps",
+  );
 
-  const memory = await job(uhd, { mode: "interval", every: 0.5, resolution: 2160, format: "png", output: "both" }, "memory-2160p");
+  const memory = await job(
+    uhd,
+    { mode: "interval", every: 0.5, resolution: 2160, format: "png", output: "both" },
+    "memory-2160p",
+  );
 
   const rows = [
-    ["dense every 0.5 s (240 frames)", dense.seconds, nullDecode.seconds, "ffmpeg -f null", dense.seconds / nullDecode.seconds, "≤ 1.3"],
-    ["sparse every 10 s (12 frames)", sparseInterval.seconds, fpsBaseline.seconds, "fps=1/10 jpgs", sparseInterval.seconds / fpsBaseline.seconds, "≤ 0.25"],
-    ["sparse 12 timestamps", sparseTimestamps.seconds, fpsBaseline.seconds, "fps=1/10 jpgs", sparseTimestamps.seconds / fpsBaseline.seconds, "≤ 0.25"],
+    [
+      "dense every 0.5 s (240 frames)",
+      dense.seconds,
+      nullDecode.seconds,
+      "ffmpeg -f null",
+      dense.seconds / nullDecode.seconds,
+      "≤ 1.3",
+    ],
+    [
+      "sparse every 10 s (12 frames)",
+      sparseInterval.seconds,
+      fpsBaseline.seconds,
+      "fps=1/10 jpgs",
+      sparseInterval.seconds / fpsBaseline.seconds,
+      "≤ 0.25",
+    ],
+    [
+      "sparse 12 timestamps",
+      sparseTimestamps.seconds,
+      fpsBaseline.seconds,
+      "fps=1/10 jpgs",
+      sparseTimestamps.seconds / fpsBaseline.seconds,
+      "≤ 0.25",
+    ],
   ];
-  console.log("\n| job (1920×1080 30 fps, 120 s, GOP 2 s) | job s | baseline s | baseline | ratio | goal |");
+  console.log(
+    "\n| job (1920×1080 30 fps, 120 s, GOP 2 s) | job s | baseline s | baseline | ratio | goal |",
+  );
   console.log("|---|---|---|---|---|---|");
   for (const [name, t, base, what, ratio, goal] of rows) {
-    console.log(`| ${name} | ${t.toFixed(2)} | ${base.toFixed(2)} | ${what} | ${ratio.toFixed(2)} | ${goal} |`);
+    console.log(
+      `| ${name} | ${t.toFixed(2)} | ${base.toFixed(2)} | ${what} | ${ratio.toFixed(2)} | ${goal} |`,
+    );
   }
   console.log(`\n| memory (3840×2160 source, every 0.5 s, PNG at 2160p, ZIP) | peak RSS | goal |`);
   console.log("|---|---|---|");
-  console.log(`| extractor + ffmpeg children, ${memory.frames} frames | ${memory.peakMb.toFixed(0)} MB | < 500 MB |`);
+  console.log(
+    `| extractor + ffmpeg children, ${memory.frames} frames | ${memory.peakMb.toFixed(0)} MB | < 500 MB |`,
+  );
   console.log(`\n(peak RSS of the 1080p dense job: ${dense.peakMb.toFixed(0)} MB)`);
 }
 

@@ -32,7 +32,7 @@ export class MediaToolError extends Error {
 export interface RunOptions {
   signal?: AbortSignal;
   /** Every stderr line; lines it returns true for are kept out of the tail (e.g. showinfo). */
-  onStderrLine?: (line: string) => boolean | void;
+  onStderrLine?: (line: string) => boolean;
 }
 
 export interface RunningTool {
@@ -91,7 +91,9 @@ export function startTool(tool: MediaTool, args: string[], options: RunOptions =
     (resolve, reject) => {
       child.on("error", (error) => {
         exited = true;
-        reject(new MediaToolError(`${tool} could not start: ${error.message}`, commandLine, "", null));
+        reject(
+          new MediaToolError(`${tool} could not start: ${error.message}`, commandLine, "", null),
+        );
       });
       child.on("close", (code, signal) => {
         exited = true;
@@ -135,7 +137,12 @@ export async function runTool(
   const { code, signal } = await running.exited;
   if (code !== 0) {
     const why = options.signal?.aborted ? "was stopped (deadline)" : `failed (${code ?? signal})`;
-    const error = new MediaToolError(`${tool} ${why}`, running.commandLine, running.stderrTail(), code);
+    const error = new MediaToolError(
+      `${tool} ${why}`,
+      running.commandLine,
+      running.stderrTail(),
+      code,
+    );
     logToolFailure(error);
     throw error;
   }

@@ -102,9 +102,12 @@ export class EdgeSink implements FrameSink {
 
   async putFrame(fileName: string, bytes: Uint8Array, contentType: string) {
     const key = `${this.prefix}/${fileName}`;
-    const answer = (await this.client.call("PUT", `/internal/files/${key}`, bytes, contentType)) as
-      | Partial<StoredObject>
-      | null;
+    const answer = (await this.client.call(
+      "PUT",
+      `/internal/files/${key}`,
+      bytes,
+      contentType,
+    )) as Partial<StoredObject> | null;
     return { key: answer?.key ?? key, bytes: answer?.bytes ?? bytes.length };
   }
 

@@ -4,13 +4,29 @@ import { readdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { deliveredNumbers, runJob } from "./helpers.ts";
-import { makeAudioOnly, makeFileWithBytes, makeTestVideo, VIDEO_CACHE_DIR } from "../support/videos.ts";
+import {
+  makeAudioOnly,
+  makeFileWithBytes,
+  makeTestVideo,
+  VIDEO_CACHE_DIR,
+} from "../support/videos.ts";
 
 const run = promisify(execFile);
 
 async function fasterStartCopy(video: string): Promise<string> {
   const path = `${VIDEO_CACHE_DIR}/faststart-copy.mp4`;
-  await run("ffmpeg", ["-v", "error", "-y", "-i", video, "-c", "copy", "-movflags", "+faststart", path]);
+  await run("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    "-i",
+    video,
+    "-c",
+    "copy",
+    "-movflags",
+    "+faststart",
+    path,
+  ]);
   return path;
 }
 
@@ -21,7 +37,7 @@ async function ourFfmpegChildren(): Promise<number[]> {
     if (!/^\d+$/.test(entry)) continue;
     const stat = await readFile(`/proc/${entry}/stat`, "utf8").catch(() => "");
     const match = /^\d+ \((.*)\) \S+ (\d+)/.exec(stat);
-    if (match && match[1].startsWith("ff") && Number(match[2]) === process.pid) found.push(Number(entry));
+    if (match?.[1].startsWith("ff") && Number(match[2]) === process.pid) found.push(Number(entry));
   }
   return found;
 }
@@ -36,13 +52,17 @@ describe("inputs that are not (whole) videos", () => {
   });
 
   it("text pretending to be a video → NoVideoFound", async () => {
-    const path = await makeFileWithBytes("notes.mp4", new TextEncoder().encode("hello ".repeat(999)));
+    const path = await makeFileWithBytes(
+      "notes.mp4",
+      new TextEncoder().encode("hello ".repeat(999)),
+    );
     const { outcome } = await runJob(path, { mode: "count", count: 3 });
     expect(outcome.error?.name).toBe("NoVideoFound");
   });
 
   it("an HLS playlist is refused by the demuxer whitelist → NoVideoFound", async () => {
-    const playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n";
+    const playlist =
+      "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXTINF:1,\nfile:///etc/passwd\n#EXT-X-ENDLIST\n";
     const path = await makeFileWithBytes("playlist.mp4", new TextEncoder().encode(playlist));
     const { outcome } = await runJob(path, { mode: "count", count: 1 });
     expect(outcome.error?.name).toBe("NoVideoFound");
@@ -50,19 +70,30 @@ describe("inputs that are not (whole) videos", () => {
 
   it("audio only → NoVideoFound, saying there is no video track", async () => {
     const { outcome } = await runJob(await makeAudioOnly(), { mode: "count", count: 3 });
-    expect(outcome.error).toMatchObject({ name: "NoVideoFound", message: expect.stringMatching(/audio/) });
+    expect(outcome.error).toMatchObject({
+      name: "NoVideoFound",
+      message: expect.stringMatching(/audio/),
+    });
   });
 
   it("an MP4 cut in half before its index (moov at the end) → NoVideoFound", async () => {
     const whole = await readFile(await makeTestVideo({ durationSeconds: 2 }));
-    const path = await makeFileWithBytes("cut-before-moov.mp4", whole.subarray(0, whole.length >> 1));
+    const path = await makeFileWithBytes(
+      "cut-before-moov.mp4",
+      whole.subarray(0, whole.length >> 1),
+    );
     const { outcome } = await runJob(path, { mode: "count", count: 3 });
     expect(outcome.error?.name).toBe("NoVideoFound");
   });
 
   it("an MP4 whose media data is cut short: early frames delivered, later ones are errors", async () => {
-    const whole = await readFile(await fasterStartCopy(await makeTestVideo({ durationSeconds: 4, gop: 15 })));
-    const path = await makeFileWithBytes("cut-media.mp4", whole.subarray(0, Math.floor(whole.length * 0.45)));
+    const whole = await readFile(
+      await fasterStartCopy(await makeTestVideo({ durationSeconds: 4, gop: 15 })),
+    );
+    const path = await makeFileWithBytes(
+      "cut-media.mp4",
+      whole.subarray(0, Math.floor(whole.length * 0.45)),
+    );
     const job = await runJob(path, { mode: "timestamps", timestamps: [0.5, 3.5] });
     expect(job.outcome.status).toBe("completed");
     expect(job.outcome.frames.map((f) => f.status)).toEqual(["ok", "error"]);
@@ -70,11 +101,18 @@ describe("inputs that are not (whole) videos", () => {
   });
 
   it("corrupt bytes in the middle: no crash, no hang, a clear outcome", async () => {
-    const whole = Buffer.from(await readFile(await fasterStartCopy(await makeTestVideo({ durationSeconds: 3 }))));
+    const whole = Buffer.from(
+      await readFile(await fasterStartCopy(await makeTestVideo({ durationSeconds: 3 }))),
+    );
     for (let i = Math.floor(whole.length * 0.4); i < whole.length * 0.7; i += 7) whole[i] ^= 0x5a;
     const path = await makeFileWithBytes("corrupt.mp4", whole);
-    const { outcome } = await runJob(path, { mode: "interval", every: 0.5 }, { deadlineSeconds: 20 });
-    if (outcome.status === "failed") expect(outcome.error?.name).toMatch(/ExtractionFailed|NoVideoFound/);
+    const { outcome } = await runJob(
+      path,
+      { mode: "interval", every: 0.5 },
+      { deadlineSeconds: 20 },
+    );
+    if (outcome.status === "failed")
+      expect(outcome.error?.name).toMatch(/ExtractionFailed|NoVideoFound/);
     else expect(outcome.frames[0].status).toBe("ok");
   });
 });
@@ -88,7 +126,11 @@ describe("limits", () => {
 
   it("clip_to_max (demo): only the opening is processed", async () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
-    const job = await runJob(video, { mode: "count", count: 2 }, { maxVideoSeconds: 2, clipToMax: true });
+    const job = await runJob(
+      video,
+      { mode: "count", count: 2 },
+      { maxVideoSeconds: 2, clipToMax: true },
+    );
     expect(job.outcome.status).toBe("completed");
     expect(job.outcome.processed_seconds).toBe(2);
     expect(job.outcome.frames.map((f) => f.timestamp)).toEqual([0.5, 1.5]);
@@ -110,7 +152,10 @@ describe("limits", () => {
       { deadlineSeconds: 0.5 },
     );
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(outcome.error).toMatchObject({ name: "ExtractionFailed", message: expect.stringMatching(/deadline/) });
+    expect(outcome.error).toMatchObject({
+      name: "ExtractionFailed",
+      message: expect.stringMatching(/deadline/),
+    });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await ourFfmpegChildren()).toEqual([]);
   });

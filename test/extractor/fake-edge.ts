@@ -49,7 +49,8 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(value));
     };
-    if (req.headers.authorization !== `Bearer ${token}`) return json(401, { error: "unauthorized" });
+    if (req.headers.authorization !== `Bearer ${token}`)
+      return json(401, { error: "unauthorized" });
     const failure = failures.find((f) => f.left > 0 && f.pattern.test(call));
     if (failure) {
       failure.left--;
@@ -69,10 +70,13 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
     if (complete && req.method === "POST") {
       const upload = pending.get(url.searchParams.get("upload_id") ?? "");
       if (!upload || upload.key !== complete[1]) return json(404, { error: "no such upload" });
-      const listed = (JSON.parse(body.toString("utf8")) as { parts: { part: number; etag: string }[] }).parts;
+      const listed = (
+        JSON.parse(body.toString("utf8")) as { parts: { part: number; etag: string }[] }
+      ).parts;
       const ordered = listed.map((p) => {
         const data = upload.parts.get(p.part);
-        if (!data || p.etag !== `etag-${p.part}-${data.length}`) throw new Error(`bad part ${p.part}`);
+        if (!data || p.etag !== `etag-${p.part}-${data.length}`)
+          throw new Error(`bad part ${p.part}`);
         return data;
       });
       const bytes = Buffer.concat(ordered);
@@ -88,7 +92,8 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
     if (uploadPath && req.method === "PUT") {
       const upload = pending.get(url.searchParams.get("upload_id") ?? "");
       const part = Number(url.searchParams.get("part"));
-      if (!upload || upload.key !== uploadPath[1] || !(part >= 1)) return json(404, { error: "no upload" });
+      if (!upload || upload.key !== uploadPath[1] || !(part >= 1))
+        return json(404, { error: "no upload" });
       upload.parts.set(part, body);
       return json(200, { part, etag: `etag-${part}-${body.length}` });
     }

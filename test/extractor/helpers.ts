@@ -18,7 +18,11 @@ export interface JobRun {
 export async function runJob(
   input: string,
   options: Partial<JobOptions>,
-  settings: ExtractionSettings & { maxVideoSeconds?: number; clipToMax?: boolean; maxFrames?: number } = {},
+  settings: ExtractionSettings & {
+    maxVideoSeconds?: number;
+    clipToMax?: boolean;
+    maxFrames?: number;
+  } = {},
 ): Promise<JobRun> {
   const directory = await mkdtemp(join(tmpdir(), "stills-extract-"));
   const outcome = await extractFrames(

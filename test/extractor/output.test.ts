@@ -23,7 +23,9 @@ describe("ZIP output", () => {
     for (const [name, bytes] of Object.entries(entries)) {
       expect(Buffer.from(bytes).equals(await readFile(join(job.directory, name)))).toBe(true);
     }
-    const numbers = await Promise.all(Object.values(entries).map(async (b) => (await readImagePattern(b)).number));
+    const numbers = await Promise.all(
+      Object.values(entries).map(async (b) => (await readImagePattern(b)).number),
+    );
     expect(numbers).toEqual(await deliveredNumbers(job));
     expect(numbers).toEqual([7, 22, 37, 52]);
   });
@@ -60,7 +62,14 @@ describe("edge upload contract", () => {
     return extractFrames(
       {
         input: video,
-        options: { mode: "count", format: "png", resolution: 360, output: "both", count: 6, ...options },
+        options: {
+          mode: "count",
+          format: "png",
+          resolution: 360,
+          output: "both",
+          count: 6,
+          ...options,
+        },
         maxVideoSeconds: 60,
         clipToMax: false,
         maxFrames: 100,
@@ -89,7 +98,11 @@ describe("edge upload contract", () => {
     expect(sizes.length).toBeGreaterThan(1);
     expect(sizes.slice(0, -1).every((size) => size === 4096)).toBe(true);
     const entries = unzipSync(new Uint8Array(zip?.bytes as Buffer));
-    expect(Buffer.from(entries["frame-0006.png"]).equals(edge.files.get(keys[5] as string)?.bytes as Buffer)).toBe(true);
+    expect(
+      Buffer.from(entries["frame-0006.png"]).equals(
+        edge.files.get(keys[5] as string)?.bytes as Buffer,
+      ),
+    ).toBe(true);
   });
 
   it("retries calls that fail with 5xx", async () => {

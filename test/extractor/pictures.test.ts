@@ -32,7 +32,12 @@ describe("display rotation", () => {
   }
 
   it("a portrait phone video (stored landscape, turned 90°) comes out portrait", async () => {
-    const video = await makeTestVideo({ rotation: 90, width: 360, height: 640, durationSeconds: 1 });
+    const video = await makeTestVideo({
+      rotation: 90,
+      width: 360,
+      height: 640,
+      durationSeconds: 1,
+    });
     const job = await runJob(video, { mode: "timestamps", timestamps: [0.5], resolution: 240 });
     const pattern = await readImagePattern(await frameBytes(job, 1));
     expect(pattern.info).toMatchObject({ width: 240, height: 427 });
@@ -105,7 +110,8 @@ describe("colour", () => {
 describe("formats", () => {
   const magic: Record<string, (bytes: Buffer) => boolean> = {
     jpg: (b) => b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff,
-    png: (b) => b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
+    png: (b) =>
+      b.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])),
     webp: (b) => b.toString("latin1", 0, 4) === "RIFF" && b.toString("latin1", 8, 12) === "WEBP",
   };
   const sharpFormat: Record<string, string> = { jpg: "jpeg", png: "png", webp: "webp" };

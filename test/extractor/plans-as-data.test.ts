@@ -3,7 +3,12 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { ALLOWED_DEMUXERS, decodeArgs, pictureFilters, safeInputArgs } from "../../extractor/ffmpeg/args.ts";
+import {
+  ALLOWED_DEMUXERS,
+  decodeArgs,
+  pictureFilters,
+  safeInputArgs,
+} from "../../extractor/ffmpeg/args.ts";
 import { parseProbe } from "../../extractor/ffmpeg/probe.ts";
 import { planOutputSize } from "../../extractor/sizing.ts";
 import { slotsBefore, slotsBeforeExpression, toSlotTimes } from "../../extractor/slots.ts";
@@ -14,7 +19,12 @@ const run = promisify(execFile);
 describe("input safety flags", () => {
   it("a local file: file protocol only, named with file: so no other protocol can be chosen", () => {
     expect(safeInputArgs("/tmp/concat:x|y.mp4")).toEqual([
-      "-protocol_whitelist", "file,pipe", "-format_whitelist", ALLOWED_DEMUXERS, "-i", "file:/tmp/concat:x|y.mp4",
+      "-protocol_whitelist",
+      "file,pipe",
+      "-format_whitelist",
+      ALLOWED_DEMUXERS,
+      "-i",
+      "file:/tmp/concat:x|y.mp4",
     ]);
   });
 
@@ -31,7 +41,8 @@ describe("input safety flags", () => {
 
   it("allows no playlist or concat demuxer", () => {
     const demuxers = ALLOWED_DEMUXERS.split(",");
-    for (const risky of ["hls", "concat", "image2", "avi", "dash"]) expect(demuxers).not.toContain(risky);
+    for (const risky of ["hls", "concat", "image2", "avi", "dash"])
+      expect(demuxers).not.toContain(risky);
   });
 });
 
@@ -49,32 +60,53 @@ describe("decode arguments", () => {
     expect(args).toContain("-copyts");
     expect(args).toContain("-noautorotate");
     expect(args).not.toContain("-ss");
-    expect(args.slice(args.indexOf("-frames:v"), args.indexOf("-frames:v") + 2)).toEqual(["-frames:v", "3"]);
+    expect(args.slice(args.indexOf("-frames:v"), args.indexOf("-frames:v") + 2)).toEqual([
+      "-frames:v",
+      "3",
+    ]);
     const graph = args[args.indexOf("-vf") + 1];
-    expect(graph).toMatch(/^showinfo=checksum=0,setpts='[^']+',fps=fps=15360\/1:start_time=0:round=up,/);
+    expect(graph).toMatch(
+      /^showinfo=checksum=0,setpts='[^']+',fps=fps=15360\/1:start_time=0:round=up,/,
+    );
     expect(args.slice(-5)).toEqual(["-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"]);
   });
 
   it("seeks to the keyframe before a point without dropping frames (we pick them)", () => {
     const args = decodeArgs({ ...base, seekSeconds: 61.5 });
     const at = args.indexOf("-ss");
-    expect(args.slice(at, at + 5)).toEqual(["-ss", "61.500000", "-seek_timestamp", "1", "-noaccurate_seek"]);
+    expect(args.slice(at, at + 5)).toEqual([
+      "-ss",
+      "61.500000",
+      "-seek_timestamp",
+      "1",
+      "-noaccurate_seek",
+    ]);
     expect(at).toBeLessThan(args.indexOf("-i"));
   });
 
   it("rotation, HDR and size filters come after picking", () => {
     expect(pictureFilters({ ...base.picture, rotation: 90 })[0]).toBe("transpose=clock");
     expect(pictureFilters({ ...base.picture, rotation: 270 })[0]).toBe("transpose=cclock");
-    expect(pictureFilters({ ...base.picture, rotation: 180 }).slice(0, 2)).toEqual(["hflip", "vflip"]);
+    expect(pictureFilters({ ...base.picture, rotation: 180 }).slice(0, 2)).toEqual([
+      "hflip",
+      "vflip",
+    ]);
     const hdr = pictureFilters({ ...base.picture, hdr: { transfer: "pq", peakNits: 1000 } });
-    expect(hdr.join()).toMatch(/zscale=t=linear:npl=203.*tonemap=tonemap=mobius:desat=0:peak=4\.9261/);
+    expect(hdr.join()).toMatch(
+      /zscale=t=linear:npl=203.*tonemap=tonemap=mobius:desat=0:peak=4\.9261/,
+    );
     expect(hdr.at(-1)).toBe("format=rgb24");
   });
 });
 
 describe("slots", () => {
   it("evenly spaced times become a grid; others a list", () => {
-    expect(toSlotTimes([0.5, 1, 1.5, 2])).toEqual({ kind: "grid", first: 0.5, step: 0.5, count: 4 });
+    expect(toSlotTimes([0.5, 1, 1.5, 2])).toEqual({
+      kind: "grid",
+      first: 0.5,
+      step: 0.5,
+      count: 4,
+    });
     expect(toSlotTimes([0.166667, 0.5, 0.833333])).toMatchObject({ kind: "grid", count: 3 });
     expect(toSlotTimes([1, 2, 4])).toEqual({ kind: "list", times: [1, 2, 4] });
   });
@@ -95,8 +127,16 @@ describe("slots", () => {
     // One 10 fps frame per 0.1 s: each frame's new pts (its slot count) is printed by showinfo.
     for (const s of [slots, grid]) {
       const { stderr } = await run("ffmpeg", [
-        "-hide_banner", "-f", "lavfi", "-i", "color=s=16x16:r=10:d=1",
-        "-vf", `setpts='${slotsBeforeExpression(s)}/TB',settb=1,showinfo=checksum=0`, "-f", "null", "-",
+        "-hide_banner",
+        "-f",
+        "lavfi",
+        "-i",
+        "color=s=16x16:r=10:d=1",
+        "-vf",
+        `setpts='${slotsBeforeExpression(s)}/TB',settb=1,showinfo=checksum=0`,
+        "-f",
+        "null",
+        "-",
       ]);
       const counts = [...stderr.matchAll(/pts:\s*(\d+)\s/g)].map((m) => Number(m[1]));
       expect(counts).toEqual(Array.from({ length: 10 }, (_, n) => slotsBefore(s, n / 10)));
@@ -126,7 +166,9 @@ describe("decode grouping", () => {
   });
 
   it("the cost model makes seeking worth it sooner at 1080p than at 360p", () => {
-    const fullHd = minimumSkipSeconds(decodeCostModel({ width: 1920, height: 1080, frameRate: 30 }));
+    const fullHd = minimumSkipSeconds(
+      decodeCostModel({ width: 1920, height: 1080, frameRate: 30 }),
+    );
     const small = minimumSkipSeconds(decodeCostModel({ width: 640, height: 360, frameRate: 30 }));
     expect(fullHd).toBeLessThan(2);
     expect(small).toBeGreaterThan(fullHd * 5);
@@ -135,41 +177,87 @@ describe("decode grouping", () => {
 
 describe("output size", () => {
   it("resolution is the short side, landscape and portrait", () => {
-    expect(planOutputSize({ width: 3840, height: 2160 }, 1080)).toMatchObject({ width: 1920, height: 1080, note: null });
-    expect(planOutputSize({ width: 1080, height: 1920 }, 720)).toMatchObject({ width: 720, height: 1280 });
+    expect(planOutputSize({ width: 3840, height: 2160 }, 1080)).toMatchObject({
+      width: 1920,
+      height: 1080,
+      note: null,
+    });
+    expect(planOutputSize({ width: 1080, height: 1920 }, 720)).toMatchObject({
+      width: 720,
+      height: 1280,
+    });
   });
 
   it("never upscales; below 240 keeps the source size; notes say so", () => {
     const small = planOutputSize({ width: 1280, height: 720 }, 2160);
     expect(small).toMatchObject({ width: 1280, height: 720, deliveredResolution: 720 });
     expect(small.note).toMatch(/720p/);
-    expect(planOutputSize({ width: 1000, height: 562 }, 1080)).toMatchObject({ width: 854, height: 480 });
-    expect(planOutputSize({ width: 160, height: 90 }, 240)).toMatchObject({ width: 160, height: 90, deliveredResolution: 90 });
+    expect(planOutputSize({ width: 1000, height: 562 }, 1080)).toMatchObject({
+      width: 854,
+      height: 480,
+    });
+    expect(planOutputSize({ width: 160, height: 90 }, 240)).toMatchObject({
+      width: 160,
+      height: 90,
+      deliveredResolution: 90,
+    });
   });
 
   it("max_width only shrinks", () => {
-    expect(planOutputSize({ width: 1920, height: 1080 }, 1080, 640)).toMatchObject({ width: 640, height: 360, deliveredResolution: 360 });
-    expect(planOutputSize({ width: 1920, height: 1080 }, 360, 4000)).toMatchObject({ width: 640, height: 360 });
+    expect(planOutputSize({ width: 1920, height: 1080 }, 1080, 640)).toMatchObject({
+      width: 640,
+      height: 360,
+      deliveredResolution: 360,
+    });
+    expect(planOutputSize({ width: 1920, height: 1080 }, 360, 4000)).toMatchObject({
+      width: 640,
+      height: 360,
+    });
   });
 });
 
 describe("reading ffprobe", () => {
   const stream = {
-    index: 1, codec_type: "video", codec_name: "h264", pix_fmt: "yuv420p10le", width: 1920, height: 1080,
-    r_frame_rate: "30/1", avg_frame_rate: "30/1", time_base: "1/15360", start_time: "0.000000", duration: "12.5",
+    index: 1,
+    codec_type: "video",
+    codec_name: "h264",
+    pix_fmt: "yuv420p10le",
+    width: 1920,
+    height: 1080,
+    r_frame_rate: "30/1",
+    avg_frame_rate: "30/1",
+    time_base: "1/15360",
+    start_time: "0.000000",
+    duration: "12.5",
   };
 
   it("phone video: display matrix −90 means turn 90° clockwise, shown portrait", () => {
     const probe = parseProbe({
-      streams: [{ ...stream, side_data_list: [{ side_data_type: "Display Matrix", rotation: -90 }] }],
+      streams: [
+        { ...stream, side_data_list: [{ side_data_type: "Display Matrix", rotation: -90 }] },
+      ],
     });
-    expect(probe.video).toMatchObject({ rotation: 90, displayWidth: 1080, displayHeight: 1920, bitDepth: 10 });
+    expect(probe.video).toMatchObject({
+      rotation: 90,
+      displayWidth: 1080,
+      displayHeight: 1920,
+      bitDepth: 10,
+    });
   });
 
   it("cover art is not a video; Matroska's DURATION tag is an end time", () => {
-    expect(parseProbe({ streams: [{ ...stream, disposition: { attached_pic: 1 } }] }).video).toBeNull();
+    expect(
+      parseProbe({ streams: [{ ...stream, disposition: { attached_pic: 1 } }] }).video,
+    ).toBeNull();
     const mkv = parseProbe({
-      streams: [{ ...stream, duration: undefined, start_time: "5.000", tags: { DURATION: "00:00:07.500000000" } }],
+      streams: [
+        {
+          ...stream,
+          duration: undefined,
+          start_time: "5.000",
+          tags: { DURATION: "00:00:07.500000000" },
+        },
+      ],
       format: { duration: "7.5", start_time: "5.0" },
     });
     expect(mkv.video?.durationSeconds).toBeCloseTo(2.5, 6);
@@ -177,14 +265,22 @@ describe("reading ffprobe", () => {
 
   it("HDR: PQ with its mastering peak, variable frame rate flagged", () => {
     const probe = parseProbe({
-      streams: [{
-        ...stream, color_transfer: "smpte2084", avg_frame_rate: "2997/100",
-        side_data_list: [{ side_data_type: "Mastering display metadata", max_luminance: "4000/1" }],
-      }],
+      streams: [
+        {
+          ...stream,
+          color_transfer: "smpte2084",
+          avg_frame_rate: "2997/100",
+          side_data_list: [
+            { side_data_type: "Mastering display metadata", max_luminance: "4000/1" },
+          ],
+        },
+      ],
     });
     expect(probe.video?.hdr).toEqual({ transfer: "pq", peakNits: 4000 });
     expect(probe.video?.variableFrameRate).toBe(false);
-    const vfr = parseProbe({ streams: [{ ...stream, r_frame_rate: "60/1", avg_frame_rate: "24/1" }] });
+    const vfr = parseProbe({
+      streams: [{ ...stream, r_frame_rate: "60/1", avg_frame_rate: "24/1" }],
+    });
     expect(vfr.video?.variableFrameRate).toBe(true);
   });
 });

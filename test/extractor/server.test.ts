@@ -31,11 +31,13 @@ async function startServer(openSource: OpenSource, concurrency = 2) {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-const localFile = (path: string): OpenSource => async () => ({
-  input: path,
-  close: async () => {},
-  bytesRead: () => 0,
-});
+const localFile =
+  (path: string): OpenSource =>
+  async () => ({
+    input: path,
+    close: async () => {},
+    bytesRead: () => 0,
+  });
 
 function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
   return {
@@ -55,7 +57,10 @@ function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
 function post(body: unknown, token: string | null = TOKEN) {
   return fetch(`${base}/extract`, {
     method: "POST",
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      "content-type": "application/json",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 }
@@ -68,13 +73,21 @@ describe("POST /extract", () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: "completed" });
     const result = edge.results[results];
-    expect(result).toMatchObject({ job_id: request().job_id, kind: "job", status: "completed", error: null });
+    expect(result).toMatchObject({
+      job_id: request().job_id,
+      kind: "job",
+      status: "completed",
+      error: null,
+    });
     expect(result.attempt_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(result.frames.map((f) => f.key)).toEqual(
       [1, 2, 3].map((i) => `job/${request().job_id}/${result.attempt_id}/frame-000${i}.jpg`),
     );
     const numbers = await Promise.all(
-      result.frames.map(async (f) => (await readImagePattern(edge.files.get(f.key as string)?.bytes as Buffer)).number),
+      result.frames.map(
+        async (f) =>
+          (await readImagePattern(edge.files.get(f.key as string)?.bytes as Buffer)).number,
+      ),
     );
     expect(numbers).toEqual([15, 45, 75]);
   });
@@ -91,7 +104,10 @@ describe("POST /extract", () => {
     await startServer(localFile(await makeAudioOnly()));
     const response = await post(request());
     expect(await response.json()).toEqual({ status: "failed" });
-    expect(edge.results.at(-1)).toMatchObject({ status: "failed", error: { name: "NoVideoFound" } });
+    expect(edge.results.at(-1)).toMatchObject({
+      status: "failed",
+      error: { name: "NoVideoFound" },
+    });
   });
 
   it("a source error (private video) passes through with its name and user message", async () => {
@@ -133,9 +149,14 @@ describe("POST /extract", () => {
     const missing = await post({ ...request(), callback: undefined });
     expect(missing.status).toBe(400);
     expect(((await missing.json()) as { issues: string[] }).issues.join()).toMatch(/callback/);
-    const badMode = await post(request({ options: { ...request().options, mode: "count", count: undefined } }));
+    const badMode = await post(
+      request({ options: { ...request().options, mode: "count", count: undefined } }),
+    );
     expect(badMode.status).toBe(400);
-    const badResolution = await post({ ...request(), options: { ...request().options, resolution: 1000 } });
+    const badResolution = await post({
+      ...request(),
+      options: { ...request().options, resolution: 1000 },
+    });
     expect(badResolution.status).toBe(400);
   });
 

@@ -95,7 +95,18 @@ const UNDO_DISPLAY_TURN: Record<number, string[]> = {
 function codecArgs(spec: FullSpec): string[] {
   const gop = String(spec.gop);
   if (spec.codec === "vp9") {
-    return ["-c:v", "libvpx-vp9", "-deadline", "realtime", "-cpu-used", "8", "-g", gop, "-b:v", "400k"];
+    return [
+      "-c:v",
+      "libvpx-vp9",
+      "-deadline",
+      "realtime",
+      "-cpu-used",
+      "8",
+      "-g",
+      gop,
+      "-b:v",
+      "400k",
+    ];
   }
   if (spec.codec === "hevc") {
     const params = `log-level=error:keyint=${gop}:min-keyint=${gop}:bframes=${spec.bframes}`;
@@ -174,7 +185,9 @@ export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string
     "-pix_fmt",
     spec.pixelFormat,
     ...hdr.tags,
-    ...(spec.variableFrameRate ? ["-fps_mode", "passthrough", "-video_track_timescale", "600"] : []),
+    ...(spec.variableFrameRate
+      ? ["-fps_mode", "passthrough", "-video_track_timescale", "600"]
+      : []),
     ...(spec.audio ? ["-c:a", spec.container === "webm" ? "libopus" : "aac", "-shortest"] : []),
     ...(spec.startTime ? ["-output_ts_offset", String(spec.startTime)] : []),
     `${path}.tmp.${spec.container}`,
@@ -185,8 +198,21 @@ export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string
     // ffmpeg 5.1 writes the display matrix only when remuxing, not while encoding.
     const rotated = `${path}.rot.${spec.container}`;
     const tag = `rotate=${(360 - spec.rotation) % 360}`;
-    await run("ffmpeg", ["-loglevel", "error", "-y", "-i", encoded, "-map", "0", "-c", "copy",
-      "-metadata:s:v:0", tag, ...(spec.startTime ? ["-copyts"] : []), rotated]);
+    await run("ffmpeg", [
+      "-loglevel",
+      "error",
+      "-y",
+      "-i",
+      encoded,
+      "-map",
+      "0",
+      "-c",
+      "copy",
+      "-metadata:s:v:0",
+      tag,
+      ...(spec.startTime ? ["-copyts"] : []),
+      rotated,
+    ]);
     await rename(rotated, encoded);
   }
   await rename(encoded, path);
@@ -194,9 +220,7 @@ export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string
 }
 
 function vfrPartial(): string {
-  return [1, 2, 3]
-    .map((k) => `gte(mod(N,4),${k})*${VFR_TICKS[k - 1]}`)
-    .join("+");
+  return [1, 2, 3].map((k) => `gte(mod(N,4),${k})*${VFR_TICKS[k - 1]}`).join("+");
 }
 
 /** An audio-only file (no video stream at all). */
@@ -205,8 +229,17 @@ export async function makeAudioOnly(): Promise<string> {
   if (await exists(path)) return path;
   await mkdir(VIDEO_CACHE_DIR, { recursive: true });
   await run("ffmpeg", [
-    "-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=duration=2",
-    "-c:a", "aac", `${path}.tmp.m4a`,
+    "-hide_banner",
+    "-loglevel",
+    "error",
+    "-y",
+    "-f",
+    "lavfi",
+    "-i",
+    "sine=duration=2",
+    "-c:a",
+    "aac",
+    `${path}.tmp.m4a`,
   ]);
   await rename(`${path}.tmp.m4a`, path);
   return path;
@@ -222,10 +255,21 @@ export async function makeFileWithBytes(name: string, bytes: Uint8Array): Promis
 
 /** Every frame's presentation time, seconds from the video's first frame (ffprobe's view). */
 export async function probeFrameTimes(path: string): Promise<number[]> {
-  const { stdout } = await run("ffprobe", [
-    "-v", "error", "-select_streams", "v:0", "-show_entries",
-    "frame=best_effort_timestamp_time", "-of", "csv=p=0", path,
-  ], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run(
+    "ffprobe",
+    [
+      "-v",
+      "error",
+      "-select_streams",
+      "v:0",
+      "-show_entries",
+      "frame=best_effort_timestamp_time",
+      "-of",
+      "csv=p=0",
+      path,
+    ],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
   const times = stdout
     .split("\n")
     .map((line) => line.split(",")[0])
