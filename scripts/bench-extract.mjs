@@ -16,7 +16,6 @@ const OUT = "bench/out";
 // while a plain `node` on the machine may be older.
 const LOCAL_NODE = "node_modules/.bin/node";
 const NODE = existsSync(LOCAL_NODE) ? LOCAL_NODE : process.execPath;
-const PAGE_KB = 4;
 
 function generate(path, size, seconds, extra) {
   if (existsSync(path)) return Promise.resolve();
@@ -59,7 +58,7 @@ function runChild(command, args, { sampleMemory = false } = {}) {
     const timer = sampleMemory
       ? setInterval(async () => {
           peakKb = Math.max(peakKb, await treeRssKb(child.pid));
-        }, 25)
+        }, 20)
       : null;
     child.on("close", (code) => {
       if (timer) clearInterval(timer);
@@ -70,37 +69,34 @@ function runChild(command, args, { sampleMemory = false } = {}) {
   });
 }
 
-/** RSS of a process and all its descendants, from /proc (Linux). */
-async function treeRssKb(rootPid) {
-  const parents = new Map();
-  const rss = new Map();
-  for (const entry of await readdir("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = await readFile(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      parents.set(Number(entry), Number(fields[1]));
-      rss.set(Number(entry), Number(fields[21]) * PAGE_KB);
-    } catch {
-      // The process ended while we looked.
-    }
-  }
+/**
+ * RSS of a process and all its descendants (Linux /proc). Walks only the tree, through each
+ * thread's children list: scanning all of /proc every few ms would itself cost CPU and skew
+ * the timings measured alongside.
+ */
+async function treeRssKb(pid) {
   let total = 0;
-  const inTree = (pid) => {
-    for (let p = pid; p > 1; p = parents.get(p) ?? 0) if (p === rootPid) return true;
-    return false;
-  };
-  for (const [pid, kb] of rss) if (inTree(pid)) total += kb;
+  try {
+    const status = await readFile(`/proc/${pid}/status`, "utf8");
+    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
+      for (const child of children.split(" ").filter(Boolean))
+        total += await treeRssKb(Number(child));
+    }
+  } catch {
+    // The process ended while we looked.
+  }
   return total;
 }
 
-async function job(source, options, name, strategy = "auto") {
+async function job(source, options, name, { strategy = "auto", sampleMemory = false } = {}) {
   const dir = join(OUT, `frames-${name}`);
   await rm(dir, { recursive: true, force: true });
   const result = await runChild(
     NODE,
     ["extractor/cli.ts", source, JSON.stringify(options), dir, strategy],
-    { sampleMemory: true },
+    { sampleMemory },
   );
   const outcome = JSON.parse(result.stdout.trim().split("\n").pop());
   const ok = outcome.frames.filter((f) => f.status === "ok").length;
@@ -161,6 +157,7 @@ async function main() {
     uhd,
     { mode: "interval", every: 0.5, resolution: 2160, format: "png", output: "both" },
     "memory-2160p",
+    { sampleMemory: true },
   );
 
   const rows = [
@@ -203,7 +200,6 @@ async function main() {
   console.log(
     `| extractor + ffmpeg children, ${memory.frames} frames | ${memory.peakMb.toFixed(0)} MB | < 500 MB |`,
   );
-  console.log(`\n(peak RSS of the 1080p dense job: ${dense.peakMb.toFixed(0)} MB)`);
 }
 
 main().catch((error) => {
