@@ -7,16 +7,14 @@ import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import type { DecodeContext, DecodedFrame } from "./decode.ts";
 import { DecodeRun, decodeGroup, FrameBufferPool } from "./decode.ts";
-import { CONTENT_TYPES, encodePicture } from "./encode.ts";
 import { DeadlineError, ExtractError, toJobError } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import { probeKeyframesBefore, probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
 import { log } from "./log.ts";
+import { FrameWriter } from "./frame-writer.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
-import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
-import { ZipWriter } from "./output/zip-writer.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import {
@@ -315,87 +313,6 @@ async function chooseGroups(
   return planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip);
 }
 
-/** Encodes each delivered picture once, stores it under every frame index that wants it. */
-class FrameWriter {
-  private readonly sink: FrameSink;
-  private readonly options: JobOptions;
-  private readonly size: OutputSize;
-  private readonly results: Map<number, FrameResult>;
-  private readonly zipped: boolean;
-  private zip: ZipWriter | null = null;
-
-  constructor(
-    sink: FrameSink,
-    options: JobOptions,
-    size: OutputSize,
-    results: Map<number, FrameResult>,
-    zipped: boolean,
-  ) {
-    this.sink = sink;
-    this.options = options;
-    this.size = size;
-    this.results = results;
-    this.zipped = zipped;
-  }
-
-  async open(): Promise<void> {
-    if (this.zipped) this.zip = new ZipWriter(await this.sink.openArchive(ARCHIVE_FILE_NAME));
-  }
-
-  /** Encoding of one picture overlaps storing the previous one; order is kept. */
-  async writeAll(
-    frames: AsyncIterable<DecodedFrame>,
-    plannedFor: (frame: DecodedFrame) => PlannedFrame[],
-  ): Promise<void> {
-    let storing: Promise<void> = Promise.resolve();
-    try {
-      for await (const frame of frames) {
-        if (frame.pastDecodedEnd) {
-          frame.release();
-          continue;
-        }
-        const encoding = encodePicture(
-          { pixels: frame.pixels, width: this.size.width, height: this.size.height },
-          this.options.format,
-        );
-        encoding.then(frame.release, frame.release);
-        await storing;
-        storing = encoding.then((bytes) => this.store(frame, bytes, plannedFor(frame)));
-        // Awaited on the next turn; until then a failure must not count as unhandled.
-        storing.catch(() => {});
-      }
-    } finally {
-      await storing;
-    }
-  }
-
-  private async store(frame: DecodedFrame, bytes: Buffer, planned: PlannedFrame[]) {
-    for (const target of planned) {
-      const fileName = frameFileName(target.index, this.options.format);
-      const stored = await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format]);
-      await this.zip?.add(fileName, bytes);
-      const result = this.results.get(target.index);
-      if (!result) continue;
-      result.status = "ok";
-      result.key = stored.key;
-      result.pts = frame.pts === null ? null : round6(frame.pts);
-      result.error = null;
-    }
-  }
-
-  async finish(): Promise<{ key: string; bytes: number } | null> {
-    return this.zip ? this.zip.finish() : null;
-  }
-
-  async abort(): Promise<void> {
-    await this.zip?.abort().catch(() => {});
-  }
-}
-
 function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
-}
-
-function round6(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
 }
