@@ -15,6 +15,8 @@ export class FrameWriter {
   private readonly size: OutputSize;
   private readonly results: Map<number, FrameResult>;
   private readonly zipped: boolean;
+  /** Single files are skipped only when the job asked for the ZIP alone. */
+  private readonly singleFiles: boolean;
   private zip: ZipWriter | null = null;
 
   constructor(
@@ -29,6 +31,7 @@ export class FrameWriter {
     this.size = size;
     this.results = results;
     this.zipped = zipped;
+    this.singleFiles = !(zipped && options.output === "zip");
   }
 
   async open(): Promise<void> {
@@ -65,12 +68,14 @@ export class FrameWriter {
   private async store(frame: DecodedFrame, bytes: Buffer, planned: PlannedFrame[]) {
     for (const target of planned) {
       const fileName = frameFileName(target.index, this.options.format);
-      const stored = await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format]);
+      const stored = this.singleFiles
+        ? await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format])
+        : null;
       await this.zip?.add(fileName, bytes);
       const result = this.results.get(target.index);
       if (!result) continue;
       result.status = "ok";
-      result.key = stored.key;
+      result.key = stored?.key ?? null;
       result.pts = frame.pts === null ? null : round6(frame.pts);
       result.error = null;
     }

@@ -12,9 +12,9 @@ import { startFakeEdge } from "./fake-edge.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 
 describe("ZIP output", () => {
-  it("output zip: a ZIP whose entries are the frames, byte for byte", async () => {
+  it("output both: a ZIP whose entries are the single frames, byte for byte", async () => {
     const video = await makeTestVideo({ durationSeconds: 2 });
-    const job = await runJob(video, { mode: "count", count: 4, output: "zip", format: "png" });
+    const job = await runJob(video, { mode: "count", count: 4, output: "both", format: "png" });
     expect(job.outcome.zip?.key).toBe("frames.zip");
     const zipBytes = await readFile(join(job.directory, "frames.zip"));
     expect(job.outcome.zip?.bytes).toBe(zipBytes.length);
@@ -28,6 +28,19 @@ describe("ZIP output", () => {
     );
     expect(numbers).toEqual(await deliveredNumbers(job));
     expect(numbers).toEqual([7, 22, 37, 52]);
+  });
+
+  it("output zip: only the ZIP, no single files", async () => {
+    const video = await makeTestVideo({ durationSeconds: 2 });
+    const job = await runJob(video, { mode: "count", count: 3, output: "zip" });
+    const entries = unzipSync(await readFile(join(job.directory, "frames.zip")));
+    expect(Object.keys(entries)).toEqual([1, 2, 3].map((i) => `frame-000${i}.jpg`));
+    expect(job.outcome.frames.map((f) => [f.status, f.key])).toEqual([
+      ["ok", null],
+      ["ok", null],
+      ["ok", null],
+    ]);
+    await expect(readFile(join(job.directory, "frame-0001.jpg"))).rejects.toThrow();
   });
 
   it("output urls: no ZIP", async () => {
