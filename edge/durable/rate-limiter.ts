@@ -5,6 +5,8 @@ import { DurableObject } from "cloudflare:workers";
 
 export interface RateDecision {
   allowed: boolean;
+  /** Requests admitted by this call (a caller may take several at once; see take()). */
+  granted: number;
   limit: number;
   remaining: number;
   /** Seconds until the allowance is whole again. */
@@ -37,31 +39,33 @@ export class RateLimiter extends DurableObject<Env> {
   }
 
   /**
-   * Admits one request at `perMinute` with a burst of a whole minute's allowance.
-   * `now` is injectable for tests; production passes nothing.
+   * Admits up to `want` requests at `perMinute`, with a burst of a whole minute's allowance:
+   * as many as the allowance holds now, at least one or none. `now` is injectable for tests.
    */
-  async take(perMinute: number, now = Date.now()): Promise<RateDecision> {
+  async take(perMinute: number, want = 1, now = Date.now()): Promise<RateDecision> {
     const interval = 60_000 / perMinute;
     const burstWindow = interval * perMinute;
     if (this.tat === undefined) this.tat = (await this.ctx.storage.get<number>("tat")) ?? 0;
     const tat = Math.max(this.tat, now);
-    const newTat = tat + interval;
-    const allowAt = newTat - burstWindow;
-    if (now < allowAt) {
+    const granted = Math.min(want, Math.floor((now + burstWindow - tat) / interval + 1e-9));
+    if (granted < 1) {
       return {
         allowed: false,
+        granted: 0,
         limit: perMinute,
         remaining: 0,
         reset: Math.ceil((tat - now) / 1000),
-        retryAfter: Math.max(1, Math.ceil((allowAt - now) / 1000)),
+        retryAfter: Math.max(1, Math.ceil((tat + interval - burstWindow - now) / 1000)),
       };
     }
+    const newTat = tat + granted * interval;
     this.tat = newTat;
     this.scheduleFlush();
     return {
       allowed: true,
+      granted,
       limit: perMinute,
-      remaining: Math.floor((now - allowAt) / interval),
+      remaining: Math.floor((now + burstWindow - newTat) / interval),
       reset: Math.ceil((newTat - now) / 1000),
       retryAfter: 0,
     };
@@ -74,11 +78,18 @@ export class RateLimiter extends DurableObject<Env> {
     const used = (await this.ctx.storage.get<number>(key)) ?? 0;
     const reset = Math.ceil(((day + 1) * 86_400_000 - now) / 1000);
     if (used >= perDay) {
-      return { allowed: false, limit: perDay, remaining: 0, reset, retryAfter: reset };
+      return { allowed: false, granted: 0, limit: perDay, remaining: 0, reset, retryAfter: reset };
     }
     await this.ctx.storage.put(key, used + 1);
     // Yesterday's counter is no longer needed.
     await this.ctx.storage.delete(`day:${day - 1}`);
-    return { allowed: true, limit: perDay, remaining: perDay - used - 1, reset, retryAfter: 0 };
+    return {
+      allowed: true,
+      granted: 1,
+      limit: perDay,
+      remaining: perDay - used - 1,
+      reset,
+      retryAfter: 0,
+    };
   }
 }

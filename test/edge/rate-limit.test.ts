@@ -9,15 +9,14 @@ describe("per-key rate limit", () => {
     const account = await createAccount(); // free: 30 requests per minute
     const remaining: number[] = [];
     for (let i = 0; i < 30; i++) {
-      const res = await api("GET", "/v1/usage", { headers: account.auth });
-      expect(res.status).toBe(200);
+      // Every authenticated route counts each request once.
+      const path = ["/v1/usage", "/v1/jobs", `/v1/jobs/${crypto.randomUUID()}`][i % 3];
+      const res = await api("GET", path, { headers: account.auth });
+      expect(res.status).toBe(i % 3 === 2 ? 404 : 200);
       expect(res.headers.get("X-RateLimit-Limit")).toBe("30");
       remaining.push(Number(res.headers.get("X-RateLimit-Remaining")));
     }
-    expect(remaining[0]).toBe(29);
-    expect(remaining.at(-1)).toBe(0);
-    for (let i = 1; i < remaining.length; i++)
-      expect(remaining[i]).toBeLessThanOrEqual(remaining[i - 1]);
+    expect(remaining).toEqual(Array.from({ length: 30 }, (_, i) => 29 - i));
 
     const limited = await api("GET", "/v1/usage", { headers: account.auth });
     expect(limited.status).toBe(429);
@@ -39,6 +38,29 @@ describe("per-key rate limit", () => {
     for (let i = 0; i < 30; i++) await api("GET", "/v1/usage", { headers: a.auth });
     expect((await api("GET", "/v1/usage", { headers: a.auth })).status).toBe(429);
     expect((await api("GET", "/v1/usage", { headers: b.auth })).status).toBe(200);
+  });
+});
+
+describe("leases at high rates", () => {
+  it("never admit more than the plan's rate, and count Remaining down", async () => {
+    const account = await createAccount({ plan: "pro" }); // 300 a minute: leases of up to 5
+    const statuses: number[] = [];
+    const remaining: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < 320; i++) {
+      const res = await api("GET", "/v1/jobs?limit=1", { headers: account.auth });
+      statuses.push(res.status);
+      if (res.status === 200) remaining.push(Number(res.headers.get("X-RateLimit-Remaining")));
+    }
+    const admitted = statuses.filter((s) => s === 200).length;
+    // The burst is a minute's allowance; the allowance also refills 5 a second meanwhile.
+    const refilled = Math.ceil(((Date.now() - started) / 1000) * 5);
+    expect(admitted).toBeLessThanOrEqual(300 + refilled);
+    // Unspent lease tokens are lost, never more than a few.
+    expect(admitted).toBeGreaterThanOrEqual(290);
+    expect(statuses.indexOf(429)).toBeGreaterThanOrEqual(290);
+    for (let i = 1; i < remaining.length; i++)
+      expect(remaining[i]).toBeLessThanOrEqual(remaining[i - 1]);
   });
 });
 
@@ -68,18 +90,29 @@ describe("RateLimiter (GCRA)", () => {
   it("refills one request per interval and keeps its state in storage", async () => {
     const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("unit-test"));
     const t0 = 1_700_000_000_000;
-    for (let i = 0; i < 6; i++) expect((await stub.take(6, t0)).allowed).toBe(true);
-    const denied = await stub.take(6, t0);
+    for (let i = 0; i < 6; i++) expect((await stub.take(6, 1, t0)).allowed).toBe(true);
+    const denied = await stub.take(6, 1, t0);
     expect(denied).toMatchObject({ allowed: false, remaining: 0, retryAfter: 10 });
     // One interval (10 s at 6/min) later exactly one more passes.
-    expect((await stub.take(6, t0 + 10_000)).allowed).toBe(true);
-    expect((await stub.take(6, t0 + 10_000)).allowed).toBe(false);
+    expect((await stub.take(6, 1, t0 + 10_000)).allowed).toBe(true);
+    expect((await stub.take(6, 1, t0 + 10_000)).allowed).toBe(false);
     // Counts reach storage within FLUSH_AFTER_MS.
     await new Promise((r) => setTimeout(r, FLUSH_AFTER_MS + 200));
     const stored = await runInDurableObject(stub, (_instance: RateLimiter, state) =>
       state.storage.get<number>("tat"),
     );
     expect(stored).toBe(t0 + 70_000);
+  });
+
+  it("grants several requests at once only as far as the allowance holds", async () => {
+    const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName("lease-test"));
+    const t0 = 1_700_000_000_000;
+    expect(await stub.take(10, 4, t0)).toMatchObject({ allowed: true, granted: 4, remaining: 6 });
+    expect(await stub.take(10, 4, t0)).toMatchObject({ allowed: true, granted: 4, remaining: 2 });
+    expect(await stub.take(10, 4, t0)).toMatchObject({ allowed: true, granted: 2, remaining: 0 });
+    expect(await stub.take(10, 4, t0)).toMatchObject({ allowed: false, granted: 0, retryAfter: 6 });
+    // One interval (6 s at 10/min) later, exactly one more.
+    expect(await stub.take(10, 4, t0 + 6000)).toMatchObject({ allowed: true, granted: 1 });
   });
 
   it("allows the demo's daily count per address and resets the next UTC day", async () => {

@@ -40,7 +40,7 @@ export const getDemoRoute = createRoute({
 });
 
 const router = createRouter();
-router.use("/v1/demo", publicRate);
+// "/v1/demo/*" matches "/v1/demo" too: one registration, or every request is counted twice.
 router.use("/v1/demo/*", publicRate);
 
 export const demoRouter = router

@@ -4,7 +4,7 @@ import { createJobHandler, getJobHandler, listJobsHandler } from "./handlers.ts"
 import { createJobRoute, getJobRoute, listJobsRoute } from "./routes.ts";
 
 const router = createRouter();
-router.use("/v1/jobs", requireApiKey);
+// "/v1/jobs/*" matches "/v1/jobs" too: one registration, or every request is counted twice.
 router.use("/v1/jobs/*", requireApiKey);
 
 export const jobsRouter = router
