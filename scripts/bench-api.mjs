@@ -4,11 +4,11 @@
 // Goal: the authenticated read keeps at least half of the bare route's throughput.
 import { execFileSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, startStack, wrangler } from "./lib/stack.mjs";
+import { executeLocalSql, freePort, startStack } from "./lib/stack.mjs";
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 // Bare and authenticated runs alternate in short rounds, so a change in the machine's load
@@ -85,20 +85,7 @@ try {
     keys.push(issued.key);
     statements.push(...(k === 0 ? issued.statements : issued.statements.slice(2)));
   }
-  const sqlFile = join(stateDir, "keys.sql");
-  writeFileSync(sqlFile, toSqlScript(statements));
-  const run = wrangler([
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
-    stateDir,
-    "--file",
-    sqlFile,
-    "--yes",
-  ]);
-  if (run.status !== 0) throw new Error(run.stderr);
+  executeLocalSql(toSqlScript(statements), stateDir);
 
   const created = await fetch(`${stack.apiUrl}/jobs`, {
     method: "POST",

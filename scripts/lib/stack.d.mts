@@ -23,4 +23,5 @@ export function createKey(options: {
   packCredits?: number;
   stateDir?: string;
 }): Promise<IssuedKey>;
+export function executeLocalSql(script: string, stateDir?: string): void;
 export function queryLocal(sql: string, stateDir?: string): Record<string, unknown>[];

@@ -3,7 +3,7 @@
 // `npm start`, the end-to-end tests and the benchmarks, so all three run the same stack.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 
@@ -216,14 +216,12 @@ export function queryLocal(sql, stateDir) {
   return JSON.parse(run.stdout)[0].results;
 }
 
-/** `npm run admin -- create-key` as a function: returns the new key. */
-export async function createKey({ email, plan = "free", packCredits = 0, stateDir }) {
-  const { issueKeyStatements, toSqlScript } = await import("../../schema/accounts.ts");
-  const issued = await issueKeyStatements({ email, plan, packCredits });
+/** Runs a SQL script against the local D1 of a stack (migrated first). */
+export function executeLocalSql(script, stateDir) {
   const dir = resolve(ROOT, stateDir ?? ".wrangler/state");
   applyMigrations(dir);
-  const file = join(dir, `admin-${process.pid}-${Date.now()}.sql`);
-  writeFileSync(file, toSqlScript(issued.statements), { mode: 0o600 });
+  const file = join(dir, `script-${process.pid}-${Date.now()}.sql`);
+  writeFileSync(file, script, { mode: 0o600 });
   try {
     const run = wrangler([
       "d1",
@@ -236,9 +234,16 @@ export async function createKey({ email, plan = "free", packCredits = 0, stateDi
       file,
       "--yes",
     ]);
-    if (run.status !== 0) throw new Error(`creating the key failed:\n${run.stdout}\n${run.stderr}`);
+    if (run.status !== 0) throw new Error(`SQL script failed:\n${run.stdout}\n${run.stderr}`);
   } finally {
-    spawnSync("rm", ["-f", file]);
+    rmSync(file, { force: true });
   }
+}
+
+/** `npm run admin -- create-key` as a function: returns the new key. */
+export async function createKey({ email, plan = "free", packCredits = 0, stateDir }) {
+  const { issueKeyStatements, toSqlScript } = await import("../../schema/accounts.ts");
+  const issued = await issueKeyStatements({ email, plan, packCredits });
+  executeLocalSql(toSqlScript(issued.statements), stateDir);
   return issued;
 }
