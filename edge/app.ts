@@ -49,6 +49,12 @@ function internalError(err: Error, method: string, path: string): ApiError {
 /** Turns a zod failure into InvalidRequest (InvalidUrl for the url field), naming the field. */
 function validationHook(result: { success: boolean; error?: ZodError; target?: string }) {
   if (result.success || !result.error) return;
+  // A path id that is not a UUID names no job: the spec answers 404 for those, not 400.
+  if (result.target === "param") {
+    throw new ApiError("JobNotFound", "No job with that id (ids are UUIDs)", {
+      userMessage: "We couldn't find that job.",
+    });
+  }
   const issue = result.error.issues[0];
   const field = issue.path.join(".") || (issue.code === "unrecognized_keys" ? "" : "body");
   const unknown =

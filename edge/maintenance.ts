@@ -1,20 +1,11 @@
 // The cron run: expires finished jobs past their retention (deleting their files), fails jobs
 // that have been stuck far longer than any extraction can take, and renews plan credits.
 import { isPlanName, PLANS } from "../schema/plans.ts";
-import { failJob } from "./queues/results.ts";
+import { isUniqueViolation } from "./credits.ts";
+import { deletePrefix, failJob } from "./queues/results.ts";
 
 const EXPIRE_BATCH = 200;
 const STUCK_AFTER_MS = 3 * 3600_000;
-
-async function deletePrefix(env: Env, prefix: string) {
-  let cursor: string | undefined;
-  do {
-    const listed = await env.FILES.list({ prefix, cursor });
-    const keys = listed.objects.map((o) => o.key);
-    if (keys.length > 0) await env.FILES.delete(keys);
-    cursor = listed.truncated ? listed.cursor : undefined;
-  } while (cursor);
-}
 
 export async function expireJobs(env: Env, now: number): Promise<number> {
   let expired = 0;
@@ -31,6 +22,16 @@ export async function expireJobs(env: Env, now: number): Promise<number> {
       await env.DB.prepare(`UPDATE ${table} SET status = 'expired' WHERE id = ?1`).bind(id).run();
       await deletePrefix(env, `${kind}/${id}/`);
       expired++;
+    }
+    // Failed jobs keep their status; what their attempts left is deleted, once.
+    const failed = await env.DB.prepare(
+      `SELECT id FROM ${table} WHERE status = 'failed' AND expires_at <= ?1 LIMIT ${EXPIRE_BATCH}`,
+    )
+      .bind(new Date(now).toISOString())
+      .all<{ id: string }>();
+    for (const { id } of failed.results) {
+      await deletePrefix(env, `${kind}/${id}/`);
+      await env.DB.prepare(`UPDATE ${table} SET expires_at = NULL WHERE id = ?1`).bind(id).run();
     }
   }
   return expired;
@@ -56,23 +57,32 @@ async function failStuckJobs(env: Env, now: number) {
 /** Plan credits reset to the monthly allowance when a period ends; pack credits stay. */
 export async function renewPlanCredits(env: Env, now: number) {
   const { results } = await env.DB.prepare(
-    "SELECT id, plan, plan_credits, period_end FROM accounts WHERE period_end <= ?1 LIMIT 500",
+    "SELECT id, plan, period_end FROM accounts WHERE period_end <= ?1 LIMIT 500",
   )
     .bind(new Date(now).toISOString())
-    .all<{ id: string; plan: string; plan_credits: number; period_end: string }>();
+    .all<{ id: string; plan: string; period_end: string }>();
   for (const account of results) {
     const allowance = PLANS[isPlanName(account.plan) ? account.plan : "free"].monthly_credits;
     const start = account.period_end;
-    const end = addMonth(start);
-    await env.DB.batch([
-      env.DB.prepare(
-        `INSERT OR IGNORE INTO credit_ledger (id, account_id, kind, plan_delta, note)
-         VALUES (?1, ?2, 'renewal', ?3, 'plan credits renewed for the new period')`,
-      ).bind(`renewal:${account.id}:${start}`, account.id, allowance - account.plan_credits),
-      env.DB.prepare(
-        "UPDATE accounts SET plan_credits = ?1, period_start = ?2, period_end = ?3 WHERE id = ?4 AND period_end = ?2",
-      ).bind(allowance, start, end, account.id),
-    ]);
+    const entryId = `renewal:${account.id}:${start}`;
+    try {
+      // The delta is read in the same transaction that applies it; the entry id makes a
+      // second run for the same period fail as a whole.
+      await env.DB.batch([
+        env.DB.prepare(
+          `INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
+           SELECT ?1, id, 'renewal', ?2 - plan_credits, 'plan credits renewed for the new period'
+           FROM accounts WHERE id = ?3`,
+        ).bind(entryId, allowance, account.id),
+        env.DB.prepare(
+          `UPDATE accounts SET plan_credits = plan_credits +
+             (SELECT plan_delta FROM credit_ledger WHERE id = ?1), period_start = ?2, period_end = ?3
+           WHERE id = ?4`,
+        ).bind(entryId, start, addMonth(start), account.id),
+      ]);
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
   }
 }
 

@@ -14,6 +14,13 @@ export function filesAreLive(row: { status: string; expiresAt: string | null }, 
   return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) > now;
 }
 
+/** A completed job past its expiry reads as expired even before the cron run marks it. */
+function visibleStatus(row: { status: string; expiresAt: string | null }, now = Date.now()) {
+  return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) <= now
+    ? "expired"
+    : row.status;
+}
+
 async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise<Frame[]> {
   return Promise.all(
     rows.map(async (f) => ({
@@ -35,7 +42,7 @@ export async function jobToApi(
   return {
     id: row.id,
     object: "job",
-    status: row.status as Job["status"],
+    status: visibleStatus(row) as Job["status"],
     url: row.url,
     platform: row.platform,
     options: row.options as Record<string, unknown>,
@@ -68,7 +75,7 @@ export async function demoJobToApi(
   return {
     id: row.id,
     object: "demo_job",
-    status: row.status as DemoJob["status"],
+    status: visibleStatus(row) as DemoJob["status"],
     platform: row.platform,
     duration_seconds: row.durationSeconds,
     frames_count: row.framesCount,

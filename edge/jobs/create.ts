@@ -10,8 +10,9 @@ import type { AppEnv } from "../context.ts";
 import { releaseCredits, reserveCredits } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
+import { failJob } from "../queues/results.ts";
 import { checkSourceUrl, checkWebhookUrl } from "../sources.ts";
-import { checkPlanLimits, creditBounds, normaliseOptions } from "./options.ts";
+import { checkPlanLimits, creditHold, normaliseOptions } from "./options.ts";
 
 export const ACTIVE_STATUSES = ["queued", "processing"] as const;
 
@@ -50,12 +51,15 @@ export async function createJob(
   }
 
   const jobId = crypto.randomUUID();
-  const bounds = creditBounds(options, plan);
-  const held = await reserveCredits(c.env.DB, account.id, jobId, bounds.most, bounds.least);
+  const hold = creditHold(options, plan);
+  const held = await reserveCredits(c.env.DB, account.id, jobId, hold);
   if (held === null) {
     throw new ApiError(
       "InsufficientBalance",
-      `this job needs at least ${bounds.least} credits; the account has fewer available`,
+      `this job may cost up to ${hold} credits and the account has fewer available` +
+        (options.mode !== "timestamps" && options.end === undefined
+          ? " (without end, a job is held at the cost of the plan's longest video; set end to hold less)"
+          : ""),
       {
         userMessage: "You don't have enough credits for this job. Buy a pack or upgrade your plan.",
       },
@@ -82,7 +86,16 @@ export async function createJob(
     throw err;
   }
   const message: JobMessage = { kind: "job", id: jobId };
-  await c.env.JOBS_QUEUE.send(message);
+  try {
+    await c.env.JOBS_QUEUE.send(message);
+  } catch (err) {
+    // Never leave a job that nothing will run: end it (releasing its hold) and say so.
+    console.error(`queueing job ${jobId} failed`, err);
+    await failJob(c.env, message, "ExtractionFailed", "the job could not be queued");
+    throw new ApiError("ServiceUnavailable", "The job could not be queued; nothing was charged", {
+      userMessage: "We couldn't start the job. Please try again in a moment.",
+    });
+  }
   return { jobId, replayed: false };
 }
 

@@ -68,22 +68,17 @@ function rangeSpan(options: JobOptions): number | null {
 }
 
 /**
- * What to hold at creation: the most the job can cost, and the least it can cost. Before the
- * video is probed, its length is bounded by the range or by the plan's maximum.
+ * What to hold at creation: the most the job can cost. Before the video is probed its length
+ * is bounded only by the range or by the plan's longest video, so a job without `end` holds
+ * what a video of the plan's maximum length would cost; what it does not spend is released
+ * at completion. Holding less would let a job run that the account cannot pay for.
  */
-export function creditBounds(options: JobOptions, plan: Plan): { most: number; least: number } {
+export function creditHold(options: JobOptions, plan: Plan): number {
   const frames = plannedFrameCount(options, null);
-  if (options.mode === "timestamps") {
-    const exact = creditsFor("timestamps", 0, frames ?? 0);
-    return { most: exact, least: exact };
-  }
-  const span = rangeSpan(options);
-  const most = creditsFor(
+  if (options.mode === "timestamps") return creditsFor("timestamps", 0, frames ?? 0);
+  return creditsFor(
     options.mode,
-    span ?? plan.limits.max_video_minutes * 60,
+    rangeSpan(options) ?? plan.limits.max_video_minutes * 60,
     frames ?? plan.limits.max_frames_per_job,
   );
-  // A video can be shorter than the range, so only a count fixes the least a job costs.
-  const least = creditsFor(options.mode, 1, frames ?? 1);
-  return { most, least };
 }

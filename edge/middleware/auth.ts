@@ -13,17 +13,19 @@ import { enforceIpRate, enforceRate } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
 
+/**
+ * Spec §5: a key comes as `Authorization: Bearer <key>` or `X-API-Key: <key>`. Only an
+ * Authorization header that is not a bearer value with our prefix is `malformed`; any value of
+ * X-API-Key is taken as a key (and is `invalid` when it is not one). When both headers are
+ * sent, a prefixed bearer value wins.
+ */
 export function readCredential(headers: { get(name: string): string | null }): Credential {
   const authorization = headers.get("authorization");
-  const apiKeyHeader = headers.get("x-api-key");
-  if (authorization === null && apiKeyHeader === null) return { kind: "none" };
-  if (apiKeyHeader !== null) {
-    const key = apiKeyHeader.trim();
-    return key.startsWith(KEY_PREFIX) ? { kind: "key", key } : { kind: "malformed" };
-  }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "");
-  if (!match || !match[1].startsWith(KEY_PREFIX)) return { kind: "malformed" };
-  return { kind: "key", key: match[1] };
+  const apiKey = headers.get("x-api-key")?.trim() ?? "";
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1];
+  if (bearer?.startsWith(KEY_PREFIX)) return { kind: "key", key: bearer };
+  if (apiKey !== "") return { kind: "key", key: apiKey };
+  return authorization === null ? { kind: "none" } : { kind: "malformed" };
 }
 
 const malformed = () =>

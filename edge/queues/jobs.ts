@@ -28,6 +28,25 @@ export function callbackBase(env: Env): string {
   return env.PUBLIC_BASE_URL || "http://127.0.0.1:8787";
 }
 
+/**
+ * Moves a job between queued and processing, and only while it is unsettled: a late dispatch
+ * outcome must never reopen a job its result has already finished. False when it was not.
+ */
+async function setRunState(env: Env, message: JobMessage, status: "queued" | "processing") {
+  const table = message.kind === "demo" ? "demo_jobs" : "jobs";
+  const starting = status === "processing";
+  const { meta } = await env.DB.prepare(
+    `UPDATE ${table} SET status = ?1,
+       started_at = CASE WHEN ?2 THEN coalesce(started_at, ?3) ELSE started_at END,
+       attempts = attempts + ?2
+     WHERE id = ?4 AND status IN ('queued', 'processing')
+       AND NOT EXISTS (SELECT 1 FROM settlements WHERE job_id = ?4)`,
+  )
+    .bind(status, starting ? 1 : 0, new Date().toISOString(), message.id)
+    .run();
+  return meta.changes === 1;
+}
+
 async function buildRequest(
   db: DrizzleD1Database,
   env: Env,
@@ -36,15 +55,7 @@ async function buildRequest(
   const callback = { base_url: callbackBase(env), token: env.INTERNAL_TOKEN };
   if (message.kind === "demo") {
     const [row] = await db.select().from(demoJobs).where(eq(demoJobs.id, message.id));
-    if (!row || (row.status !== "queued" && row.status !== "processing")) return null;
-    await db
-      .update(demoJobs)
-      .set({
-        status: "processing",
-        startedAt: row.startedAt ?? new Date().toISOString(),
-        attempts: row.attempts + 1,
-      })
-      .where(eq(demoJobs.id, row.id));
+    if (!row || !(await setRunState(env, message, "processing"))) return null;
     return {
       job_id: row.id,
       kind: "demo",
@@ -58,20 +69,12 @@ async function buildRequest(
     };
   }
   const [row] = await db.select().from(jobs).where(eq(jobs.id, message.id));
-  if (!row || (row.status !== "queued" && row.status !== "processing")) return null;
+  if (!row || !(await setRunState(env, message, "processing"))) return null;
   const [account] = await db
     .select({ plan: accounts.plan })
     .from(accounts)
     .where(eq(accounts.id, row.accountId));
   const plan = PLANS[account && isPlanName(account.plan) ? account.plan : "free"];
-  await db
-    .update(jobs)
-    .set({
-      status: "processing",
-      startedAt: row.startedAt ?? new Date().toISOString(),
-      attempts: row.attempts + 1,
-    })
-    .where(eq(jobs.id, row.id));
   const options = row.options as JobOptions;
   return {
     job_id: row.id,
@@ -89,10 +92,8 @@ async function buildRequest(
   };
 }
 
-async function markQueuedAgain(db: DrizzleD1Database, message: JobMessage) {
-  const table = message.kind === "demo" ? demoJobs : jobs;
-  await db.update(table).set({ status: "queued" }).where(eq(table.id, message.id));
-}
+/** A busy extractor is no failure: the job waits in a new message, spending no retry. */
+const BUSY_DELAY_SECONDS = 10;
 
 export async function consumeJobs(batch: MessageBatch<JobMessage>, env: Env) {
   const db = drizzle(env.DB);
@@ -108,6 +109,13 @@ export async function consumeJobs(batch: MessageBatch<JobMessage>, env: Env) {
       await response.body?.cancel();
       if (response.ok) {
         message.ack();
+      } else if (response.status === 503) {
+        await setRunState(env, message.body, "queued");
+        const retryAfter = Number(response.headers.get("retry-after"));
+        await env.JOBS_QUEUE.send(message.body, {
+          delaySeconds: retryAfter > 0 ? retryAfter : BUSY_DELAY_SECONDS,
+        });
+        message.ack();
       } else if (response.status >= 400 && response.status < 500) {
         // The extractor refused the request itself: retrying cannot help.
         await failJob(
@@ -118,15 +126,12 @@ export async function consumeJobs(batch: MessageBatch<JobMessage>, env: Env) {
         );
         message.ack();
       } else {
-        const retryAfter = Number(response.headers.get("retry-after"));
-        await markQueuedAgain(db, message.body);
-        message.retry({
-          delaySeconds: retryAfter > 0 ? retryAfter : retryDelaySeconds(message.attempts),
-        });
+        await setRunState(env, message.body, "queued");
+        message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
       }
     } catch (err) {
       console.error(`dispatch of ${message.body.kind} ${message.body.id} failed`, err);
-      await markQueuedAgain(db, message.body).catch(() => {});
+      await setRunState(env, message.body, "queued").catch(() => {});
       message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
     }
   }

@@ -12,7 +12,7 @@ import type {
   WebhookMessage,
 } from "../../schema/messages.ts";
 import { isPlanName, PLANS } from "../../schema/plans.ts";
-import { releaseCredits, settleCredits } from "../credits.ts";
+import { CHARGED_SQL, isUniqueViolation, settlementStatements } from "../credits.ts";
 
 const DEMO_RETENTION_DAYS = 1;
 const DAY_MS = 86_400_000;
@@ -59,11 +59,28 @@ export async function failJob(env: Env, job: JobMessage, name: ExtractErrorName,
   });
 }
 
-async function deleteAttemptFiles(env: Env, result: ExtractResult) {
-  const prefix = `${result.kind}/${result.job_id}/${result.attempt_id}/`;
-  const listed = await env.FILES.list({ prefix });
-  const keys = listed.objects.map((o) => o.key).filter((key) => !key.endsWith("/result.json"));
-  if (keys.length > 0) await env.FILES.delete(keys);
+/** Deletes every object under a prefix, page by page. */
+export async function deletePrefix(env: Env, prefix: string) {
+  let cursor: string | undefined;
+  do {
+    const listed = await env.FILES.list({ prefix, cursor });
+    const keys = listed.objects.map((o) => o.key);
+    if (keys.length > 0) await env.FILES.delete(keys);
+    cursor = listed.truncated ? listed.cursor : undefined;
+  } while (cursor);
+}
+
+function deleteAttemptFiles(env: Env, result: ExtractResult) {
+  return deletePrefix(env, `${result.kind}/${result.job_id}/${result.attempt_id}/`);
+}
+
+async function enqueueWebhook(env: Env, result: ExtractResult) {
+  const event: WebhookMessage = {
+    event_id: `msg_${result.job_id}_${result.status}`,
+    type: result.status === "completed" ? "job.completed" : "job.failed",
+    job_id: result.job_id,
+  };
+  await env.WEBHOOKS_QUEUE.send(event);
 }
 
 function insertFrames(db: D1Database, result: ExtractResult) {
@@ -95,15 +112,19 @@ function finalFields(result: ExtractResult, retentionDays: number) {
         }
       : null,
     completedAt: new Date(now).toISOString(),
-    expiresAt: completed ? new Date(now + retentionDays * DAY_MS).toISOString() : null,
+    // A failed job keeps no files for users, but whatever an attempt left (partial frames, the
+    // result) is deleted when this passes, as for a completed job.
+    expiresAt: new Date(now + retentionDays * DAY_MS).toISOString(),
   };
 }
 
 export async function settleResult(env: Env, result: ExtractResult) {
   const table = result.kind === "demo" ? "demo_jobs" : "jobs";
-  const row = await env.DB.prepare(
-    `SELECT id, ${result.kind === "demo" ? "NULL AS account_id, NULL AS options, NULL AS webhook_url" : "account_id, options, webhook_url"} FROM ${table} WHERE id = ?1`,
-  )
+  const columns =
+    result.kind === "demo"
+      ? "NULL AS account_id, NULL AS options, NULL AS webhook_url"
+      : "account_id, options, webhook_url";
+  const row = await env.DB.prepare(`SELECT id, ${columns} FROM ${table} WHERE id = ?1`)
     .bind(result.job_id)
     .first<{
       id: string;
@@ -116,33 +137,26 @@ export async function settleResult(env: Env, result: ExtractResult) {
   const previous = await env.DB.prepare("SELECT attempt_id FROM settlements WHERE job_id = ?1")
     .bind(result.job_id)
     .first<{ attempt_id: string }>();
-  if (previous && previous.attempt_id !== result.attempt_id) {
-    // Another attempt already finished this job: this one's files are orphans.
-    await deleteAttemptFiles(env, result);
+  if (previous) {
+    if (previous.attempt_id !== result.attempt_id) {
+      // Another attempt already finished this job: this one's files are orphans.
+      await deleteAttemptFiles(env, result);
+    } else if (row.webhook_url) {
+      // A redelivery of the settled result: the send after the batch may be what failed.
+      // Receivers drop the duplicate by its stable webhook-id.
+      await enqueueWebhook(env, result);
+    }
     return;
   }
 
   const cost =
     row.account_id && row.options ? costOf(result, JSON.parse(row.options) as JobOptions) : 0;
-  if (!previous) {
-    const settled = await writeFinalState(env, table, result, row.account_id, cost);
-    if (!settled) return;
+  const settled = await writeFinalState(env, table, result, row.account_id, cost);
+  if (!settled) {
+    await deleteAttemptFiles(env, result);
+    return;
   }
-  // Reached again only when a redelivery follows a crash after the batch: credits settle by
-  // ledger id, so finishing them here cannot charge twice.
-  if (row.account_id) {
-    if (result.status === "completed")
-      await settleCredits(env.DB, row.account_id, result.job_id, cost);
-    else await releaseCredits(env.DB, row.account_id, result.job_id);
-  }
-  if (!previous && row.webhook_url) {
-    const event: WebhookMessage = {
-      event_id: `msg_${result.job_id}_${result.status}`,
-      type: result.status === "completed" ? "job.completed" : "job.failed",
-      job_id: result.job_id,
-    };
-    await env.WEBHOOKS_QUEUE.send(event);
-  }
+  if (row.webhook_url) await enqueueWebhook(env, result);
 }
 
 function costOf(result: ExtractResult, options: JobOptions): number {
@@ -159,7 +173,10 @@ async function retentionDaysOf(env: Env, accountId: string | null): Promise<numb
   return PLANS[account && isPlanName(account.plan) ? account.plan : "free"].limits.retention_days;
 }
 
-/** The atomic part: the guard row, the frames and the job's final state. False if lost a race. */
+/**
+ * One D1 batch, one transaction: the guard row, the frames, the job's final state and its
+ * credits. False when another settlement won (the guard's primary key refused this one).
+ */
 async function writeFinalState(
   env: Env,
   table: "jobs" | "demo_jobs",
@@ -188,13 +205,14 @@ async function writeFinalState(
       : env.DB.prepare(
           `UPDATE jobs SET status = ?1, duration_seconds = ?2, frames_count = ?3, frames_failed = ?4,
              width = ?5, height = ?6, error = ?7, completed_at = ?8, expires_at = ?9,
-             processed_seconds = ?10, credits_charged = ?11, zip_key = ?12, zip_bytes = ?13,
+             processed_seconds = ?10, credits_charged = ${CHARGED_SQL.replace("?", "?11")},
+             zip_key = ?12, zip_bytes = ?13,
              requested_resolution = coalesce(?14, requested_resolution), delivered_resolution = ?15,
              resolution_note = ?16, notice = ?17 WHERE id = ?18`,
         ).bind(
           ...common,
           result.processed_seconds,
-          cost,
+          result.job_id,
           result.zip?.key ?? null,
           result.zip?.bytes ?? null,
           result.requested_resolution,
@@ -210,11 +228,12 @@ async function writeFinalState(
         result.attempt_id,
       ),
       ...(result.status === "completed" ? [insertFrames(env.DB, result)] : []),
+      ...(accountId ? settlementStatements(env.DB, accountId, result.job_id, cost) : []),
       update,
     ]);
     return true;
   } catch (err) {
-    if (String(err).includes("UNIQUE")) return false;
+    if (isUniqueViolation(err)) return false;
     throw err;
   }
 }

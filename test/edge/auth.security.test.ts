@@ -32,7 +32,7 @@ describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
   it.each([
     ["a Bearer value without the key prefix", { authorization: "Bearer sk_live_abcdef" }],
     ["a Basic credential", { authorization: "Basic dXNlcjpwYXNz" }],
-    ["an X-API-Key without the prefix", { "x-api-key": "not-a-stills-key" }],
+    ["an empty Bearer value", { authorization: "Bearer " }],
   ])("with %s answers InvalidApiKey malformed", async (_label, headers) => {
     const res = await call(headers);
     expect(res.status).toBe(401);
@@ -53,6 +53,12 @@ describe.each(AUTHENTICATED_ROUTES)("$method $path", (route) => {
       expect(res.status).toBe(401);
       expect(res.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
     }
+  });
+
+  it("takes any X-API-Key value as a key, so one without the prefix is invalid (spec §5.7)", async () => {
+    const res = await call({ "x-api-key": "not-a-stills-key" });
+    expect(res.status).toBe(401);
+    expect(res.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
   });
 
   it("refuses a revoked key as invalid", async () => {

@@ -134,7 +134,7 @@ describe("POST /v1/jobs", () => {
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it("holds credits at creation: the most the job can cost, capped at what is available", async () => {
+  it("holds credits at creation: the most the job can cost", async () => {
     const account = await createAccount({ plan: "starter" });
     // 12 timestamps cost exactly ceil(12 / 10) = 2 credits.
     const exact = await api("POST", "/v1/jobs", {
@@ -156,6 +156,25 @@ describe("POST /v1/jobs", () => {
       .bind(account.accountId)
       .all();
     expect(ledger.results).toHaveLength(2);
+  });
+
+  it("holds a job without an end at the cost of the plan's longest video", async () => {
+    const account = await createAccount(); // free: 15 minutes → 15 credits
+    await env.DB.prepare("UPDATE accounts SET plan_credits = 14 WHERE id = ?")
+      .bind(account.accountId)
+      .run();
+    const open = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, every: 5 },
+      headers: account.auth,
+    });
+    expect(open.status).toBe(402);
+    expect(open.body.message).toContain("set end");
+    const bounded = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, every: 5, end: 120 },
+      headers: account.auth,
+    });
+    expect(bounded.status).toBe(201);
+    expect((await balanceOf(account.accountId))?.reserved).toBe(2);
   });
 
   it("refuses a job the account cannot pay for with 402 InsufficientBalance", async () => {

@@ -10,7 +10,13 @@ import { signWebhook } from "../../edge/webhooks.ts";
 import type { ExtractResult, JobMessage } from "../../schema/messages.ts";
 import { api, balanceOf, createAccount, ORIGIN } from "./support/api.ts";
 import { setExtractor, setOutbound } from "./support/fake-extractor.ts";
-import { frameBytes, internal, runFakeExtraction } from "./support/pipeline.ts";
+import {
+  frameBytes,
+  internal,
+  postResult,
+  runFakeExtraction,
+  uploadAttempt,
+} from "./support/pipeline.ts";
 
 const VIDEO = "https://cdn.example.com/clips/talk.mp4";
 
@@ -86,9 +92,19 @@ describe("a job end to end through the edge", () => {
       error: "past the end of the video",
     });
 
-    // The same result delivered again changes nothing.
-    await internal("/internal/results", { method: "POST", body: JSON.stringify(results[0]) });
-    await new Promise((r) => setTimeout(r, 1500));
+    // The same result delivered again, straight to the consumer, changes nothing.
+    const redelivery = spiedBatch("stills-results", {
+      id: "r1",
+      timestamp: new Date(),
+      attempts: 2,
+      body: {
+        kind: "job",
+        job_id: job.id,
+        result_key: `job/${job.id}/${results[0].attempt_id}/result.json`,
+      },
+    });
+    await worker.queue(redelivery.batch, env, createExecutionContext());
+    expect(redelivery.ack).toHaveBeenCalled();
     expect(await balanceOf(account.accountId)).toEqual({ plan: 1498, pack: 0, reserved: 0 });
     const ledger = await env.DB.prepare(
       "SELECT count(*) AS n FROM credit_ledger WHERE job_id = ? AND kind = 'charge'",
@@ -168,12 +184,24 @@ describe("a job end to end through the edge", () => {
       headers: account.auth,
     });
     await vi.waitFor(() => expect(request?.job_id).toBe(created.body.id));
+    // Both attempts upload while the job runs; the first result to arrive wins.
+    const late = await uploadAttempt(request!, { framesOk: 3, attemptId: "attempt-b" });
     const first = await runFakeExtraction(request!, { framesOk: 3, attemptId: "attempt-a" });
     await waitForStatus(`/v1/jobs/${created.body.id}`, account.auth, "completed");
-    await runFakeExtraction(request!, { framesOk: 3, attemptId: "attempt-b" }).catch(() => {});
-    await new Promise((r) => setTimeout(r, 1500));
+    await postResult(late);
+    await vi.waitFor(
+      async () => {
+        const left = await env.FILES.list({ prefix: `job/${created.body.id}/attempt-b/` });
+        expect(left.objects).toEqual([]);
+      },
+      { timeout: 10_000, interval: 200 },
+    );
     const job = (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body;
-    expect(job.frames[0].url).toContain(first.attempt_id);
+    expect(job.frames.map((f: any) => f.url.includes(first.attempt_id))).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect(job.credits_charged).toBe(1);
     expect(await balanceOf(account.accountId)).toEqual({ plan: 1499, pack: 0, reserved: 0 });
   });
@@ -283,6 +311,56 @@ describe("dispatch", () => {
       credits_charged: 0,
     });
     expect(await balanceOf(account.accountId)).toEqual({ plan: 60, pack: 0, reserved: 0 });
+  });
+});
+
+describe("late dispatch outcomes", () => {
+  it("never reopen a job its result has already settled", async () => {
+    const account = await createAccount();
+    setExtractor(async (request) => {
+      await runFakeExtraction(request, { framesOk: 1 });
+      // The result is settled, then the call fails anyway (a 502, a dropped connection).
+      await vi.waitFor(
+        async () => {
+          const row = await env.DB.prepare("SELECT 1 AS settled FROM settlements WHERE job_id = ?")
+            .bind(request.job_id)
+            .first();
+          expect(row).not.toBeNull();
+        },
+        { timeout: 10_000, interval: 100 },
+      );
+      return new Response("result post failed", { status: 502 });
+    });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1 },
+      headers: account.auth,
+    });
+    await waitForStatus(`/v1/jobs/${created.body.id}`, account.auth, "completed");
+    await new Promise((r) => setTimeout(r, 1000));
+    const job = (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body;
+    expect(job.status).toBe("completed");
+    // 100 s processed → 2 credits, charged once, nothing left held.
+    expect(await balanceOf(account.accountId)).toEqual({ plan: 58, pack: 0, reserved: 0 });
+  });
+
+  it("a busy extractor puts the job back in a new message without spending a retry", async () => {
+    const account = await createAccount();
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1 },
+      headers: account.auth,
+    });
+    setExtractor(() => new Response("busy", { status: 503, headers: { "retry-after": "7" } }));
+    const { batch, ack, retry } = spiedBatch("stills-jobs", {
+      id: "b1",
+      timestamp: new Date(),
+      attempts: 1,
+      body: { kind: "job", id: created.body.id } satisfies JobMessage,
+    });
+    await worker.queue(batch, env, createExecutionContext());
+    expect(ack).toHaveBeenCalled();
+    expect(retry).not.toHaveBeenCalled();
+    const read = await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth });
+    expect(read.body.status).toBe("queued");
   });
 });
 

@@ -120,10 +120,10 @@ describe("GET /v1/jobs validation", () => {
     },
   );
 
-  it("refuses a job id that is not a UUID", async () => {
+  it("answers 404 JobNotFound for a job id that is not a UUID", async () => {
     const account = await createAccount();
     const res = await api("GET", "/v1/jobs/not-a-uuid", { headers: account.auth });
-    expect(res.status).toBe(400);
-    expect(res.body.message).toContain("id");
+    expect(res.status).toBe(404);
+    expect(res.body.data.name).toBe("JobNotFound");
   });
 });

@@ -3,6 +3,7 @@
 // a result, and files land only under the prefix of a job that is still running.
 import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
+import { z } from "zod";
 import { demoJobs, jobs } from "../../../schema/db.ts";
 import type { ExtractResult, ResultMessage } from "../../../schema/messages.ts";
 import { createRouter } from "../../app.ts";
@@ -11,6 +12,55 @@ import { timingSafeEqualHex } from "../../crypto.ts";
 import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
 
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+const JobErrorShape = z.object({
+  name: z.enum([
+    "NoVideoFound",
+    "PrivateContent",
+    "DownloadFailed",
+    "VideoTooLong",
+    "TooManyFrames",
+    "ExtractionFailed",
+  ]),
+  message: z.string(),
+  userMessage: z.string(),
+});
+
+/**
+ * A result may only point at files of its own attempt: a buggy or compromised extractor
+ * must not be able to hand one job's signed URLs to another job's files.
+ */
+const ExtractResultSchema = z
+  .object({
+    job_id: z.uuid(),
+    kind: z.enum(["job", "demo"]),
+    attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
+    status: z.enum(["completed", "failed"]),
+    duration_seconds: z.number().nullable(),
+    processed_seconds: z.number().nullable(),
+    width: z.number().int().nullable(),
+    height: z.number().int().nullable(),
+    requested_resolution: z.number().int().nullable(),
+    delivered_resolution: z.number().int().nullable(),
+    resolution_note: z.string().nullable(),
+    frames: z.array(
+      z.object({
+        index: z.number().int().min(1),
+        timestamp: z.number(),
+        status: z.enum(["ok", "error"]),
+        key: z.string().nullable(),
+        pts: z.number().nullable(),
+        error: z.string().nullable(),
+      }),
+    ),
+    zip: z.object({ key: z.string(), bytes: z.number().int() }).nullable(),
+    error: JobErrorShape.nullable(),
+  })
+  .refine((r) => {
+    const prefix = `${r.kind}/${r.job_id}/${r.attempt_id}/`;
+    const keys = [...r.frames.map((f) => f.key), r.zip?.key ?? null];
+    return keys.every((k) => k === null || (k.startsWith(prefix) && parseFileKey(k) !== null));
+  }, "every file key must lie under the result's own {kind}/{job_id}/{attempt_id}/");
 
 const requireInternalToken = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.INTERNAL_TOKEN;
@@ -95,9 +145,12 @@ export const internalRouter = router
     return c.json({ part: uploaded.partNumber, etag: uploaded.etag }, 200);
   })
   .post("/internal/results", async (c) => {
-    const result = await c.req.json<ExtractResult>();
-    const key = `${result?.kind}/${result?.job_id}/${result?.attempt_id}/result.json`;
-    if (!parseFileKey(key)) return c.json({ error: "not an extraction result" }, 400);
+    const parsed = ExtractResultSchema.safeParse(await c.req.json().catch(() => null));
+    if (!parsed.success) {
+      return c.json({ error: `not an extraction result: ${parsed.error.issues[0]?.message}` }, 400);
+    }
+    const result = parsed.data as ExtractResult;
+    const key = `${result.kind}/${result.job_id}/${result.attempt_id}/result.json`;
     // A result with thousands of frames is larger than a queue message may be: the message
     // carries only where the result is stored.
     await c.env.FILES.put(key, JSON.stringify(result), {

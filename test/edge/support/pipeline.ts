@@ -32,6 +32,25 @@ export async function runFakeExtraction(
   request: ExtractRequest,
   run: FakeRun = {},
 ): Promise<ExtractResult> {
+  const result = await uploadAttempt(request, run);
+  await postResult(result);
+  return result;
+}
+
+export async function postResult(result: ExtractResult) {
+  const posted = await internal("/internal/results", {
+    method: "POST",
+    body: JSON.stringify(result),
+  });
+  if (posted.status !== 202)
+    throw new Error(`result refused: ${posted.status} ${await posted.text()}`);
+}
+
+/** Uploads an attempt's frames and returns its result, not yet posted. */
+export async function uploadAttempt(
+  request: ExtractRequest,
+  run: FakeRun = {},
+): Promise<ExtractResult> {
   const attemptId = run.attemptId ?? crypto.randomUUID();
   const frames: FrameResult[] = [];
   if (!run.fail) {
@@ -73,10 +92,5 @@ export async function runFakeExtraction(
     zip: null,
     error: run.fail ?? null,
   };
-  const posted = await internal("/internal/results", {
-    method: "POST",
-    body: JSON.stringify(result),
-  });
-  if (posted.status !== 202) throw new Error(`result refused: ${posted.status}`);
   return result;
 }
