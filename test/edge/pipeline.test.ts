@@ -314,6 +314,28 @@ describe("dispatch", () => {
   });
 });
 
+describe("wait=true", () => {
+  it("returns within a second of the job finishing", async () => {
+    const account = await createAccount();
+    setExtractor(async (request) => {
+      await new Promise((r) => setTimeout(r, 2000));
+      await runFakeExtraction(request, { framesOk: 1 });
+      return Response.json({ status: "completed" });
+    });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, count: 1 },
+      headers: account.auth,
+    });
+    const read = await api("GET", `/v1/jobs/${created.body.id}?wait=true`, {
+      headers: account.auth,
+    });
+    const returnedAt = Date.now();
+    expect(read.body.status).toBe("completed");
+    expect(returnedAt - Date.parse(read.body.completed_at)).toBeLessThan(1000);
+    expect(read.body.frames[0].url).toContain("/files/");
+  });
+});
+
 describe("late dispatch outcomes", () => {
   it("never reopen a job its result has already settled", async () => {
     const account = await createAccount();
