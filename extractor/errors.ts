@@ -1,6 +1,6 @@
 // The errors a job can end with, in the ExtractResult.error shape {name, message, userMessage}.
 // `message` is for operators; `userMessage` is short and safe to show to end users.
-import type { ExtractErrorName } from "../schema/messages.ts";
+import { EXTRACT_ERROR_NAMES, type ExtractErrorName } from "../schema/messages.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
 
 export interface JobErrorShape {
@@ -8,15 +8,6 @@ export interface JobErrorShape {
   message: string;
   userMessage: string;
 }
-
-const ERROR_NAMES: readonly ExtractErrorName[] = [
-  "NoVideoFound",
-  "PrivateContent",
-  "DownloadFailed",
-  "VideoTooLong",
-  "TooManyFrames",
-  "ExtractionFailed",
-];
 
 export class ExtractError extends Error {
   override readonly name: ExtractErrorName;
@@ -43,7 +34,7 @@ export function toJobError(error: unknown): JobErrorShape {
   const candidate = error as { name?: unknown; message?: unknown; userMessage?: unknown };
   if (
     typeof candidate?.name === "string" &&
-    ERROR_NAMES.includes(candidate.name as ExtractErrorName) &&
+    (EXTRACT_ERROR_NAMES as readonly string[]).includes(candidate.name) &&
     typeof candidate.userMessage === "string"
   ) {
     return {

@@ -57,13 +57,16 @@ export interface ExtractRequest {
   callback: { base_url: string; token: string };
 }
 
-export type ExtractErrorName =
-  | "NoVideoFound"
-  | "PrivateContent"
-  | "DownloadFailed"
-  | "VideoTooLong"
-  | "TooManyFrames"
-  | "ExtractionFailed";
+/** The errors a job can end with once its video has been fetched (DESIGN.md). */
+export const EXTRACT_ERROR_NAMES = [
+  "NoVideoFound",
+  "PrivateContent",
+  "DownloadFailed",
+  "VideoTooLong",
+  "TooManyFrames",
+  "ExtractionFailed",
+] as const;
+export type ExtractErrorName = (typeof EXTRACT_ERROR_NAMES)[number];
 
 export interface FrameResult {
   index: number;

@@ -5,7 +5,11 @@ import { eq } from "drizzle-orm";
 import { createMiddleware } from "hono/factory";
 import { z } from "zod";
 import { demoJobs, jobs } from "../../../schema/db.ts";
-import type { ExtractResult, ResultMessage } from "../../../schema/messages.ts";
+import {
+  EXTRACT_ERROR_NAMES,
+  type ExtractResult,
+  type ResultMessage,
+} from "../../../schema/messages.ts";
 import { createRouter } from "../../app.ts";
 import type { AppEnv } from "../../context.ts";
 import { timingSafeEqualHex } from "../../crypto.ts";
@@ -14,14 +18,7 @@ import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
 const JobErrorShape = z.object({
-  name: z.enum([
-    "NoVideoFound",
-    "PrivateContent",
-    "DownloadFailed",
-    "VideoTooLong",
-    "TooManyFrames",
-    "ExtractionFailed",
-  ]),
+  name: z.enum(EXTRACT_ERROR_NAMES),
   message: z.string(),
   userMessage: z.string(),
 });
