@@ -333,7 +333,7 @@ describe("wait=true", () => {
     expect(read.body.status).toBe("completed");
     expect(returnedAt - Date.parse(read.body.completed_at)).toBeLessThan(1000);
     expect(read.body.frames[0].url).toContain("/files/");
-  });
+  }, 30_000);
 });
 
 describe("late dispatch outcomes", () => {
