@@ -1,9 +1,12 @@
 // Runs one extraction from the command line into a directory (operators, the bench):
 //   node extractor/cli.ts <file> '<options json>' <out-dir> [auto|dense|sparse]
-// Prints the ExtractResult-shaped outcome as JSON on stdout.
+// Prints the ExtractResult-shaped outcome as JSON on stdout, and on stderr the job's own time
+// (`job_seconds=…`: probe, decode, encode and write, without Node's start-up), which is what
+// a job costs in the long-running service.
+
+import type { JobOptions } from "../schema/messages.ts";
 import { extractFrames } from "./job.ts";
 import { DirectorySink } from "./output/directory-sink.ts";
-import type { JobOptions } from "../schema/messages.ts";
 
 const [input, optionsJson = "{}", outDir = "frames-out", strategy = "auto"] = process.argv.slice(2);
 if (!input) {
@@ -19,10 +22,12 @@ const options: JobOptions = {
   output: "urls",
   ...(JSON.parse(optionsJson) as Partial<JobOptions>),
 };
+const started = performance.now();
 const outcome = await extractFrames(
   { input, options, maxVideoSeconds: 6 * 3600, clipToMax: false, maxFrames: 100_000 },
   new DirectorySink(outDir),
   { strategy: strategy as "auto" | "dense" | "sparse" },
 );
+process.stderr.write(`job_seconds=${((performance.now() - started) / 1000).toFixed(3)}\n`);
 process.stdout.write(`${JSON.stringify(outcome)}\n`);
 process.exit(outcome.status === "completed" ? 0 : 1);
