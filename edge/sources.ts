@@ -1,6 +1,6 @@
 // Which links the edge accepts, checked at creation so a bad link fails fast with 400.
 // The extractor checks again on every hop and every resolved address (extractor/sources/).
-import { detectSource } from "../schema/platform.ts";
+import { DIRECT_VIDEO_EXTENSIONS, detectSource } from "../schema/platform.ts";
 import { checkUrl } from "../schema/url-safety.ts";
 import { ApiError } from "./errors.ts";
 
@@ -8,12 +8,64 @@ export function allowsPrivateNetwork(env: Env): boolean {
   return env.STILLS_ALLOW_PRIVATE_NETWORK === "1";
 }
 
-export function checkSourceUrl(url: string, env: Env): { platform: string; url: string } {
+export async function checkSourceUrl(
+  url: string,
+  env: Env,
+): Promise<{ platform: string; url: string }> {
   const detected = detectSource(url);
   if (!detected.ok) throw invalidUrl("url", detected.reason);
   const safe = checkUrl(detected.url, { allowPrivate: allowsPrivateNetwork(env) });
   if (!safe.ok) throw invalidUrl("url", safe.reason);
+  if (detected.platform === "direct" && !hasVideoExtension(safe.url)) {
+    await requireVideoContentType(safe.url, env);
+  }
   return { platform: detected.platform, url: detected.url };
+}
+
+const MAX_REDIRECTS = 5;
+const HEAD_TIMEOUT_MS = 5000;
+
+function hasVideoExtension(url: URL): boolean {
+  const path = url.pathname.toLowerCase();
+  return DIRECT_VIDEO_EXTENSIONS.some((ext) => path.endsWith(ext));
+}
+
+/**
+ * A direct link without a video extension is accepted only when its answer says video
+ * (spec: direct .mp4/.mov/.webm links, "and a direct link whose content type says video");
+ * anything else is 400 InvalidUrl now rather than a failed job later. One HEAD request,
+ * redirects followed by hand (each hop checked again, at most 5).
+ */
+async function requireVideoContentType(start: URL, env: Env): Promise<void> {
+  let current = start;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    let response: Response;
+    try {
+      response = await fetch(current, {
+        method: "HEAD",
+        redirect: "manual",
+        signal: AbortSignal.timeout(HEAD_TIMEOUT_MS),
+      });
+    } catch {
+      throw invalidUrl("url", "the link could not be reached to check that it is a video");
+    }
+    const location = response.headers.get("location");
+    if (response.status >= 300 && response.status < 400 && location) {
+      const next = checkUrl(new URL(location, current), { allowPrivate: allowsPrivateNetwork(env) });
+      if (!next.ok) throw invalidUrl("url", `a redirect of the link was refused: ${next.reason}`);
+      current = next.url;
+      continue;
+    }
+    const type = response.headers.get("content-type") ?? "";
+    if (response.ok && /^video\//i.test(type)) return;
+    throw invalidUrl(
+      "url",
+      response.ok
+        ? `the link is not a video file (content type ${type || "missing"}); use a direct .mp4, .mov or .webm link or a supported platform`
+        : `the link answered HTTP ${response.status} when checked`,
+    );
+  }
+  throw invalidUrl("url", `the link redirects more than ${MAX_REDIRECTS} times`);
 }
 
 export function checkWebhookUrl(url: string, env: Env): void {

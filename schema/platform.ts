@@ -219,11 +219,9 @@ const NON_VIDEO_HOSTS = [
 
 /**
  * Everything else: a direct file link. A path ending in a video extension is a file; any other
- * http(s) URL is accepted too because a link without an extension (a CDN URL, a signed storage
- * URL, a page with an embedded <video>) is common, and only the answer's content type can tell.
- * The extractor decides at fetch time: video bytes are used, a page is searched for an embedded
- * video, and an answer with no video fails the job with NoVideoFound. Known non-video sites are
- * refused here already, where the user still gets a 400 instead of a failed job.
+ * http(s) URL may be one too (a CDN URL, a signed storage URL), and only the answer's content
+ * type can tell: the edge asks with a HEAD request at creation and refuses an answer that does
+ * not say video (edge/sources.ts). Known non-video sites are refused here without asking.
  */
 const direct = ({ host, original }: Link): SourceDetection => {
   const path = original.pathname.toLowerCase();

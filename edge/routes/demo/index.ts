@@ -46,7 +46,7 @@ router.use("/v1/demo/*", publicRate);
 export const demoRouter = router
   .openapi(createDemoRoute, async (c) => {
     const { url } = c.req.valid("json");
-    const source = checkSourceUrl(url, c.env);
+    const source = await checkSourceUrl(url, c.env);
     // Counted after the link is accepted, so a typo does not use up the day's allowance.
     const allowance = await takeDemoAllowance(c);
     if (!allowance.allowed) {
