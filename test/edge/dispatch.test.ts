@@ -1,0 +1,55 @@
+// One interface, two ways to reach the extractor: a Cloudflare Container binding in
+// production, an HTTP address locally. Both send the same authenticated request.
+import { env } from "cloudflare:workers";
+import { expect, it } from "vitest";
+import { extractorFor } from "../../edge/dispatch.ts";
+import type { ExtractRequest } from "../../schema/messages.ts";
+import { extractorCalls, setExtractor } from "./support/fake-extractor.ts";
+
+const request: ExtractRequest = {
+  job_id: "3f2a9c1e-0000-4000-8000-000000000001",
+  kind: "job",
+  url: "https://cdn.example.com/a.mp4",
+  platform: "direct",
+  options: { mode: "count", count: 2, format: "jpg", resolution: 720, output: "urls" },
+  max_video_seconds: 900,
+  clip_to_max: false,
+  max_frames: 300,
+  callback: { base_url: "https://stills.test", token: "t" },
+};
+
+it("locally posts the job to EXTRACTOR_URL/extract with the shared secret", async () => {
+  setExtractor(() => Response.json({ status: "completed" }));
+  const response = await extractorFor(env).extract(request);
+  expect(response.status).toBe(200);
+  expect(extractorCalls).toEqual([request]);
+});
+
+it("in production sends the same request to a container of a fixed pool, chosen by job id", async () => {
+  const seen: { instance: string; url: string; auth: string | null; body: unknown }[] = [];
+  const containers = {
+    idFromName: (name: string) => ({ name }),
+    get: (id: { name: string }) => ({
+      fetch: async (req: Request) => {
+        seen.push({
+          instance: id.name,
+          url: req.url,
+          auth: req.headers.get("authorization"),
+          body: await req.json(),
+        });
+        return Response.json({ status: "completed" });
+      },
+    }),
+  } as unknown as DurableObjectNamespace;
+  const client = extractorFor({ ...env, EXTRACTOR: containers });
+  await client.extract(request);
+  await client.extract({ ...request, job_id: "a1000000-0000-4000-8000-000000000002" });
+  await client.extract(request);
+  expect(seen.map((s) => s.url)).toEqual(Array(3).fill("http://extractor/extract"));
+  expect(seen.every((s) => s.auth === `Bearer ${env.INTERNAL_TOKEN}`)).toBe(true);
+  expect(seen[0].body).toEqual(request);
+  expect(seen[0].instance).toMatch(/^extractor-[0-7]$/);
+  expect(seen[2].instance).toBe(seen[0].instance);
+  expect(seen[1].instance).not.toBe(seen[0].instance);
+  expect(extractorCalls).toEqual([]);
+});
