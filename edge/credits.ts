@@ -1,48 +1,9 @@
-// Credits move only through these functions. Every change of balance is a ledger row whose id
-// says what caused it (`reserve:<job>`, `settle:<job>`), written in the same D1 batch (one
-// transaction) as the balance it changes; the id's uniqueness is what stops a redelivered
-// message from charging twice.
+// Settling credits. Every change of balance is a ledger row whose id says what caused it
+// (`reserve:<job>`, written with the job in edge/jobs/create.ts; `settle:<job>`, here), in the
+// same D1 batch (one transaction) as the balance it changes; the id's uniqueness is what
+// stops a redelivered message from charging twice.
 
 const AVAILABLE = "(plan_credits + pack_credits - reserved_credits)";
-
-/** Holds `amount` credits for a job, or refuses (null) when the account has fewer free. */
-export async function reserveCredits(
-  db: D1Database,
-  accountId: string,
-  jobId: string,
-  amount: number,
-): Promise<number | null> {
-  const entryId = `reserve:${jobId}`;
-  const [inserted] = await db.batch<{ reserved_delta: number }>([
-    db
-      .prepare(
-        `INSERT INTO credit_ledger (id, account_id, job_id, kind, reserved_delta, note)
-         SELECT ?1, id, ?2, 'reserve', ?3, 'held until the job finishes'
-         FROM accounts WHERE id = ?4 AND ${AVAILABLE} >= ?3
-         RETURNING reserved_delta`,
-      )
-      .bind(entryId, jobId, amount, accountId),
-    db
-      .prepare(
-        `UPDATE accounts SET reserved_credits = reserved_credits +
-           (SELECT reserved_delta FROM credit_ledger WHERE id = ?1)
-         WHERE id = ?2 AND EXISTS (SELECT 1 FROM credit_ledger WHERE id = ?1)`,
-      )
-      .bind(entryId, accountId),
-  ]);
-  const row = inserted.results[0];
-  return row ? row.reserved_delta : null;
-}
-
-/** Gives back a job's hold without charging (a create that did not finish). */
-export async function releaseCredits(db: D1Database, accountId: string, jobId: string) {
-  try {
-    await db.batch(settlementStatements(db, accountId, jobId, 0));
-  } catch (err) {
-    // Already settled: nothing is held any more.
-    if (!isUniqueViolation(err)) throw err;
-  }
-}
 
 export function isUniqueViolation(err: unknown): boolean {
   return String(err).includes("UNIQUE constraint failed");

@@ -51,7 +51,9 @@ async function requireVideoContentType(start: URL, env: Env): Promise<void> {
     }
     const location = response.headers.get("location");
     if (response.status >= 300 && response.status < 400 && location) {
-      const next = checkUrl(new URL(location, current), { allowPrivate: allowsPrivateNetwork(env) });
+      const next = checkUrl(new URL(location, current), {
+        allowPrivate: allowsPrivateNetwork(env),
+      });
       if (!next.ok) throw invalidUrl("url", `a redirect of the link was refused: ${next.reason}`);
       current = next.url;
       continue;

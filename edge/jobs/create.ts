@@ -5,9 +5,9 @@ import type { Context } from "hono";
 import type { CreateJobRequest } from "../../schema/api.ts";
 import { idempotencyKeys, jobs } from "../../schema/db.ts";
 import type { JobMessage, JobOptions } from "../../schema/messages.ts";
-import { isPlanName, PLANS } from "../../schema/plans.ts";
+import { isPlanName, PLANS, type Plan } from "../../schema/plans.ts";
 import type { AppEnv } from "../context.ts";
-import { releaseCredits, reserveCredits } from "../credits.ts";
+import { isUniqueViolation } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { failJob } from "../queues/results.ts";
@@ -23,7 +23,6 @@ export async function createJob(
   idempotencyKey: string | undefined,
 ): Promise<{ jobId: string; replayed: boolean }> {
   const account = c.get("account");
-  const db = c.get("db");
   const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
 
   const { wait: _wait, ...request } = body;
@@ -38,53 +37,30 @@ export async function createJob(
   if (options.webhook_url !== undefined) checkWebhookUrl(options.webhook_url, c.env);
   checkPlanLimits(options, plan);
 
-  const [{ active }] = await db
-    .select({ active: sql<number>`count(*)` })
-    .from(jobs)
-    .where(and(eq(jobs.accountId, account.id), inArray(jobs.status, [...ACTIVE_STATUSES])));
-  if (active >= plan.limits.max_active_jobs) {
-    throw new ApiError(
-      "RateLimited",
-      `${active} jobs are still running; the ${plan.name} plan allows ${plan.limits.max_active_jobs} at once`,
-      { userMessage: "Wait for a running job to finish before starting another.", retryAfter: 5 },
-    );
-  }
-
   const jobId = crypto.randomUUID();
   const hold = creditHold(options, plan);
-  const held = await reserveCredits(c.env.DB, account.id, jobId, hold);
-  if (held === null) {
-    throw new ApiError(
-      "InsufficientBalance",
-      `this job may cost up to ${hold} credits and the account has fewer available` +
-        (options.mode !== "timestamps" && options.end === undefined
-          ? " (without end, a job is held at the cost of the plan's longest video; set end to hold less)"
-          : ""),
-      {
-        userMessage: "You don't have enough credits for this job. Buy a pack or upgrade your plan.",
-      },
-    );
-  }
-
+  let created: boolean;
   try {
-    await recordJob(c, {
+    created = await recordJob(c, {
       jobId,
       url: body.url,
       options,
       source,
-      held,
+      hold,
+      maxActive: plan.limits.max_active_jobs,
       idempotencyKey,
       requestHash,
     });
   } catch (err) {
-    await releaseCredits(c.env.DB, account.id, jobId);
     // Two concurrent requests with one Idempotency-Key: the loser answers with the winner's job.
-    if (idempotencyKey !== undefined) {
+    if (idempotencyKey !== undefined && isUniqueViolation(err)) {
       const winner = await findIdempotentJob(c, idempotencyKey, requestHash);
       if (winner) return { jobId: winner, replayed: true };
     }
     throw err;
   }
+  if (!created) throw await refusal(c, options, plan, hold);
+
   const message: JobMessage = { kind: "job", id: jobId };
   try {
     await c.env.JOBS_QUEUE.send(message);
@@ -118,6 +94,38 @@ async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: s
   return row.jobId;
 }
 
+/** Why the job was not recorded: too many running jobs, or too few credits. */
+async function refusal(c: Context<AppEnv>, options: JobOptions, plan: Plan, hold: number) {
+  const [{ active }] = await c
+    .get("db")
+    .select({ active: sql<number>`count(*)` })
+    .from(jobs)
+    .where(
+      and(eq(jobs.accountId, c.get("account").id), inArray(jobs.status, [...ACTIVE_STATUSES])),
+    );
+  if (active >= plan.limits.max_active_jobs) {
+    return new ApiError(
+      "RateLimited",
+      `${active} jobs are still running; the ${plan.name} plan allows ${plan.limits.max_active_jobs} at once`,
+      { userMessage: "Wait for a running job to finish before starting another.", retryAfter: 5 },
+    );
+  }
+  return new ApiError(
+    "InsufficientBalance",
+    `this job may cost up to ${hold} credits and the account has fewer available` +
+      (options.mode !== "timestamps" && options.end === undefined
+        ? " (without end, a job is held at the cost of the plan's longest video; set end to hold less)"
+        : ""),
+    { userMessage: "You don't have enough credits for this job. Buy a pack or upgrade your plan." },
+  );
+}
+
+/**
+ * Records the job, its credit hold and its Idempotency-Key in one D1 batch (one transaction):
+ * the job row is written only while the account has fewer running jobs than its plan allows
+ * and enough free credits for the hold, and the hold only with the job. Concurrent creates
+ * therefore cannot pass either limit. False when a limit refused the job.
+ */
 async function recordJob(
   c: Context<AppEnv>,
   job: {
@@ -125,38 +133,65 @@ async function recordJob(
     url: string;
     options: JobOptions;
     source: { platform: string; url: string };
-    held: number;
+    hold: number;
+    maxActive: number;
     idempotencyKey: string | undefined;
     requestHash: string;
   },
-) {
-  const db = c.get("db");
+): Promise<boolean> {
+  const db = c.env.DB;
   const accountId = c.get("account").id;
-  const insertJob = db.insert(jobs).values({
-    id: job.jobId,
-    accountId,
-    status: "queued",
-    url: job.url,
-    sourceUrl: job.source.url,
-    platform: job.source.platform,
-    options: job.options,
-    webhookUrl: job.options.webhook_url ?? null,
-    creditsReserved: job.held,
-    requestedResolution: job.options.resolution,
-    notice:
-      "Queued. Poll GET /v1/jobs/{id}, pass wait=true, or set webhook_url to hear when it is done.",
-  });
-  if (job.idempotencyKey === undefined) {
-    await insertJob;
-    return;
+  const exists = "EXISTS (SELECT 1 FROM jobs WHERE id = ?1)";
+  const statements = [
+    db
+      .prepare(
+        `INSERT INTO jobs (id, account_id, status, url, source_url, platform, options, webhook_url,
+           credits_reserved, requested_resolution, notice)
+         SELECT ?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+         WHERE (SELECT count(*) FROM jobs WHERE account_id = ?2
+                  AND status IN ('queued', 'processing')) < ?11
+           AND (SELECT plan_credits + pack_credits - reserved_credits FROM accounts
+                WHERE id = ?2) >= ?8`,
+      )
+      .bind(
+        job.jobId,
+        accountId,
+        job.url,
+        job.source.url,
+        job.source.platform,
+        JSON.stringify(job.options),
+        job.options.webhook_url ?? null,
+        job.hold,
+        job.options.resolution,
+        QUEUED_NOTICE,
+        job.maxActive,
+      ),
+    db
+      .prepare(
+        `INSERT INTO credit_ledger (id, account_id, job_id, kind, reserved_delta, note)
+         SELECT 'reserve:' || ?1, ?2, ?1, 'reserve', ?3, 'held until the job finishes'
+         WHERE ${exists}`,
+      )
+      .bind(job.jobId, accountId, job.hold),
+    db
+      .prepare(
+        `UPDATE accounts SET reserved_credits = reserved_credits + ?3 WHERE id = ?2 AND ${exists}`,
+      )
+      .bind(job.jobId, accountId, job.hold),
+  ];
+  if (job.idempotencyKey !== undefined) {
+    statements.push(
+      db
+        .prepare(
+          `INSERT INTO idempotency_keys (account_id, key, request_hash, job_id)
+           SELECT ?2, ?3, ?4, ?1 WHERE ${exists}`,
+        )
+        .bind(job.jobId, accountId, job.idempotencyKey, job.requestHash),
+    );
   }
-  await db.batch([
-    insertJob,
-    db.insert(idempotencyKeys).values({
-      accountId,
-      key: job.idempotencyKey,
-      requestHash: job.requestHash,
-      jobId: job.jobId,
-    }),
-  ]);
+  const [inserted] = await db.batch(statements);
+  return inserted.meta.changes === 1;
 }
+
+const QUEUED_NOTICE =
+  "Queued. Poll GET /v1/jobs/{id}, pass wait=true, or set webhook_url to hear when it is done.";

@@ -200,6 +200,45 @@ describe("POST /v1/jobs", () => {
     expect(jobs).toEqual({ n: 0 });
   });
 
+  it("creates one job for concurrent creates with the same Idempotency-Key", async () => {
+    const account = await createAccount({ plan: "starter" });
+    const headers = { ...account.auth, "idempotency-key": "same-click" };
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api("POST", "/v1/jobs", { body: { url: VIDEO, timestamps: [1] }, headers }),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 201, 201]);
+    expect(new Set(answers.map((r) => r.body.id)).size).toBe(1);
+    expect((await balanceOf(account.accountId))?.reserved).toBe(1);
+  });
+
+  it("lets no burst of concurrent creates pass the active-jobs or the credit limit", async () => {
+    const free = await createAccount(); // 2 running jobs at once
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () =>
+        api("POST", "/v1/jobs", { body: { url: VIDEO, count: 1 }, headers: free.auth }),
+      ),
+    );
+    expect(burst.map((r) => r.status).sort()).toEqual([201, 201, 429, 429, 429, 429]);
+
+    const poor = await createAccount({ plan: "starter" });
+    await env.DB.prepare("UPDATE accounts SET plan_credits = 3 WHERE id = ?")
+      .bind(poor.accountId)
+      .run();
+    // 20 timestamps hold 2 credits each: only one of these fits in 3.
+    const racing = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        api("POST", "/v1/jobs", {
+          body: { url: VIDEO, timestamps: [...Array(20).keys()] },
+          headers: poor.auth,
+        }),
+      ),
+    );
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 402, 402, 402]);
+    expect(await balanceOf(poor.accountId)).toEqual({ plan: 3, pack: 0, reserved: 2 });
+  });
+
   it("spends nothing twice for a retried create with the same Idempotency-Key", async () => {
     const account = await createAccount({ plan: "starter" });
     const body = { url: VIDEO, timestamps: [1, 2, 3] };
