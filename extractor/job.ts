@@ -12,8 +12,8 @@ import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import { probeKeyframesBefore, probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
-import { log } from "./log.ts";
 import { FrameWriter } from "./frame-writer.ts";
+import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
@@ -89,7 +89,8 @@ export async function extractFrames(
   return outcome;
 }
 
-function emptyOutcome(options: JobOptions): ExtractionOutcome {
+/** A failed outcome with nothing known yet; the start of every job's outcome. */
+export function emptyOutcome(options: JobOptions): ExtractionOutcome {
   return {
     status: "failed",
     duration_seconds: null,

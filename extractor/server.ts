@@ -4,12 +4,12 @@
 //                  result could not be posted (the caller retries); 503 + Retry-After when full.
 //   GET  /healthz  → 200.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
-import { createServer } from "node:http";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { ExtractRequest, ExtractResult } from "../schema/messages.ts";
 import { toJobError } from "./errors.ts";
 import type { ExtractionOutcome } from "./job.ts";
-import { DEFAULT_DEADLINE_SECONDS, extractFrames } from "./job.ts";
+import { DEFAULT_DEADLINE_SECONDS, emptyOutcome, extractFrames } from "./job.ts";
 import { log } from "./log.ts";
 import { EdgeClient, EdgeSink } from "./output/edge-sink.ts";
 import { parseExtractRequest } from "./request-schema.ts";
@@ -140,19 +140,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
 }
 
 function failedOutcome(request: ExtractRequest, error: unknown): ExtractionOutcome {
-  return {
-    status: "failed",
-    duration_seconds: null,
-    processed_seconds: null,
-    width: null,
-    height: null,
-    requested_resolution: request.options.resolution,
-    delivered_resolution: null,
-    resolution_note: null,
-    frames: [],
-    zip: null,
-    error: toJobError(error),
-  };
+  return { ...emptyOutcome(request.options), error: toJobError(error) };
 }
 
 class BadBody extends Error {}

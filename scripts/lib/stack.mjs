@@ -198,20 +198,14 @@ export async function startStack(settings = {}) {
   };
 }
 
+function d1Execute(dir, args) {
+  return wrangler(["d1", "execute", "DB", "--local", "--persist-to", dir, ...args]);
+}
+
 /** Reads one row from the local D1 of a stack (for the admin command and tests). */
 export function queryLocal(sql, stateDir) {
   const dir = resolve(ROOT, stateDir ?? ".wrangler/state");
-  const run = wrangler([
-    "d1",
-    "execute",
-    "DB",
-    "--local",
-    "--persist-to",
-    dir,
-    "--json",
-    "--command",
-    sql,
-  ]);
+  const run = d1Execute(dir, ["--json", "--command", sql]);
   if (run.status !== 0) throw new Error(`query failed:\n${run.stdout}\n${run.stderr}`);
   return JSON.parse(run.stdout)[0].results;
 }
@@ -223,17 +217,7 @@ export function executeLocalSql(script, stateDir) {
   const file = join(dir, `script-${process.pid}-${Date.now()}.sql`);
   writeFileSync(file, script, { mode: 0o600 });
   try {
-    const run = wrangler([
-      "d1",
-      "execute",
-      "DB",
-      "--local",
-      "--persist-to",
-      dir,
-      "--file",
-      file,
-      "--yes",
-    ]);
+    const run = d1Execute(dir, ["--file", file, "--yes"]);
     if (run.status !== 0) throw new Error(`SQL script failed:\n${run.stdout}\n${run.stderr}`);
   } finally {
     rmSync(file, { force: true });
