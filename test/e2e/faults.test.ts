@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
-import { call, type Harness, startHarness } from "./support/harness.ts";
+import { call, type Harness, startHarness, startReceiver } from "./support/harness.ts";
 
 let h: Harness;
 let longVideo: string;
@@ -84,11 +84,17 @@ it("completes once, charged once, when the extractor is killed in the middle of 
 
 it("charges once when the same result is delivered twice", async () => {
   const account = await h.newKey("starter");
+  // The webhook tells when each delivery of the result has been consumed: a redelivered
+  // result sends its event again, under the same webhook-id.
+  const receiver = await startReceiver();
   const done = await call(h.stack, "POST", "/jobs?wait=true", {
-    body: { url: shortVideo, timestamps: [1, 2] },
+    body: { url: shortVideo, timestamps: [1, 2], webhook_url: receiver.url },
     headers: account.auth,
   });
   expect(done.body.status).toBe("completed");
+  await waitFor("the first webhook", async () =>
+    receiver.received.length >= 1 ? true : undefined,
+  );
   const attemptId = new URL(done.body.frames[0].url).pathname.split("/")[4];
   // The extractor's result, posted again exactly as the extractor posts it.
   const result = {
@@ -121,7 +127,11 @@ it("charges once when the same result is delivered twice", async () => {
     });
     expect(posted.status).toBe(202);
   }
-  await new Promise((r) => setTimeout(r, 3000));
+  await waitFor("both redeliveries to be consumed", async () =>
+    receiver.received.length >= 3 ? true : undefined,
+  );
+  await receiver.close();
+  expect(new Set(receiver.received.map((hook) => hook.headers["webhook-id"])).size).toBe(1);
   expect(await chargeEntries(account, done.body.id)).toHaveLength(1);
   const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
   expect(usage.body.credits.plan).toBe(1500 - 1);
