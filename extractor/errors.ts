@@ -21,9 +21,11 @@ export class ExtractError extends Error {
 }
 
 /** The job ran past its wall-clock budget; everything it started has been killed. */
+export const DEADLINE_MESSAGE_START = "the job took longer than its";
+
 export class DeadlineError extends Error {
   constructor(seconds: number) {
-    super(`the job took longer than its ${seconds} s deadline`);
+    super(`${DEADLINE_MESSAGE_START} ${seconds} s deadline`);
     this.name = "DeadlineError";
   }
 }

@@ -219,8 +219,21 @@ async function probeVideo(input: string, signal: AbortSignal): Promise<VideoProb
   return probe.video;
 }
 
+/**
+ * How much of the video the job covers: its range, or up to its last timestamp. The plan's
+ * longest video applies to this span (as the edge applies it to a range at creation), so a
+ * minute from a long video is allowed.
+ */
+function processedSpan(duration: number, options: JobOptions): number {
+  if (options.mode === "timestamps") {
+    return Math.min(duration, Math.max(0, ...(options.timestamps ?? [])));
+  }
+  const start = Math.min(options.start ?? 0, duration);
+  return Math.max(0, Math.min(options.end ?? duration, duration) - start);
+}
+
 function usableDuration(duration: number, job: ExtractionJob): number {
-  if (duration <= job.maxVideoSeconds) return duration;
+  if (processedSpan(duration, job.options) <= job.maxVideoSeconds) return duration;
   if (job.clipToMax) return job.maxVideoSeconds;
   const limit =
     job.maxVideoSeconds >= 60

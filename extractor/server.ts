@@ -7,7 +7,7 @@ import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { ExtractRequest, ExtractResult } from "../schema/messages.ts";
-import { toJobError } from "./errors.ts";
+import { DEADLINE_MESSAGE_START, toJobError } from "./errors.ts";
 import type { ExtractionOutcome } from "./job.ts";
 import { DEFAULT_DEADLINE_SECONDS, emptyOutcome, extractFrames } from "./job.ts";
 import { log } from "./log.ts";
@@ -98,9 +98,12 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         sink,
         { deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000) },
       );
-      // When ffmpeg failed because the download did, the source knows the real reason.
+      // When ffmpeg failed because the download did, the source knows the real reason; but a
+      // job that ran out of time says so, even if its source was cut off at the same moment.
       const sourceFailure = source.failure?.();
-      if (outcome.status === "failed" && sourceFailure) outcome.error = toJobError(sourceFailure);
+      if (outcome.status === "failed" && sourceFailure && !ranOutOfTime(outcome.error)) {
+        outcome.error = toJobError(sourceFailure);
+      }
       outcome.resolution_note ??= source.resolutionNote ?? null;
     } catch (error) {
       outcome = failedOutcome(request, error);
@@ -137,6 +140,10 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
   return server;
+}
+
+function ranOutOfTime(error: ExtractionOutcome["error"]): boolean {
+  return error?.message.startsWith(DEADLINE_MESSAGE_START) ?? false;
 }
 
 function failedOutcome(request: ExtractRequest, error: unknown): ExtractionOutcome {

@@ -2,8 +2,9 @@
 // 1080×1920 portrait), never upscaled; a smaller source gets the largest standard size it
 // reaches (or its own size below the smallest) and a note saying so; `max_width` then only
 // shrinks. Pure, so the edge could show it too.
-import { RESOLUTIONS } from "../schema/plans.ts";
+
 import type { Resolution } from "../schema/plans.ts";
+import { RESOLUTIONS } from "../schema/plans.ts";
 
 export interface OutputSize {
   width: number;

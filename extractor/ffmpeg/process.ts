@@ -1,7 +1,8 @@
 // The thin shell that runs ffmpeg and ffprobe: its own process group (so a deadline kills
 // every thread and helper at once), stderr read line by line with a tail kept for the logs.
-import { spawn } from "node:child_process";
+
 import type { ChildProcessByStdio } from "node:child_process";
+import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { PassThrough } from "node:stream";
 import { log } from "../log.ts";
@@ -47,11 +48,15 @@ export interface RunningTool {
   kill(): void;
 }
 
+const MEDIA_TOOL_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
+
 export function startTool(tool: MediaTool, args: string[], options: RunOptions = {}): RunningTool {
   const commandLine = [toolPath(tool), ...args.map(shellQuote)].join(" ");
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(toolPath(tool), args, {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
+    // Decoders of untrusted media see no secrets (INTERNAL_TOKEN) and no proxy settings.
+    env: MEDIA_TOOL_ENV,
   });
   const tail: string[] = [];
   let exited = false;

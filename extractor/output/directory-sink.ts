@@ -1,8 +1,9 @@
 // Frames as files in a local directory: for tests, the bench and the command line.
+
+import { once } from "node:events";
 import { createWriteStream } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { once } from "node:events";
 import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
 
 export class DirectorySink implements FrameSink {

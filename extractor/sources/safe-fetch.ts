@@ -98,7 +98,8 @@ export async function safeFetch(
         body: counted(response, options.budget),
       };
     }
-    response.resume();
+    // Dropped, not drained: a hostile redirect could stream a body forever, outside the budget.
+    response.destroy();
     if (redirects.length >= maxRedirects) {
       throw downloadFailed(`more than ${maxRedirects} redirects, the last to ${location}`);
     }

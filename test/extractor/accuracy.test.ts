@@ -2,8 +2,8 @@
 // the expected number comes from the frame rate (or ffprobe's frame list), never from the code
 // under test.
 import { describe, expect, it } from "vitest";
-import { cfrFrameAt, deliveredNumbers, runJob } from "./helpers.ts";
 import { makeTestVideo, probeFrameTimes, vfrFrameTime } from "../support/videos.ts";
+import { cfrFrameAt, deliveredNumbers, runJob } from "./helpers.ts";
 
 /** The last frame whose presentation time is ≤ t, from a list of frame times. */
 function lastFrameAtOrBefore(frameTimes: number[], t: number): number {

@@ -3,13 +3,13 @@ import { execFile } from "node:child_process";
 import { readdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { deliveredNumbers, runJob } from "./helpers.ts";
 import {
   makeAudioOnly,
   makeFileWithBytes,
   makeTestVideo,
   VIDEO_CACHE_DIR,
 } from "../support/videos.ts";
+import { deliveredNumbers, runJob } from "./helpers.ts";
 
 const run = promisify(execFile);
 
@@ -122,6 +122,30 @@ describe("limits", () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
     const { outcome } = await runJob(video, { mode: "count", count: 2 }, { maxVideoSeconds: 2 });
     expect(outcome.error?.name).toBe("VideoTooLong");
+  });
+
+  it("the limit applies to the span processed: a short range of a long video is allowed", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const ranged = await runJob(
+      video,
+      { mode: "count", count: 2, start: 0.5, end: 2 },
+      { maxVideoSeconds: 2 },
+    );
+    expect(ranged.outcome.status).toBe("completed");
+    // start + (i + ½)·span/N: 0.875 s and 1.625 s, frames 26 and 48 at 30 fps.
+    expect(await deliveredNumbers(ranged)).toEqual([26, 48]);
+    const early = await runJob(
+      video,
+      { mode: "timestamps", timestamps: [1] },
+      { maxVideoSeconds: 2 },
+    );
+    expect(early.outcome.status).toBe("completed");
+    const late = await runJob(
+      video,
+      { mode: "timestamps", timestamps: [2.5] },
+      { maxVideoSeconds: 2 },
+    );
+    expect(late.outcome.error?.name).toBe("VideoTooLong");
   });
 
   it("clip_to_max (demo): only the opening is processed", async () => {

@@ -1,7 +1,8 @@
 // A stand-in for the edge's /internal endpoints, implementing the upload contract exactly as
 // extractor/output/edge-sink.ts documents it, and recording what it received.
-import { createServer } from "node:http";
+
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ExtractResult } from "../../schema/messages.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { planFrames, plannedFrameCount } from "../../schema/frame-plan.ts";
 import type { FramePlanOptions } from "../../schema/frame-plan.ts";
+import { planFrames, plannedFrameCount } from "../../schema/frame-plan.ts";
 
 const times = (options: FramePlanOptions, duration: number) =>
   planFrames(options, duration).frames.map((f) => f.timestamp);

@@ -1,13 +1,14 @@
 // Runs real extraction jobs into a temp directory and reads back what came out.
 // Failures are expected in these suites; their logs would only bury the test report.
 process.env.EXTRACTOR_LOG ??= "silent";
+
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { JobOptions } from "../../schema/messages.ts";
 import type { ExtractionOutcome, ExtractionSettings } from "../../extractor/job.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { DirectorySink } from "../../extractor/output/directory-sink.ts";
+import type { JobOptions } from "../../schema/messages.ts";
 import { readImagePattern } from "../support/videos.ts";
 
 export interface JobRun {

@@ -5,11 +5,12 @@ import { unzipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { extractFrames } from "../../extractor/job.ts";
 import { ARCHIVE_PART_BYTES, EdgeClient, EdgeSink } from "../../extractor/output/edge-sink.ts";
+import { ZipWriter } from "../../extractor/output/zip-writer.ts";
 import type { JobOptions } from "../../schema/messages.ts";
-import { deliveredNumbers, runJob } from "./helpers.ts";
+import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
 import { startFakeEdge } from "./fake-edge.ts";
-import { makeTestVideo, readImagePattern } from "../support/videos.ts";
+import { deliveredNumbers, runJob } from "./helpers.ts";
 
 describe("ZIP output", () => {
   it("output both: a ZIP whose entries are the single frames, byte for byte", async () => {
@@ -41,6 +42,23 @@ describe("ZIP output", () => {
       ["ok", null],
     ]);
     await expect(readFile(join(job.directory, "frame-0001.jpg"))).rejects.toThrow();
+  });
+
+  it("fails clearly rather than write a ZIP past what 32-bit ZIP fields can hold", async () => {
+    const written: number[] = [];
+    const upload = {
+      write: async (chunk: Uint8Array) => {
+        written.push(chunk.length);
+      },
+      finish: async () => ({ key: "frames.zip", bytes: 0 }),
+      abort: async () => {},
+    };
+    const zip = new ZipWriter(upload, new Date(), 10_000);
+    await zip.add("frame-0001.jpg", new Uint8Array(6000));
+    await expect(zip.add("frame-0002.jpg", new Uint8Array(6000))).rejects.toMatchObject({
+      name: "ExtractionFailed",
+    });
+    expect(written.reduce((a, b) => a + b, 0)).toBeLessThan(10_000);
   });
 
   it("output urls: no ZIP", async () => {

@@ -3,8 +3,8 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
-import { frameBytes, runJob } from "./helpers.ts";
 import { makeTestVideo, readImagePattern, readPattern } from "../support/videos.ts";
+import { frameBytes, runJob } from "./helpers.ts";
 
 const run = promisify(execFile);
 

@@ -2,12 +2,12 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { ExtractRequest } from "../../schema/messages.ts";
 import { createExtractorServer } from "../../extractor/server.ts";
 import type { OpenSource } from "../../extractor/source-input.ts";
+import type { ExtractRequest } from "../../schema/messages.ts";
+import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
 import { startFakeEdge } from "./fake-edge.ts";
-import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
 
 process.env.EXTRACTOR_LOG ??= "silent";
 
