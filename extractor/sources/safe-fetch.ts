@@ -187,14 +187,18 @@ function requestOnce(
         ),
       options.answerTimeoutMs ?? 15_000,
     );
-    request.setTimeout(options.idleTimeoutMs ?? 30_000, () => {
-      request.destroy(
-        downloadFailed(`${url.host} went silent for ${options.idleTimeoutMs ?? 30_000} ms`),
-      );
+    const idleMs = options.idleTimeoutMs ?? 30_000;
+    request.setTimeout(idleMs);
+    request.on("timeout", () => {
+      request.destroy(downloadFailed(`${url.host} went silent for ${idleMs} ms`));
     });
     request.on("error", fail);
     request.on("response", (response) => {
       clearTimeout(answerTimer);
+      // Silence counts only while we read: a consumer holding the body paused (ffmpeg busy
+      // decoding, an upload to the edge in flight) is not the origin going silent.
+      response.on("pause", () => request.setTimeout(0));
+      response.on("resume", () => request.setTimeout(idleMs));
       resolve(response);
     });
     request.end(body);

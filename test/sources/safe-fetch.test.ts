@@ -6,6 +6,9 @@ import { PRIVATE_LOOPBACK, PUBLIC_LOOPBACK, testPolicy } from "./support/policie
 import type { TestServer } from "./support/servers.ts";
 import { startTestServer } from "./support/servers.ts";
 
+/** Larger than the socket and stream buffers, so a paused reader really stops the socket. */
+const LARGE_BYTES = 32 * 1024 * 1024;
+
 let publicServer: TestServer;
 let privateServer: TestServer;
 
@@ -33,6 +36,10 @@ beforeAll(async () => {
   });
   publicServer.route("/big", (_req, res) => res.end(Buffer.alloc(300_000, 1)));
   publicServer.route("/never", () => {});
+  publicServer.route("/large", (_req, res) => {
+    res.writeHead(200, { "content-type": "video/mp4", "content-length": LARGE_BYTES });
+    res.end(Buffer.alloc(LARGE_BYTES, 7));
+  });
   publicServer.route("/stall", (_req, res) => {
     res.writeHead(200, { "content-length": "1000" });
     res.write("x".repeat(10));
@@ -198,6 +205,31 @@ describe("safeFetch limits", () => {
     });
     const error = await refusal(readBody(response.body, 10_000));
     expect(error.name).toBe("DownloadFailed");
+  });
+
+  it("does not count a reader holding the body paused as the origin going silent", async () => {
+    const response = await safeFetch(`${publicServer.origin}/large`, {
+      policy: testPolicy(),
+      idleTimeoutMs: 300,
+    });
+    const reader = response.body;
+    let received = 0;
+    await new Promise<void>((resolve, reject) => {
+      reader.once("data", (chunk: Buffer) => {
+        received += chunk.length;
+        // Backpressure: the consumer stops reading for three idle timeouts.
+        reader.pause();
+        setTimeout(() => {
+          reader.on("data", (more: Buffer) => {
+            received += more.length;
+          });
+          reader.resume();
+        }, 1000);
+      });
+      reader.on("end", resolve);
+      reader.on("error", reject);
+    });
+    expect(received).toBe(LARGE_BYTES);
   });
 
   it("honours the caller's abort signal", async () => {
