@@ -67,18 +67,22 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     }
   }
 
-  function edgeClient(request: ExtractRequest): EdgeClient {
+  function edgeClient(request: ExtractRequest, signal?: AbortSignal): EdgeClient {
     return new EdgeClient({
       baseUrl: request.callback.base_url,
       token: request.callback.token,
       fetch: options.fetch,
+      signal,
     });
   }
 
   async function runRequest(request: ExtractRequest): Promise<ExtractResult> {
     const attemptId = randomUUID();
     const started = Date.now();
-    const sink = new EdgeSink(edgeClient(request), {
+    // Uploads end with the job's deadline (plus a moment to finish the last one); the result
+    // itself is posted afterwards by a client without it.
+    const uploadsEnd = AbortSignal.timeout((deadlineSeconds + 30) * 1000);
+    const sink = new EdgeSink(edgeClient(request, uploadsEnd), {
       kind: request.kind,
       jobId: request.job_id,
       attemptId,

@@ -20,6 +20,8 @@ export interface EdgeClientOptions {
   /** First retry delay; doubles each time. */
   retryDelayMs?: number;
   requestTimeoutMs?: number;
+  /** Ends every call and retry at once (the job's deadline). */
+  signal?: AbortSignal;
 }
 
 export class EdgeCallError extends Error {
@@ -33,7 +35,10 @@ export class EdgeCallError extends Error {
 }
 
 export class EdgeClient {
-  private readonly options: Required<Omit<EdgeClientOptions, "fetch">> & { fetch: typeof fetch };
+  private readonly options: Required<Omit<EdgeClientOptions, "fetch" | "signal">> & {
+    fetch: typeof fetch;
+    signal: AbortSignal | undefined;
+  };
 
   constructor(options: EdgeClientOptions) {
     this.options = {
@@ -42,16 +47,18 @@ export class EdgeClient {
       requestTimeoutMs: 60_000,
       ...options,
       fetch: options.fetch ?? globalThis.fetch,
+      signal: options.signal,
       baseUrl: options.baseUrl.replace(/\/+$/, ""),
     };
   }
 
   /** Calls the edge, retrying network errors, 5xx and 429; returns the parsed JSON body. */
   async call(method: string, path: string, body?: Uint8Array | string, contentType?: string) {
-    const { attempts, retryDelayMs, requestTimeoutMs, token, baseUrl } = this.options;
+    const { attempts, retryDelayMs, requestTimeoutMs, token, baseUrl, signal } = this.options;
     let lastError: EdgeCallError = new EdgeCallError("no attempt made", null);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (attempt > 1) await sleep(retryDelayMs * 2 ** (attempt - 2));
+      if (signal?.aborted) throw new EdgeCallError(`${method} ${path}: ${signal.reason}`, null);
       let response: Response;
       try {
         response = await this.options.fetch(`${baseUrl}${path}`, {
@@ -61,7 +68,9 @@ export class EdgeClient {
             ...(contentType ? { "content-type": contentType } : {}),
           },
           body,
-          signal: AbortSignal.timeout(requestTimeoutMs),
+          signal: signal
+            ? AbortSignal.any([signal, AbortSignal.timeout(requestTimeoutMs)])
+            : AbortSignal.timeout(requestTimeoutMs),
         });
       } catch (error) {
         lastError = new EdgeCallError(`${method} ${path}: ${(error as Error).message}`, null);

@@ -44,6 +44,24 @@ describe("ZIP output", () => {
     await expect(readFile(join(job.directory, "frame-0001.jpg"))).rejects.toThrow();
   });
 
+  it("stops calling the edge once the job's signal ends, whatever retries are left", async () => {
+    let calls = 0;
+    const client = new EdgeClient({
+      baseUrl: "http://edge.invalid",
+      token: "t",
+      attempts: 50,
+      retryDelayMs: 40,
+      signal: AbortSignal.timeout(150),
+      fetch: async () => {
+        calls++;
+        return new Response("busy", { status: 503 });
+      },
+    });
+    await expect(client.call("PUT", "/internal/files/x", "body")).rejects.toThrow();
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThan(10);
+  });
+
   it("fails clearly rather than write a ZIP past what 32-bit ZIP fields can hold", async () => {
     const written: number[] = [];
     const upload = {
