@@ -60,9 +60,17 @@ export function toJobError(error: unknown): JobErrorShape {
         : String(error);
   return {
     name: "ExtractionFailed",
-    message: detail,
+    message: withoutInternalUrls(detail),
     userMessage: "The frames could not be extracted from this video.",
   };
+}
+
+/**
+ * ffmpeg names its input in its errors, and that input is the extractor's loopback relay,
+ * whose path is a secret token: what reaches the job's error must not carry it.
+ */
+export function withoutInternalUrls(text: string): string {
+  return text.replace(/https?:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/\S*/g, "<source>");
 }
 
 function pick(error: ExtractError): JobErrorShape {

@@ -89,6 +89,12 @@ export async function extractFrames(
   return outcome;
 }
 
+/**
+ * Decoding allocates by the picture's size, which a file's header states: a hostile header
+ * claiming 32k×32k must not make the decoder reserve gigabytes. 8K UHD (7680×4320) passes.
+ */
+const MAX_SOURCE_PIXELS = 8192 * 4320;
+
 /** A failed outcome with nothing known yet; the start of every job's outcome. */
 export function emptyOutcome(options: JobOptions): ExtractionOutcome {
   return {
@@ -125,6 +131,13 @@ async function runJob(
     throw new ExtractError("NoVideoFound", "the video has no frames", NO_VIDEO_MESSAGE);
   }
   outcome.duration_seconds = round3(duration);
+  if (video.displayWidth * video.displayHeight > MAX_SOURCE_PIXELS) {
+    throw new ExtractError(
+      "ExtractionFailed",
+      `the video is ${video.displayWidth}×${video.displayHeight}, above the ${MAX_SOURCE_PIXELS}-pixel limit`,
+      "This video's picture is larger than we can process (the limit is 8K).",
+    );
+  }
   outcome.width = video.displayWidth;
   outcome.height = video.displayHeight;
   const usable = usableDuration(duration, job);

@@ -184,3 +184,44 @@ describe("limits", () => {
     expect(await ourFfmpegChildren()).toEqual([]);
   });
 });
+
+describe("what a failed job tells its user", () => {
+  it("never carries the relay's secret path", async () => {
+    const { withoutInternalUrls } = await import("../../extractor/errors.ts");
+    const line =
+      "ffmpeg exited 1: http://127.0.0.1:40123/3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6: Invalid data found";
+    expect(withoutInternalUrls(line)).toBe("ffmpeg exited 1: <source> Invalid data found");
+    expect(withoutInternalUrls("plain message")).toBe("plain message");
+  });
+});
+
+describe("pictures too large to decode safely", () => {
+  it("are refused after the probe, before any decoding", async () => {
+    const { mkdtemp } = await import("node:fs/promises");
+    const { join } = await import("node:path");
+    const { tmpdir } = await import("node:os");
+    const path = join(await mkdtemp(join(tmpdir(), "stills-huge-")), "huge.mp4");
+    // One gray frame of 8448×4352 (36.8 MP): above the 8192×4320 limit, cheap to encode.
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-f",
+      "lavfi",
+      "-i",
+      "color=c=gray:size=8448x4352:rate=1:d=1",
+      "-frames:v",
+      "1",
+      "-c:v",
+      "libx264",
+      "-preset",
+      "ultrafast",
+      "-pix_fmt",
+      "yuv420p",
+      path,
+    ]);
+    const { outcome } = await runJob(path, { mode: "count", count: 1 });
+    expect(outcome.status).toBe("failed");
+    expect(outcome.error).toMatchObject({ name: "ExtractionFailed" });
+    expect(outcome.error?.message).toContain("8448×4352");
+  });
+});
