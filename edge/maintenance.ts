@@ -1,5 +1,6 @@
 // The cron run: expires finished jobs past their retention (deleting their files), fails jobs
 // that have been stuck far longer than any extraction can take, and renews plan credits.
+import { addMonth } from "../schema/accounts.ts";
 import { isPlanName, PLANS } from "../schema/plans.ts";
 import { isUniqueViolation } from "./credits.ts";
 import { deletePrefix, failJob } from "./queues/results.ts";
@@ -78,18 +79,12 @@ export async function renewPlanCredits(env: Env, now: number) {
           `UPDATE accounts SET plan_credits = plan_credits +
              (SELECT plan_delta FROM credit_ledger WHERE id = ?1), period_start = ?2, period_end = ?3
            WHERE id = ?4`,
-        ).bind(entryId, start, addMonth(start), account.id),
+        ).bind(entryId, start, addMonth(new Date(start)).toISOString(), account.id),
       ]);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
     }
   }
-}
-
-export function addMonth(iso: string): string {
-  const date = new Date(iso);
-  date.setUTCMonth(date.getUTCMonth() + 1);
-  return date.toISOString();
 }
 
 export async function runScheduledMaintenance(env: Env, now: number) {

@@ -3,10 +3,6 @@
 // account's `whsec_` secret (base64 after the prefix).
 import { fromBase64, hmacSha256, toBase64 } from "./crypto.ts";
 
-export function newWebhookSecret(): string {
-  return `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(24)))}`;
-}
-
 export async function signWebhook(secret: string, id: string, timestamp: number, body: string) {
   const key = fromBase64(secret.replace(/^whsec_/, ""));
   const mac = await hmacSha256(key, `${id}.${timestamp}.${body}`);

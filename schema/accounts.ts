@@ -21,7 +21,8 @@ function webhookSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-function addMonth(date: Date): Date {
+/** The same day and time one month on (plan periods). */
+export function addMonth(date: Date): Date {
   const next = new Date(date);
   next.setUTCMonth(next.getUTCMonth() + 1);
   return next;

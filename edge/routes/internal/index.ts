@@ -12,7 +12,7 @@ import {
 } from "../../../schema/messages.ts";
 import { createRouter } from "../../app.ts";
 import type { AppEnv } from "../../context.ts";
-import { timingSafeEqualHex } from "../../crypto.ts";
+import { sha256Hex, timingSafeEqualHex } from "../../crypto.ts";
 import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
 
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
@@ -63,17 +63,10 @@ const requireInternalToken = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.INTERNAL_TOKEN;
   const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
   // Equal-length comparison of the hex digests keeps the check constant-time.
-  const [a, b] = await Promise.all([digest(expected ?? ""), digest(given)]);
+  const [a, b] = await Promise.all([sha256Hex(expected ?? ""), sha256Hex(given)]);
   if (!expected || !timingSafeEqualHex(a, b)) return c.json({ error: "unauthorized" }, 401);
   await next();
 });
-
-async function digest(text: string) {
-  const bytes = new Uint8Array(
-    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)),
-  );
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
-}
 
 /** A key is writable only under a job that exists and has not finished. */
 const requireRunningJobKey = createMiddleware<AppEnv & { Variables: { fileKey: string } }>(
