@@ -21,10 +21,16 @@ function webhookSecret(): string {
   return `whsec_${btoa(String.fromCharCode(...bytes))}`;
 }
 
-/** The same day and time one month on (plan periods). */
+/**
+ * The same day and time one month on (plan periods), kept inside the month: Jan 31 → Feb 28,
+ * not Mar 3, so periods do not drift.
+ */
 export function addMonth(date: Date): Date {
   const next = new Date(date);
+  next.setUTCDate(1);
   next.setUTCMonth(next.getUTCMonth() + 1);
+  const lastDay = new Date(Date.UTC(next.getUTCFullYear(), next.getUTCMonth() + 1, 0)).getUTCDate();
+  next.setUTCDate(Math.min(date.getUTCDate(), lastDay));
   return next;
 }
 

@@ -3,7 +3,20 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { renewPlanCredits } from "../../edge/maintenance.ts";
+import { addMonth } from "../../schema/accounts.ts";
 import { balanceOf, createAccount } from "./support/api.ts";
+
+it("keeps period ends inside their month", () => {
+  expect(addMonth(new Date("2027-01-31T08:00:00.000Z")).toISOString()).toBe(
+    "2027-02-28T08:00:00.000Z",
+  );
+  expect(addMonth(new Date("2028-01-31T08:00:00.000Z")).toISOString()).toBe(
+    "2028-02-29T08:00:00.000Z",
+  );
+  expect(addMonth(new Date("2026-12-15T08:00:00.000Z")).toISOString()).toBe(
+    "2027-01-15T08:00:00.000Z",
+  );
+});
 
 it("renews plan credits at the end of a period, once", async () => {
   const account = await createAccount({ packCredits: 500 });
@@ -21,7 +34,7 @@ it("renews plan credits at the end of a period, once", async () => {
     .first();
   expect(period).toEqual({
     period_start: "2026-10-31T12:00:00.000Z",
-    period_end: "2026-12-01T12:00:00.000Z",
+    period_end: "2026-11-30T12:00:00.000Z",
   });
   const { results } = await env.DB.prepare(
     "SELECT plan_delta FROM credit_ledger WHERE account_id = ? AND kind = 'renewal'",
