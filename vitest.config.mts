@@ -41,6 +41,7 @@ export default defineConfig(async () => {
               "test/extractor/**/*.test.ts",
               "test/sources/**/*.test.ts",
               "test/e2e/**/*.test.ts",
+              "test/browser/**/*.test.ts",
             ],
             testTimeout: 120_000,
             hookTimeout: 180_000,

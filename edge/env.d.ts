@@ -1,12 +1,16 @@
-// Bindings wrangler.toml cannot declare: secrets (set with `wrangler secret put` in
-// production, handed over by scripts/start.mjs locally) and the production-only container.
+// Bindings wrangler.toml cannot declare: secrets, set with `wrangler secret put` in production
+// and handed over by scripts/start.mjs locally (README "Configuration").
 interface StillsSecrets {
   /** Shared secret of the edge ⇄ extractor calls. */
   INTERNAL_TOKEN: string;
   /** HMAC key of the signed file URLs. */
   FILE_URL_SECRET: string;
-  /** Production only: the extractor as a Cloudflare Container (edge/dispatch.ts). */
-  EXTRACTOR?: DurableObjectNamespace;
+  /** Stripe's secret API key; without it buying is off and the admin command grants. */
+  STRIPE_SECRET_KEY?: string;
+  /** Signing secret of Stripe's webhook endpoint (`whsec_…`). */
+  STRIPE_WEBHOOK_SECRET?: string;
+  /** API key of the transactional mail service when MAIL_SENDER = "resend". */
+  RESEND_API_KEY?: string;
 }
 
 interface Env extends StillsSecrets {}

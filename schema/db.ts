@@ -30,6 +30,14 @@ export const accounts = sqliteTable("accounts", {
   cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" }).notNull().default(false),
   /** Standard Webhooks signing secret, `whsec_` + base64. */
   webhookSecret: text("webhook_secret").notNull(),
+  /** Stripe's customer and subscription of this account, once it has bought something. */
+  stripeCustomerId: text("stripe_customer_id"),
+  stripeSubscriptionId: text("stripe_subscription_id"),
+  /**
+   * `created` (Unix seconds) of the newest Stripe subscription event applied: an older event
+   * that arrives late never overwrites a newer state.
+   */
+  subscriptionEventAt: integer("subscription_event_at"),
   createdAt: createdAt(),
 });
 
@@ -44,7 +52,11 @@ export const apiKeys = sqliteTable(
     keyHash: text("key_hash").notNull(),
     /** The first characters of the secret part, to tell keys apart in a dashboard. */
     hint: text("hint").notNull(),
+    /** A label the owner gives the key in the dashboard. */
+    name: text("name").notNull().default(""),
     createdAt: createdAt(),
+    /** Written at most about once a minute per key, not on every request. */
+    lastUsedAt: text("last_used_at"),
     revokedAt: text("revoked_at"),
   },
   (t) => [uniqueIndex("api_keys_hash").on(t.keyHash), index("api_keys_account").on(t.accountId)],
@@ -174,7 +186,62 @@ export const settlements = sqliteTable("settlements", {
   createdAt: createdAt(),
 });
 
+/**
+ * One-time sign-in codes, one live code per address (a new one replaces the old). Only a
+ * hash of the code is kept; `attempts` counts wrong guesses.
+ */
+export const signInCodes = sqliteTable("sign_in_codes", {
+  email: text("email").primaryKey(),
+  codeHash: text("code_hash").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  attempts: integer("attempts").notNull().default(0),
+  createdAt: createdAt(),
+});
+
+/** Dashboard sessions: the cookie holds an opaque token, D1 only its SHA-256. */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    createdAt: createdAt(),
+    /** Sliding expiry: moved forward as the session is used. */
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [index("sessions_account").on(t.accountId)],
+);
+
+/**
+ * Mail the local sender "sent" (`npm start`, tests): `npm run admin -- outbox` reads it.
+ * Production senders never write here.
+ */
+export const mailOutbox = sqliteTable(
+  "mail_outbox",
+  {
+    id: text("id").primaryKey(),
+    toEmail: text("to_email").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    /** The sign-in code the message carries, if any. */
+    code: text("code"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("mail_outbox_to").on(t.toEmail, t.createdAt)],
+);
+
+/** Stripe events already applied, by event id: a redelivered event changes nothing. */
+export const stripeEvents = sqliteTable("stripe_events", {
+  id: text("id").primaryKey(),
+  type: text("type").notNull(),
+  accountId: text("account_id"),
+  createdAt: createdAt(),
+});
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type DemoJobRow = typeof demoJobs.$inferSelect;
 export type FrameRow = typeof frames.$inferSelect;
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+export type SessionRow = typeof sessions.$inferSelect;

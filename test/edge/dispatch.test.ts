@@ -40,7 +40,7 @@ it("in production sends the same request to a container of a fixed pool, chosen 
         return Response.json({ status: "completed" });
       },
     }),
-  } as unknown as DurableObjectNamespace;
+  } as unknown as NonNullable<Env["EXTRACTOR"]>;
   const client = extractorFor({ ...env, EXTRACTOR: containers });
   await client.extract(request);
   await client.extract({ ...request, job_id: "a1000000-0000-4000-8000-000000000002" });

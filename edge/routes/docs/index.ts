@@ -1,24 +1,10 @@
-// The OpenAPI 3.1 document, generated from the same schemas the routes validate with, and an
-// interactive reference page that renders it.
+// The OpenAPI 3.1 document, generated from the same schemas the routes validate with. The
+// reference page that renders it is in edge/routes/site.
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.ts";
 import { publicRate } from "../../middleware/auth.ts";
 
 export const OPENAPI_PATH = "/v1/openapi.json";
-
-// Scalar's reference page, pinned; it loads the document from our own origin.
-const REFERENCE_PAGE = `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>Stills API reference</title>
-</head>
-<body>
-  <script id="api-reference" data-url="${OPENAPI_PATH}"></script>
-  <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.72.1"></script>
-</body>
-</html>`;
 
 export function mountDocs(app: OpenAPIHono<AppEnv>) {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
@@ -41,5 +27,4 @@ export function mountDocs(app: OpenAPIHono<AppEnv>) {
     },
     servers: [{ url: c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin }],
   }));
-  app.get("/docs", (c) => c.html(REFERENCE_PAGE));
 }

@@ -22,7 +22,7 @@ export const getPricingRoute = createRoute({
 });
 
 /** Built once: it only depends on the plan table. */
-const CATALOG = {
+export const CATALOG = {
   object: "pricing",
   currency: "usd",
   plans: Object.values(PLANS).map((plan) => ({
