@@ -1,27 +1,47 @@
 // The frame of every page the edge renders (landing, docs, sign-in, dashboard): one HTML
-// shell, one stylesheet, and the security headers. Pages load scripts and styles only from
-// our own origin, so the Content-Security-Policy can forbid everything else.
+// shell, the shared stylesheet, the site's header and footer, and the security headers.
+// Pages load scripts and styles only from our own origin, so the Content-Security-Policy can
+// forbid everything else.
 
 import { createMiddleware } from "hono/factory";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../context.ts";
+import { SITE_CSS } from "./assets.ts";
+import { SiteFooter, SiteHeader } from "./chrome.tsx";
 
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data: blob:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join("; ");
+export interface PolicyOptions {
+  /** Extra origins images may come from (signed frame URLs when PUBLIC_BASE_URL is another host). */
+  imageOrigins?: string[];
+  /** A per-response nonce for style elements a library inserts at run time (/docs only). */
+  styleNonce?: string;
+}
 
-/** Security headers of every HTML page. Mount it on each page router. */
+export function contentSecurityPolicy(options: PolicyOptions = {}): string {
+  const styles = options.styleNonce ? `'self' 'nonce-${options.styleNonce}'` : "'self'";
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src ${styles}`,
+    ["img-src 'self' data: blob:", ...(options.imageOrigins ?? [])].join(" "),
+    "font-src 'self'",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join("; ");
+}
+
+export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
+
+/**
+ * Security headers of every HTML page. Mount it on each page router. A handler that needs a
+ * wider policy (see contentSecurityPolicy) sets its own header, and this one leaves it alone.
+ */
 export const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
   await next();
-  c.header("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+  if (!c.res.headers.has("Content-Security-Policy")) {
+    c.header("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+  }
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "same-origin");
   c.header("X-Frame-Options", "DENY");
@@ -31,6 +51,16 @@ export function Page(props: {
   title: string;
   /** Same-origin script paths, e.g. "/assets/demo.js", loaded deferred. */
   scripts?: string[];
+  /** Same-origin stylesheets loaded after /assets/site.css, e.g. "/assets/dashboard.css". */
+  styles?: string[];
+  /** One sentence for search results and link previews. */
+  description?: string;
+  /** Path of the page, so the header marks its link as the current one. */
+  path?: string;
+  /** Extra items at the end of the header's navigation (e.g. a sign-out form). */
+  headerActions?: Child;
+  /** Extra elements of <head> (e.g. a meta tag a library reads). */
+  head?: Child;
   children?: Child;
 }) {
   return (
@@ -39,12 +69,21 @@ export function Page(props: {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title}</title>
-        <link rel="stylesheet" href="/assets/site.css" />
+        {props.description && <meta name="description" content={props.description} />}
+        <link rel="stylesheet" href={SITE_CSS.path} />
+        {props.styles?.map((href) => (
+          <link rel="stylesheet" href={href} />
+        ))}
+        {props.head}
         {props.scripts?.map((src) => (
           <script src={src} defer />
         ))}
       </head>
-      <body>{props.children}</body>
+      <body>
+        <SiteHeader path={props.path} actions={props.headerActions} />
+        {props.children}
+        <SiteFooter />
+      </body>
     </html>
   );
 }

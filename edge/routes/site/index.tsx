@@ -1,5 +1,6 @@
 // The public pages: the landing page with the live demo, and the API reference at /docs.
 import { createRouter } from "../../app.ts";
+import { SITE_CSS, serveAsset } from "../../pages/assets.ts";
 import { OPENAPI_PATH } from "../docs/index.ts";
 
 // Scalar's reference page, pinned; it loads the document from our own origin.
@@ -17,4 +18,5 @@ const REFERENCE_PAGE = `<!doctype html>
 </html>`;
 
 export const siteRouter = createRouter();
+siteRouter.get(SITE_CSS.route, (c) => serveAsset(c, SITE_CSS));
 siteRouter.get("/docs", (c) => c.html(REFERENCE_PAGE));

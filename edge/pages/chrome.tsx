@@ -1,0 +1,60 @@
+// The header and footer every page shares, so a visitor can always reach the demo, the
+// reference, the pricing and their dashboard from wherever they are.
+import type { Child } from "hono/jsx";
+
+const NAV_LINKS = [
+  { href: "/docs", label: "API reference" },
+  { href: "/#pricing", label: "Pricing" },
+  { href: "/#mcp", label: "MCP" },
+  { href: "/dashboard", label: "Dashboard" },
+  { href: "/sign-in", label: "Sign in" },
+];
+
+/** A film frame with a play mark: the brand's only picture, drawn inline so it costs no request. */
+function BrandMark() {
+  return (
+    <svg class="brand-mark" viewBox="0 0 24 24" width="24" height="24" aria-hidden="true">
+      <rect x="2" y="4" width="20" height="16" rx="3" fill="currentColor" />
+      <path d="M10 8.5v7l6-3.5z" fill="#fff" />
+    </svg>
+  );
+}
+
+export function SiteHeader(props: { path?: string; actions?: Child }) {
+  return (
+    <header class="site-header">
+      <div class="wrap site-header-inner">
+        <a class="brand" href="/" aria-current={props.path === "/" ? "page" : undefined}>
+          <BrandMark />
+          Stills
+        </a>
+        <nav aria-label="Main">
+          <ul class="site-nav">
+            {NAV_LINKS.map((link) => (
+              <li>
+                <a href={link.href} aria-current={props.path === link.href ? "page" : undefined}>
+                  {link.label}
+                </a>
+              </li>
+            ))}
+            {props.actions && <li>{props.actions}</li>}
+          </ul>
+        </nav>
+      </div>
+    </header>
+  );
+}
+
+export function SiteFooter() {
+  return (
+    <footer class="site-footer">
+      <div class="wrap">
+        <p>
+          Stills turns a video link into still frames, each with its exact timestamp.{" "}
+          <a href="/docs">API reference</a> · <a href="/v1/openapi.json">OpenAPI document</a> ·{" "}
+          <a href="/v1/pricing">Pricing as JSON</a>
+        </p>
+      </div>
+    </footer>
+  );
+}
