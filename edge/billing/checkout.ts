@@ -1,29 +1,145 @@
 // Buying through Stripe: Checkout for a plan or a pack, and the customer portal. The
-// dashboard calls these; edge/routes/billing holds Stripe's webhook. (Being built: issue 8.)
+// dashboard calls these; what a purchase does to the account is applied by Stripe's webhook
+// (edge/billing/webhook.ts), never here, so a closed tab or a forged return URL grants nothing.
+import type Stripe from "stripe";
 import type { AccountRow } from "../../schema/db.ts";
+import { ApiError } from "../errors.ts";
+import { PURCHASES, type Purchase, priceOf, stripeClient } from "./stripe.ts";
 
-export type Purchase = "starter" | "pro" | "scale" | "pack";
+export type { Purchase };
 
 /** True when Stripe is configured (STRIPE_SECRET_KEY and the price ids). */
-export function billingEnabled(_env: Env): boolean {
-  return false;
+export function billingEnabled(env: Env): boolean {
+  // Without the webhook secret nothing bought would ever reach the account: no buy buttons.
+  return (
+    Boolean(env.STRIPE_SECRET_KEY?.trim()) &&
+    Boolean(env.STRIPE_WEBHOOK_SECRET?.trim()) &&
+    PURCHASES.every((purchase) => priceOf(env, purchase) !== "")
+  );
 }
 
 /** Creates a Checkout Session for `purchase` and returns the URL to send the browser to. */
 export async function startCheckout(
-  _env: Env,
-  _account: AccountRow,
-  _purchase: Purchase,
-  _origin: string,
+  env: Env,
+  account: AccountRow,
+  purchase: Purchase,
+  origin: string,
 ): Promise<string> {
-  throw new Error("Stripe Checkout is not built yet");
+  requireBilling(env);
+  if (!PURCHASES.includes(purchase)) {
+    throw new ApiError("InvalidRequest", `unknown purchase ${String(purchase)}`);
+  }
+  const base = returnOrigin(origin);
+  // A second subscription would bill twice: a subscriber changes plan in the portal.
+  if (purchase !== "pack" && hasLiveSubscription(account)) {
+    return openCustomerPortal(env, account, origin);
+  }
+  const stripe = stripeClient(env);
+  const customer = await customerOf(env, stripe, account);
+  const metadata = { account_id: account.id, purchase };
+  const common = {
+    customer,
+    client_reference_id: account.id,
+    line_items: [{ price: priceOf(env, purchase), quantity: 1 }],
+    metadata,
+    success_url: `${base}/dashboard?checkout=success`,
+    cancel_url: `${base}/dashboard?checkout=cancelled`,
+  };
+  const session = await callStripe("create a Checkout Session", () =>
+    purchase === "pack"
+      ? stripe.checkout.sessions.create({
+          ...common,
+          mode: "payment",
+          payment_intent_data: { metadata },
+        })
+      : stripe.checkout.sessions.create({
+          ...common,
+          mode: "subscription",
+          // The subscription's own events name the account too, whatever order they come in.
+          subscription_data: { metadata: { account_id: account.id } },
+        }),
+  );
+  if (!session.url) throw unavailable("Stripe returned a Checkout Session without a URL");
+  return session.url;
 }
 
 /** Creates a customer-portal session (change or cancel a plan) and returns its URL. */
 export async function openCustomerPortal(
-  _env: Env,
-  _account: AccountRow,
-  _origin: string,
+  env: Env,
+  account: AccountRow,
+  origin: string,
 ): Promise<string> {
-  throw new Error("the Stripe customer portal is not built yet");
+  requireBilling(env);
+  const base = returnOrigin(origin);
+  const stripe = stripeClient(env);
+  const customer = await customerOf(env, stripe, account);
+  const portal = await callStripe("open the customer portal", () =>
+    stripe.billingPortal.sessions.create({ customer, return_url: `${base}/dashboard` }),
+  );
+  return portal.url;
+}
+
+function hasLiveSubscription(account: AccountRow): boolean {
+  return (
+    account.stripeSubscriptionId !== null &&
+    !["canceled", "incomplete_expired"].includes(account.subscriptionStatus ?? "")
+  );
+}
+
+/**
+ * The account's Stripe customer, created and stored the first time. The idempotency key makes
+ * two concurrent first purchases share one customer; only the first stored id is kept.
+ */
+async function customerOf(env: Env, stripe: Stripe, account: AccountRow): Promise<string> {
+  if (account.stripeCustomerId) return account.stripeCustomerId;
+  const created = await callStripe("create a customer", () =>
+    stripe.customers.create(
+      { email: account.email, metadata: { account_id: account.id } },
+      { idempotencyKey: `stills-customer-${account.id}` },
+    ),
+  );
+  const stored = await env.DB.prepare(
+    `UPDATE accounts SET stripe_customer_id = coalesce(stripe_customer_id, ?1) WHERE id = ?2
+     RETURNING stripe_customer_id`,
+  )
+    .bind(created.id, account.id)
+    .first<{ stripe_customer_id: string }>();
+  if (!stored) throw new ApiError("InvalidRequest", "the account no longer exists");
+  return stored.stripe_customer_id;
+}
+
+function requireBilling(env: Env) {
+  if (!billingEnabled(env)) {
+    throw unavailable("Stripe is not configured on this deployment; plans are granted by admin");
+  }
+}
+
+/** Where Stripe sends the browser back: the origin only, and only http(s). */
+function returnOrigin(origin: string): string {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    throw new ApiError("InvalidRequest", `not an origin: ${origin}`);
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new ApiError("InvalidRequest", `not an http(s) origin: ${origin}`);
+  }
+  return url.origin;
+}
+
+async function callStripe<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    console.error(JSON.stringify({ msg: `Stripe: could not ${what}`, error: String(err) }));
+    throw unavailable(`Stripe could not ${what}`);
+  }
+}
+
+function unavailable(message: string) {
+  return new ApiError("ServiceUnavailable", message, {
+    userMessage: "Payments are not available right now. Please try again later.",
+  });
 }

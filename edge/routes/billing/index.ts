@@ -1,4 +1,60 @@
-// Stripe Checkout, the customer portal and Stripe's webhook (issue 8). Being built.
+// Stripe's webhook: POST /billing/stripe/webhook. The raw body is verified against
+// Stripe-Signature (HMAC-SHA256 through SubtleCrypto) before anything is parsed; then the event
+// is applied once (edge/billing/webhook.ts). Checkout and the portal are started from the
+// dashboard through edge/billing/checkout.ts.
+import Stripe from "stripe";
 import { createRouter } from "../../app.ts";
+import { StripeEventSchema } from "../../billing/events.ts";
+import { applyStripeEvent } from "../../billing/webhook.ts";
+import { ApiError } from "../../errors.ts";
+
+/** Stripe's events are a few kilobytes; an invoice with many lines stays far below this. */
+const MAX_EVENT_BYTES = 512 * 1024;
+
+const cryptoProvider = Stripe.createSubtleCryptoProvider();
 
 export const billingRouter = createRouter();
+
+billingRouter.post("/billing/stripe/webhook", async (c) => {
+  const secret = c.env.STRIPE_WEBHOOK_SECRET?.trim();
+  // 503, not 404: Stripe keeps retrying for three days, so nothing bought is lost while the
+  // secret is being set.
+  if (!secret) {
+    throw new ApiError("ServiceUnavailable", "Stripe webhooks are not configured here", {
+      userMessage: "Payments are not set up on this deployment.",
+    });
+  }
+  const signature = c.req.header("stripe-signature");
+  if (!signature) throw new ApiError("InvalidRequest", "Stripe-Signature header is missing");
+  if (Number(c.req.header("content-length") ?? 0) > MAX_EVENT_BYTES) {
+    throw new ApiError("InvalidRequest", `event body is larger than ${MAX_EVENT_BYTES} bytes`);
+  }
+  const payload = await c.req.text();
+  if (new TextEncoder().encode(payload).byteLength > MAX_EVENT_BYTES) {
+    throw new ApiError("InvalidRequest", `event body is larger than ${MAX_EVENT_BYTES} bytes`);
+  }
+  let verified: unknown;
+  try {
+    verified = await Stripe.webhooks.constructEventAsync(
+      payload,
+      signature,
+      secret,
+      undefined,
+      cryptoProvider,
+    );
+  } catch (err) {
+    throw new ApiError("InvalidRequest", `Stripe-Signature does not verify: ${messageOf(err)}`, {
+      userMessage: "This request is not a valid Stripe event.",
+    });
+  }
+  const event = StripeEventSchema.safeParse(verified);
+  if (!event.success) {
+    throw new ApiError("InvalidRequest", "the signed body is not a Stripe event");
+  }
+  const outcome = await applyStripeEvent(c.env, event.data);
+  return c.json({ received: true, outcome }, 200);
+});
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message.split("\n")[0] : String(err);
+}

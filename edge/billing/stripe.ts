@@ -1,0 +1,45 @@
+// The Stripe client and the price ↔ purchase table, read from the Worker's configuration
+// (README "Configuration": STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_PRICE_*,
+// STRIPE_API_BASE).
+import Stripe from "stripe";
+import type { PlanName } from "../../schema/plans.ts";
+
+export type Purchase = "starter" | "pro" | "scale" | "pack";
+export const PURCHASES: readonly Purchase[] = ["starter", "pro", "scale", "pack"];
+
+export function priceOf(env: Env, purchase: Purchase): string {
+  const prices: Record<Purchase, string | undefined> = {
+    starter: env.STRIPE_PRICE_STARTER,
+    pro: env.STRIPE_PRICE_PRO,
+    scale: env.STRIPE_PRICE_SCALE,
+    pack: env.STRIPE_PRICE_PACK,
+  };
+  return prices[purchase]?.trim() ?? "";
+}
+
+/** The plan a subscription's price stands for; undefined for a price that is not ours. */
+export function planOfPrice(env: Env, priceId: string): Exclude<PlanName, "free"> | undefined {
+  for (const plan of ["starter", "pro", "scale"] as const) {
+    if (priceOf(env, plan) !== "" && priceOf(env, plan) === priceId) return plan;
+  }
+  return undefined;
+}
+
+/**
+ * The SDK on Workers: fetch for HTTP, and STRIPE_API_BASE (a local stand-in's origin in tests
+ * and development) in place of api.stripe.com when set.
+ */
+export function stripeClient(env: Env): Stripe {
+  const base = env.STRIPE_API_BASE?.trim();
+  const target = base ? new URL(base) : undefined;
+  return new Stripe(env.STRIPE_SECRET_KEY ?? "", {
+    // Read fetch at call time, not construction time, so the runtime's current fetch is used.
+    httpClient: Stripe.createFetchHttpClient((input, init) => fetch(input, init)),
+    maxNetworkRetries: 1,
+    ...(target && {
+      protocol: target.protocol === "http:" ? ("http" as const) : ("https" as const),
+      host: target.hostname,
+      port: target.port || (target.protocol === "https:" ? 443 : 80),
+    }),
+  });
+}

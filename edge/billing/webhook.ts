@@ -1,0 +1,260 @@
+// What each Stripe event does to an account, applied exactly once: the event's id goes into
+// stripe_events in the same D1 batch (one transaction) as its ledger entries and state, so a
+// redelivered event fails as a whole and changes nothing. Events that arrive out of order are
+// sorted out by schema/ledger.ts (subscription_event_at), not by the order Stripe sends them.
+import type { z } from "zod";
+import {
+  backToFreeStatements,
+  grantPackStatements,
+  linkCustomerStatement,
+  paymentFailedStatements,
+  planStartStatements,
+  renewalStatements,
+  type Statement,
+  subscriptionStateStatements,
+} from "../../schema/ledger.ts";
+import { CREDIT_PACK, isPlanName } from "../../schema/plans.ts";
+import { isUniqueViolation } from "../credits.ts";
+import { ApiError } from "../errors.ts";
+import {
+  CheckoutSessionSchema,
+  InvoiceSchema,
+  type StripeEvent,
+  SubscriptionSchema,
+} from "./events.ts";
+import { planOfPrice } from "./stripe.ts";
+
+export type Outcome = "applied" | "duplicate" | "ignored";
+
+interface Effect {
+  /** Null when the event names no account of ours: recorded, nothing changed. */
+  accountId: string | null;
+  statements: Statement[];
+}
+
+export async function applyStripeEvent(env: Env, event: StripeEvent): Promise<Outcome> {
+  const seen = await env.DB.prepare("SELECT 1 FROM stripe_events WHERE id = ?")
+    .bind(event.id)
+    .first();
+  if (seen) return "duplicate";
+  const effect = await effectOf(env, event);
+  if (!effect) return "ignored";
+  const record = env.DB.prepare(
+    "INSERT INTO stripe_events (id, type, account_id) VALUES (?, ?, ?)",
+  ).bind(event.id, event.type, effect.accountId);
+  try {
+    await env.DB.batch([
+      record,
+      ...effect.statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)),
+    ]);
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    // The event, or another event for the same session or invoice, was applied meanwhile:
+    // its ledger entry already exists. Remember this event too, so it is not tried again.
+    await env.DB.prepare(
+      "INSERT OR IGNORE INTO stripe_events (id, type, account_id) VALUES (?, ?, ?)",
+    )
+      .bind(event.id, event.type, effect.accountId)
+      .run();
+    return "duplicate";
+  }
+  log({
+    msg: "stripe event applied",
+    event: event.id,
+    type: event.type,
+    account: effect.accountId,
+  });
+  return effect.accountId ? "applied" : "ignored";
+}
+
+/** The statements an event stands for, or undefined for events billing does not act on. */
+async function effectOf(env: Env, event: StripeEvent): Promise<Effect | undefined> {
+  switch (event.type) {
+    case "checkout.session.completed":
+    case "checkout.session.async_payment_succeeded":
+      return checkoutPaid(env, event);
+    case "customer.subscription.created":
+    case "customer.subscription.updated":
+      return subscriptionChanged(env, event);
+    case "customer.subscription.deleted":
+      return subscriptionEnded(env, event);
+    case "invoice.paid":
+      return invoicePaid(env, event);
+    case "invoice.payment_failed":
+      return paymentFailed(env, event);
+    default:
+      return undefined;
+  }
+}
+
+async function checkoutPaid(env: Env, event: StripeEvent): Promise<Effect | undefined> {
+  const session = parse(CheckoutSessionSchema, event);
+  // Delayed payment methods complete unpaid; async_payment_succeeded follows when they pay.
+  if (session.payment_status === "unpaid") return undefined;
+  const accountId = await findAccount(
+    env,
+    [session.client_reference_id, session.metadata.account_id],
+    session.customer,
+  );
+  if (!accountId) return { accountId: null, statements: [] };
+  const link = session.customer ? [linkCustomerStatement(accountId, session.customer)] : [];
+  // Derived from the session: completed and async_payment_succeeded pay out once between them.
+  const entryId = `stripe:checkout:${session.id}`;
+  const purchase = session.metadata.purchase ?? "";
+  if (session.mode === "payment" && purchase === "pack") {
+    return {
+      accountId,
+      statements: [
+        ...link,
+        ...grantPackStatements({
+          entryId,
+          accountId,
+          credits: CREDIT_PACK.credits,
+          note: `credit pack bought (${CREDIT_PACK.credits} credits)`,
+        }),
+      ],
+    };
+  }
+  if (session.mode === "subscription" && session.subscription && isPlanName(purchase)) {
+    if (purchase === "free") return undefined;
+    return {
+      accountId,
+      statements: [
+        ...link,
+        ...planStartStatements({
+          accountId,
+          subscriptionId: session.subscription,
+          eventAt: event.created,
+          plan: purchase,
+          entryId,
+        }),
+      ],
+    };
+  }
+  log({ msg: "checkout session not ours to apply", event: event.id, session: session.id });
+  return undefined;
+}
+
+async function subscriptionChanged(env: Env, event: StripeEvent): Promise<Effect> {
+  const subscription = parse(SubscriptionSchema, event);
+  const accountId = await findAccount(
+    env,
+    [subscription.metadata.account_id],
+    subscription.customer,
+  );
+  if (!accountId) return { accountId: null, statements: [] };
+  const item = subscription.items.data[0];
+  const plan = planOfPrice(env, item.price.id) ?? null;
+  if (!plan) log({ msg: "subscription price is none of our plans", price: item.price.id });
+  return {
+    accountId,
+    statements: subscriptionStateStatements({
+      accountId,
+      subscriptionId: subscription.id,
+      eventAt: event.created,
+      entryId: `stripe:${event.id}`,
+      plan,
+      status: subscription.status,
+      // The portal may cancel by date (cancel_at) rather than with the flag.
+      cancelAtPeriodEnd: subscription.cancel_at_period_end || Boolean(subscription.cancel_at),
+      periodStart: item.current_period_start ?? null,
+      periodEnd: item.current_period_end ?? null,
+    }),
+  };
+}
+
+async function subscriptionEnded(env: Env, event: StripeEvent): Promise<Effect> {
+  const subscription = parse(SubscriptionSchema, event);
+  const accountId = await findAccount(
+    env,
+    [subscription.metadata.account_id],
+    subscription.customer,
+  );
+  if (!accountId) return { accountId: null, statements: [] };
+  return {
+    accountId,
+    statements: backToFreeStatements({
+      accountId,
+      subscriptionId: subscription.id,
+      eventAt: event.created,
+      entryId: `stripe:${event.id}`,
+      endedAt: subscription.ended_at ?? event.created,
+    }),
+  };
+}
+
+async function invoicePaid(env: Env, event: StripeEvent): Promise<Effect | undefined> {
+  const invoice = parse(InvoiceSchema, event);
+  // The first invoice is the Checkout (plan start); proration invoices change no credits.
+  if (invoice.billing_reason !== "subscription_cycle") return undefined;
+  const details = invoice.parent?.subscription_details;
+  const period = invoice.lines.data[0]?.period;
+  if (!details || !period) return undefined;
+  const accountId = await findAccount(env, [details.metadata.account_id], invoice.customer);
+  if (!accountId) return { accountId: null, statements: [] };
+  return {
+    accountId,
+    statements: renewalStatements({
+      accountId,
+      subscriptionId: details.subscription,
+      eventAt: event.created,
+      // Derived from the invoice: one invoice renews once, whichever event carries it.
+      entryId: `stripe:renewal:${invoice.id}`,
+      periodStart: period.start,
+      periodEnd: period.end,
+    }),
+  };
+}
+
+async function paymentFailed(env: Env, event: StripeEvent): Promise<Effect | undefined> {
+  const invoice = parse(InvoiceSchema, event);
+  const details = invoice.parent?.subscription_details;
+  if (!details) return undefined;
+  const accountId = await findAccount(env, [details.metadata.account_id], invoice.customer);
+  if (!accountId) return { accountId: null, statements: [] };
+  return {
+    accountId,
+    statements: paymentFailedStatements({
+      accountId,
+      subscriptionId: details.subscription,
+      eventAt: event.created,
+    }),
+  };
+}
+
+/**
+ * The account an event is about: by the account id our Checkout put in the session or the
+ * subscription's metadata, else by the Stripe customer stored when Checkout began.
+ */
+async function findAccount(
+  env: Env,
+  accountIds: (string | null | undefined)[],
+  customerId: string | null | undefined,
+): Promise<string | null> {
+  for (const id of accountIds) {
+    if (!id) continue;
+    const row = await env.DB.prepare("SELECT id FROM accounts WHERE id = ?")
+      .bind(id)
+      .first<{ id: string }>();
+    if (row) return row.id;
+  }
+  if (!customerId) return null;
+  const row = await env.DB.prepare("SELECT id FROM accounts WHERE stripe_customer_id = ?")
+    .bind(customerId)
+    .first<{ id: string }>();
+  return row?.id ?? null;
+}
+
+function parse<T extends z.ZodType>(schema: T, event: StripeEvent): z.infer<T> {
+  const parsed = schema.safeParse(event.data.object);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new ApiError(
+    "InvalidRequest",
+    `Stripe event ${event.id} (${event.type}): data.object.${issue.path.join(".")}: ${issue.message}`,
+  );
+}
+
+function log(fields: Record<string, unknown>) {
+  console.log(JSON.stringify(fields));
+}
