@@ -1,8 +1,11 @@
 // The worker's entry: the HTTP app, the queue consumers, the cron handler and the Durable
-// Object classes.
+// Object classes. OAuth access tokens for /mcp are exchanged for their connector's API key
+// before the app sees a request (edge/oauth/tokens.ts), so the app knows one credential.
 import { createApp } from "./app.ts";
 import { runScheduledMaintenance } from "./maintenance.ts";
 import { mcpRouter } from "./mcp/index.ts";
+import { oauthRouter } from "./oauth/index.tsx";
+import { withConnectorKey } from "./oauth/tokens.ts";
 import { handleQueueBatch } from "./queues/index.ts";
 import { accountRouter } from "./routes/account/index.tsx";
 import { billingRouter } from "./routes/billing/index.ts";
@@ -25,11 +28,12 @@ app
   .route("/", siteRouter)
   .route("/", accountRouter)
   .route("/", billingRouter)
-  .route("/", mcpRouter);
+  .route("/", mcpRouter)
+  .route("/", oauthRouter);
 mountDocs(app);
 
 export default {
-  fetch: app.fetch,
+  fetch: async (request, env, ctx) => app.fetch(await withConnectorKey(request, env), env, ctx),
   queue: handleQueueBatch,
   scheduled: (controller, env, ctx) =>
     ctx.waitUntil(runScheduledMaintenance(env, controller.scheduledTime)),

@@ -1,0 +1,62 @@
+// One MCP server per request (Workers keep no sessions between requests): the tools, bound to
+// the request's Hono context, which carries the caller's account, database and limits.
+//
+// The SDK's low-level Server, not McpServer: McpServer answers invalid arguments with a bare
+// text error, and here every error, invalid arguments included, must carry the spec's
+// data.name and userMessage, as REST's do. Tools validate with schema/'s zod schemas themselves.
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Context } from "hono";
+import type { AppEnv } from "../context.ts";
+import { IMAGES_PER_CALL } from "./frame-pages.ts";
+import { PREVIEW_LONG_SIDE } from "./previews.ts";
+import type { Tool } from "./tool.ts";
+import { getPricing, getUsage } from "./tools/account.ts";
+import { createDemo, getDemo } from "./tools/demo.ts";
+import { viewFrames } from "./tools/frames.ts";
+import { extractFrames, getJob, listJobsTool } from "./tools/jobs.ts";
+
+export const TOOLS: Tool[] = [
+  extractFrames,
+  getJob,
+  listJobsTool,
+  viewFrames,
+  getUsage,
+  getPricing,
+  createDemo,
+  getDemo,
+];
+const BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
+
+const INSTRUCTIONS =
+  "Stills turns a video link into still frames. Call extract_frames with a public video URL and a mode " +
+  "(count: N evenly spaced frames; every: a frame every N seconds; timestamps: exact seconds). " +
+  `It waits for the job; with images: true it also returns the first frames as JPEG images (at most ${PREVIEW_LONG_SIDE} px), ` +
+  `and view_frames pages through all of them, ${IMAGES_PER_CALL} per call. Jobs cost credits (get_pricing, get_usage); ` +
+  "failed jobs are free. Errors carry data.name (e.g. PrivateContent, InsufficientBalance) and a userMessage to show.";
+
+export function createMcpServer(c: Context<AppEnv>): Server {
+  const server = new Server(
+    { name: "stills", title: "Stills — video frames", version: "1.0.0" },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: TOOLS.map(({ call: _call, ...definition }) => definition),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const tool = BY_NAME.get(request.params.name);
+    if (!tool) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `Unknown tool ${request.params.name}; tools/list names them`,
+      );
+    }
+    return tool.call(c, request.params.arguments, extra);
+  });
+  return server;
+}

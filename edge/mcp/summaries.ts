@@ -1,0 +1,57 @@
+// The short text an agent reads beside each structured result: what happened, and what to
+// call next.
+import type { z } from "zod";
+import type { DemoJobSchema, JobSchema } from "../../schema/api.ts";
+import { WAIT_LIMIT_MS } from "../jobs/read.ts";
+
+type Job = z.infer<typeof JobSchema>;
+type DemoJob = z.infer<typeof DemoJobSchema>;
+
+function size(job: { width: number | null; height: number | null }) {
+  return job.width && job.height ? ` at ${job.width}×${job.height}` : "";
+}
+
+function delivered(job: Job | DemoJob) {
+  const failed = job.frames_failed > 0 ? ` (${job.frames_failed} could not be extracted)` : "";
+  const duration = job.duration_seconds != null ? ` from a ${job.duration_seconds} s video` : "";
+  return `${job.frames_count ?? 0} frames${failed}${duration}${size(job)}`;
+}
+
+export function jobSummary(job: Job, waited: boolean): string {
+  const id = `Job ${job.id}`;
+  switch (job.status) {
+    case "completed": {
+      const zip = job.zip_url ? " A ZIP of all frames is at zip_url." : "";
+      return (
+        `${id} completed: ${delivered(job)}, ${job.credits_charged ?? 0} credit(s) charged. ` +
+        `Signed frame URLs (valid until ${job.expires_at}) are in frames[].url.${zip} ` +
+        `To look at the frames, call view_frames with job_id "${job.id}".`
+      );
+    }
+    case "failed":
+      return `${id} failed (${job.error?.name}): ${job.error?.userMessage} Nothing was charged.`;
+    case "expired":
+      return `${id} has expired: its files were deleted after the plan's retention.`;
+    default: {
+      const wait = waited ? ` after waiting ${WAIT_LIMIT_MS / 1000} s` : "";
+      return (
+        `${id} is ${job.status}${wait}. Call get_job with job_id "${job.id}" and wait: true ` +
+        `to wait for it (up to ${WAIT_LIMIT_MS / 1000} s per call).`
+      );
+    }
+  }
+}
+
+export function demoSummary(demo: DemoJob): string {
+  const id = `Demo ${demo.id}`;
+  switch (demo.status) {
+    case "completed":
+      return `${id} completed: ${delivered(demo)}. Call view_frames with job_id "${demo.id}" to see them.`;
+    case "failed":
+      return `${id} failed (${demo.error?.name}): ${demo.error?.userMessage}`;
+    case "expired":
+      return `${id} has expired.`;
+    default:
+      return `${id} is ${demo.status}. Call get_demo with demo_id "${demo.id}" in a few seconds.`;
+  }
+}

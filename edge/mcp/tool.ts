@@ -1,0 +1,130 @@
+// What every MCP tool is made of, and how its answers are shaped. Inputs are validated with
+// the zod schemas of schema/ (the REST API's own), so a constraint exists once; a failure is
+// the same ApiError REST would throw, and every ApiError becomes a tool error that carries the
+// spec's error body (data.name, data.userMessage) as structured content.
+import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type {
+  CallToolResult,
+  ContentBlock,
+  ServerNotification,
+  ServerRequest,
+  ToolAnnotations,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Context } from "hono";
+import { type ZodError, type ZodType, z } from "zod";
+import { ErrorBodySchema } from "../../schema/api.ts";
+import { createRouter } from "../app.ts";
+import type { AppEnv } from "../context.ts";
+import { ApiError } from "../errors.ts";
+
+export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type JsonSchemaObject = { type: "object"; [key: string]: unknown };
+
+export interface Tool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchemaObject;
+  outputSchema?: JsonSchemaObject;
+  annotations: ToolAnnotations;
+  call(c: Context<AppEnv>, args: unknown, extra: ToolExtra): Promise<CallToolResult>;
+}
+
+/**
+ * A tool whose arguments are checked with `input` (a zod schema from schema/, or built from its
+ * fields) and whose success is `output`-shaped structured content. Its outputSchema admits the
+ * spec's error body too, because MCP clients validate structured content on errors as well.
+ */
+export function defineTool<In extends ZodType>(spec: {
+  name: string;
+  title: string;
+  description: string;
+  input: In;
+  output: ZodType;
+  annotations: ToolAnnotations;
+  run(c: Context<AppEnv>, input: z.output<In>, extra: ToolExtra): Promise<CallToolResult>;
+}): Tool {
+  return {
+    name: spec.name,
+    title: spec.title,
+    description: spec.description,
+    inputSchema: jsonSchemaOf(spec.input, "input"),
+    outputSchema: {
+      type: "object",
+      anyOf: [jsonSchemaOf(spec.output, "output"), jsonSchemaOf(ErrorBodySchema.loose(), "output")],
+    },
+    annotations: { title: spec.title, ...spec.annotations },
+    async call(c, args, extra) {
+      try {
+        return await spec.run(c, parseArguments(spec.input, args ?? {}), extra);
+      } catch (err) {
+        if (err instanceof ApiError) return toolError(err);
+        // As REST's onError: log what went wrong, tell the caller only that it did.
+        console.error(`MCP tool ${spec.name} failed`, err);
+        return toolError(
+          new ApiError("ServiceUnavailable", "The service failed to handle this call", {
+            userMessage: "Something went wrong on our side. Please try again.",
+          }),
+        );
+      }
+    },
+  };
+}
+
+/** JSON Schema (draft-07, which every MCP client's validator reads) of a zod schema. */
+function jsonSchemaOf(schema: ZodType, io: "input" | "output"): JsonSchemaObject {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
+    io,
+    target: "draft-7",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  return { ...json, type: "object" };
+}
+
+// The REST routes' validation hook: the same zod failure gives the same InvalidUrl or
+// InvalidRequest, naming the same field, whether it came over REST or MCP.
+const restValidationHook = createRouter().defaultHook;
+
+export function parseArguments<S extends ZodType>(schema: S, args: unknown): z.output<S> {
+  const parsed = schema.safeParse(args);
+  if (parsed.success) return parsed.data;
+  throw invalidArguments(parsed.error);
+}
+
+function invalidArguments(error: ZodError): ApiError {
+  try {
+    // biome-ignore lint/suspicious/noExplicitAny: the hook never reads its context on failure.
+    restValidationHook?.({ target: "json", success: false, error }, undefined as any);
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+  return new ApiError("InvalidRequest", error.issues[0]?.message ?? "invalid arguments");
+}
+
+/** A successful answer: a short summary an agent reads, and the structured result. */
+export function toolResult(
+  summary: string,
+  structured: Record<string, unknown>,
+  more: ContentBlock[] = [],
+): CallToolResult {
+  return {
+    content: [{ type: "text", text: summary }, ...more],
+    structuredContent: structured,
+  };
+}
+
+/** An MCP tool error carrying the spec's error body, so agents can branch on data.name. */
+export function toolError(error: ApiError, extra: Record<string, unknown> = {}): CallToolResult {
+  const body = error.toBody();
+  return {
+    isError: true,
+    content: [
+      {
+        type: "text",
+        text: `${body.data.name}: ${body.data.userMessage}${body.message !== body.data.userMessage ? ` (${body.message})` : ""}`,
+      },
+    ],
+    structuredContent: { ...body, ...extra },
+  };
+}

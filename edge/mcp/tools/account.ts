@@ -1,0 +1,53 @@
+// get_usage and get_pricing: the account's balance and limits, and the public price list,
+// exactly as GET /v1/usage and GET /v1/pricing answer them.
+import { z } from "zod";
+import { PricingSchema, UsageSchema } from "../../../schema/api.ts";
+import { CATALOG } from "../../routes/pricing/index.ts";
+import { callRest } from "../rest.ts";
+import { defineTool, toolResult } from "../tool.ts";
+
+type Usage = z.infer<typeof UsageSchema>;
+
+export const getUsage = defineTool({
+  name: "get_usage",
+  title: "Get usage and credits",
+  description:
+    "This account's plan, credits (available, plan, pack, held by running jobs), period, plan limits and recent credit ledger — the same as GET /v1/usage. " +
+    "Check it before a large extraction.",
+  input: z.strictObject({}),
+  output: UsageSchema,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  async run(c) {
+    const usage = await callRest<Usage>(c, "GET", "/v1/usage");
+    const { credits, limits } = usage;
+    const text =
+      `Plan ${usage.plan}: ${credits.available} credits available ` +
+      `(${credits.plan} plan + ${credits.pack} pack, minus what running jobs hold). ` +
+      `Period ends ${usage.period.end ?? "never"}. Limits: videos up to ${limits.max_video_minutes} min, ` +
+      `${limits.max_frames_per_job} frames per job, ${limits.max_active_jobs} jobs at once, ` +
+      `${limits.requests_per_minute} requests/min, files kept ${limits.retention_days} day(s).`;
+    return toolResult(text, usage);
+  },
+});
+
+export const getPricing = defineTool({
+  name: "get_pricing",
+  title: "Get pricing",
+  description:
+    "The public plans, credit pack and the rules by which jobs cost credits — the same as GET /v1/pricing.",
+  input: z.strictObject({}),
+  output: PricingSchema,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  async run() {
+    const plans = CATALOG.plans.map(
+      (plan) => `${plan.name} $${plan.price_usd}/month: ${plan.credits_per_month} credits`,
+    );
+    const pack = CATALOG.packs[0];
+    const rules = CATALOG.credit_rules;
+    const text =
+      `Plans: ${plans.join("; ")}. Pack: ${pack.credits} credits for $${pack.price_usd}, never expire. ` +
+      `Interval and count mode: ${rules.interval_and_count}. Timestamps mode: ${rules.timestamps}. ` +
+      `Charged ${rules.charged}.`;
+    return toolResult(text, CATALOG);
+  },
+});

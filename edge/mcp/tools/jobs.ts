@@ -1,0 +1,122 @@
+// The job tools: extract_frames (POST /v1/jobs?wait=true), get_job, list_jobs. They call the
+// same functions as the REST handlers, inside the caller's request: the same limits, credit
+// holds, webhooks, and the jobs GET /v1/jobs lists.
+import { z } from "zod";
+import {
+  API_ERROR_NAMES,
+  type ApiErrorName,
+  CreateJobRequestSchema,
+  JobIdParamSchema,
+  JobListSchema,
+  JobSchema,
+  ListJobsQuerySchema,
+  WaitQuerySchema,
+} from "../../../schema/api.ts";
+import { ApiError } from "../../errors.ts";
+import { createJob } from "../../jobs/create.ts";
+import { listJobs, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
+import { createJobRoute } from "../../routes/jobs/routes.ts";
+import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
+import { jobSummary } from "../summaries.ts";
+import { defineTool, parseArguments, toolError, toolResult } from "../tool.ts";
+
+// The REST body's own fields and constraints, without `wait` (this tool always waits), plus
+// the Idempotency-Key header as an argument and the one MCP-only choice: images.
+const { wait: _wait, ...createFields } = CreateJobRequestSchema.shape;
+
+const ExtractFramesInput = z.strictObject({
+  ...createFields,
+  idempotency_key: createJobRoute.request.headers.shape["idempotency-key"].describe(
+    "Optional. Retrying with the same key and arguments returns the first job instead of creating (and charging for) another.",
+  ),
+  images: z
+    .boolean()
+    .optional()
+    .describe(
+      `Return the first ${IMAGES_PER_CALL} frames as images (JPEG, at most 512 px) when the job completes within the wait. Default false.`,
+    ),
+});
+
+export const extractFrames = defineTool({
+  name: "extract_frames",
+  title: "Extract frames from a video",
+  description:
+    "Create a frame extraction job for a public video URL (YouTube, TikTok, Instagram, Facebook, X, Vimeo, Google Drive, or a direct .mp4/.mov/.webm link) and wait up to " +
+    `${WAIT_LIMIT_MS / 1000} s for it. Modes: interval (a frame every \`every\` seconds), count (\`count\` frames evenly spaced), ` +
+    "timestamps (frames at exact seconds). Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
+    "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
+    "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free.",
+  input: ExtractFramesInput,
+  output: z.object({ job: JobSchema, images: FramePageSchema.nullable() }),
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: false,
+    openWorldHint: true,
+  },
+  async run(c, input) {
+    const { idempotency_key, images, ...fields } = input;
+    // The body schema again, for its rules across fields (count with timestamps, end > start…).
+    const body = parseArguments(CreateJobRequestSchema, fields);
+    const { jobId } = await createJob(c, body, idempotency_key);
+    const job = await readJob(c, jobId, true);
+    if (job.status === "failed") return toolError(jobFailure(job), { job });
+    if (!images || job.status !== "completed") {
+      return toolResult(jobSummary(job, true), { job, images: null });
+    }
+    const { page, content } = await framePage(c, job, 0, IMAGES_PER_CALL);
+    return toolResult(`${jobSummary(job, true)}\n${pageSummary(page)}`, { job, images: page }, [
+      ...content,
+    ]);
+  },
+});
+
+/** A failed job as the error it ended with, so agents branch on data.name as for any error. */
+function jobFailure(job: z.infer<typeof JobSchema>): ApiError {
+  const name = job.error?.name ?? "ExtractionFailed";
+  const known = (API_ERROR_NAMES as readonly string[]).includes(name);
+  return new ApiError(
+    known ? (name as ApiErrorName) : "ExtractionFailed",
+    `Job ${job.id} failed: ${job.error?.message ?? "unknown error"}`,
+    { userMessage: job.error?.userMessage ?? "The extraction failed. Nothing was charged." },
+  );
+}
+
+export const getJob = defineTool({
+  name: "get_job",
+  title: "Get a job",
+  description:
+    "Read one job of this account: its status and, while completed and not expired, each frame's timestamp and signed URL. " +
+    `With wait: true, blocks up to ${WAIT_LIMIT_MS / 1000} s for it to finish. To see the frames as images, use view_frames.`,
+  input: z.strictObject({
+    job_id: JobIdParamSchema.shape.id,
+    wait: WaitQuerySchema.shape.wait,
+  }),
+  output: JobSchema,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  async run(c, input) {
+    const job = await readJob(c, input.job_id, input.wait ?? false);
+    return toolResult(jobSummary(job, input.wait ?? false), job);
+  },
+});
+
+export const listJobsTool = defineTool({
+  name: "list_jobs",
+  title: "List jobs",
+  description:
+    "List this account's jobs, newest first, with paging (limit, skip) and an optional status filter. " +
+    "Rows carry no frame URLs: read one job with get_job or view_frames for those.",
+  input: ListJobsQuerySchema.strict(),
+  output: JobListSchema,
+  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  async run(c, input) {
+    const list = await listJobs(c, input);
+    const rows = list.data.map(
+      (job) => `- ${job.id} ${job.status}, ${job.frames_count ?? 0} frames, ${job.created_at}`,
+    );
+    const shown = `Jobs ${list.skip + 1}–${list.skip + list.data.length} of ${list.total}`;
+    const text =
+      list.data.length > 0 ? `${shown}:\n${rows.join("\n")}` : `No jobs (of ${list.total}).`;
+    return toolResult(text, list);
+  },
+});
