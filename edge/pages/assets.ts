@@ -4,6 +4,7 @@
 // is fetched at once.
 import type { Context } from "hono";
 import siteCss from "./assets/site.css";
+import { ICON_SVG } from "./chrome.tsx";
 
 export interface StaticAsset {
   /** The route it is served at, e.g. "/assets/site.css". */
@@ -54,3 +55,4 @@ export const CSS_TYPE = "text/css; charset=utf-8";
 export const JS_TYPE = "text/javascript; charset=utf-8";
 
 export const SITE_CSS = staticAsset("/assets/site.css", CSS_TYPE, siteCss);
+export const SITE_ICON = staticAsset("/assets/icon.svg", "image/svg+xml", ICON_SVG);

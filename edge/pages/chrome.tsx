@@ -10,6 +10,11 @@ const NAV_LINKS = [
   { href: "/sign-in", label: "Sign in" },
 ];
 
+const MARK_PATHS = `<rect x="2" y="4" width="20" height="16" rx="3" fill="#1d4ed8"/><path d="M10 8.5v7l6-3.5z" fill="#fff"/>`;
+
+/** The brand mark as the site's icon, so browsers do not ask for a /favicon.ico we lack. */
+export const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24">${MARK_PATHS}</svg>`;
+
 /** A film frame with a play mark: the brand's only picture, drawn inline so it costs no request. */
 function BrandMark() {
   return (

@@ -6,7 +6,7 @@
 import { createMiddleware } from "hono/factory";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../context.ts";
-import { SITE_CSS } from "./assets.ts";
+import { SITE_CSS, SITE_ICON } from "./assets.ts";
 import { SiteFooter, SiteHeader } from "./chrome.tsx";
 
 export interface PolicyOptions {
@@ -14,6 +14,8 @@ export interface PolicyOptions {
   imageOrigins?: string[];
   /** A per-response nonce for style elements a library inserts at run time (/docs only). */
   styleNonce?: string;
+  /** Allow style="" attributes (not style elements) in markup a library builds (/docs only). */
+  styleAttributes?: boolean;
 }
 
 export function contentSecurityPolicy(options: PolicyOptions = {}): string {
@@ -22,6 +24,7 @@ export function contentSecurityPolicy(options: PolicyOptions = {}): string {
     "default-src 'none'",
     "script-src 'self'",
     `style-src ${styles}`,
+    ...(options.styleAttributes ? ["style-src-attr 'unsafe-inline'"] : []),
     ["img-src 'self' data: blob:", ...(options.imageOrigins ?? [])].join(" "),
     "font-src 'self'",
     "connect-src 'self'",
@@ -70,6 +73,7 @@ export function Page(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title}</title>
         {props.description && <meta name="description" content={props.description} />}
+        <link rel="icon" href={SITE_ICON.path} type="image/svg+xml" />
         <link rel="stylesheet" href={SITE_CSS.path} />
         {props.styles?.map((href) => (
           <link rel="stylesheet" href={href} />

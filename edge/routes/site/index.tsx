@@ -1,22 +1,14 @@
-// The public pages: the landing page with the live demo, and the API reference at /docs.
+// The public pages: the landing page with the live demo, the API reference at /docs, and the
+// files they load, all from our own origin.
 import { createRouter } from "../../app.ts";
-import { SITE_CSS, serveAsset } from "../../pages/assets.ts";
-import { OPENAPI_PATH } from "../docs/index.ts";
+import { SITE_CSS, SITE_ICON, type StaticAsset, serveAsset } from "../../pages/assets.ts";
+import { COPY_JS } from "../../pages/copyable-code.tsx";
+import { pageHeaders } from "../../pages/layout.tsx";
+import { DOCS_CSS, DOCS_JS, docsPage, SCALAR_JS } from "./docs.tsx";
 
-// Scalar's reference page, pinned; it loads the document from our own origin.
-const REFERENCE_PAGE = `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>Stills API reference</title>
-</head>
-<body>
-  <script id="api-reference" data-url="${OPENAPI_PATH}"></script>
-  <script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@1.72.1"></script>
-</body>
-</html>`;
+const ASSETS: StaticAsset[] = [SITE_CSS, SITE_ICON, COPY_JS, DOCS_CSS, DOCS_JS, SCALAR_JS];
 
 export const siteRouter = createRouter();
-siteRouter.get(SITE_CSS.route, (c) => serveAsset(c, SITE_CSS));
-siteRouter.get("/docs", (c) => c.html(REFERENCE_PAGE));
+for (const asset of ASSETS) siteRouter.get(asset.route, (c) => serveAsset(c, asset));
+siteRouter.use("/docs", pageHeaders);
+siteRouter.get("/docs", docsPage);
