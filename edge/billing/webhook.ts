@@ -58,13 +58,14 @@ export async function applyStripeEvent(env: Env, event: StripeEvent): Promise<Ou
       .run();
     return "duplicate";
   }
+  const outcome = effect.accountId ? "applied" : "ignored";
   log({
-    msg: "stripe event applied",
+    msg: `stripe event ${outcome}`,
     event: event.id,
     type: event.type,
     account: effect.accountId,
   });
-  return effect.accountId ? "applied" : "ignored";
+  return outcome;
 }
 
 /** The statements an event stands for, or undefined for events billing does not act on. */
