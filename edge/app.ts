@@ -2,14 +2,74 @@
 // route. Tests build the app the same way the worker does.
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { drizzle } from "drizzle-orm/d1";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import type { ZodError } from "zod";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
-import { applyRateHeaders } from "./middleware/rate-limit.ts";
+import { applyRateHeaders, enforceIpRate } from "./middleware/rate-limit.ts";
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+}
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+
+/**
+ * The largest body any route reads, refused before it is read (an unauthenticated 90 MB
+ * POST was once parsed whole). Only the extractor's uploads are large; the API's own routes
+ * set far smaller limits with jsonBody().
+ */
+function bodyLimitFor(path: string): number {
+  if (path.startsWith("/internal/files/") || path.startsWith("/internal/uploads/")) {
+    return 64 * MIB;
+  }
+  if (path === "/internal/results") return 16 * MIB;
+  return 256 * KIB;
+}
+
+function bodyTooLarge(maxBytes: number): ApiError {
+  const size = maxBytes >= MIB ? `${maxBytes / MIB} MiB` : `${maxBytes / KIB} KiB`;
+  return new ApiError("InvalidRequest", `The request body is larger than ${size}`, {
+    userMessage: `The request is too large (the limit is ${size}).`,
+  });
+}
+
+const limitEveryBody: MiddlewareHandler<AppEnv> = (c, next) => {
+  const maxSize = bodyLimitFor(c.req.path);
+  return bodyLimit({
+    maxSize,
+    // Counted against the address like any other refused request.
+    onError: async () => {
+      await enforceIpRate(c);
+      throw bodyTooLarge(maxSize);
+    },
+  })(c, next);
+};
+
+/**
+ * A route that takes a JSON body: at most `maxBytes`, and sent as JSON. Without this a form
+ * post (what `curl -d` sends) reached the validator's 415 and answered 503.
+ */
+export function jsonBody(maxBytes: number): MiddlewareHandler<AppEnv> {
+  const limit = bodyLimit({
+    maxSize: maxBytes,
+    onError: () => {
+      throw bodyTooLarge(maxBytes);
+    },
+  });
+  return (c, next) => {
+    const type = c.req.header("content-type") ?? "";
+    if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
+      throw new ApiError(
+        "InvalidRequest",
+        `The body must be JSON sent with Content-Type: application/json (got ${type ? `"${type.slice(0, 100)}"` : "no Content-Type"})`,
+        { userMessage: "The request must be sent as JSON." },
+      );
+    }
+    return limit(c, next);
+  };
 }
 
 export function createApp() {
@@ -20,25 +80,44 @@ export function createApp() {
     await next();
     applyRateHeaders(c);
   });
+  app.use(limitEveryBody);
   app.onError((err, c) => errorResponse(err, c));
-  app.notFound((c) =>
-    errorResponse(new ApiError("JobNotFound", `No route for ${c.req.method} ${c.req.path}`), c),
-  );
+  app.notFound(async (c) => {
+    // Counted like any public request, so probing for routes costs the same as using them.
+    try {
+      await enforceIpRate(c);
+    } catch (err) {
+      return errorResponse(err as Error, c);
+    }
+    return errorResponse(routeNotFound(c.req.method, c.req.path), c);
+  });
   return app;
 }
 
-function errorResponse(err: Error, c: Context<AppEnv>) {
+export function routeNotFound(method: string, path: string) {
+  return new ApiError("NotFound", `No route for ${method} ${path.slice(0, 200)}`, {
+    userMessage: "There is nothing at this address.",
+  });
+}
+
+export function errorResponse(err: Error, c: Context<AppEnv>) {
   const apiError = err instanceof ApiError ? err : internalError(err, c.req.method, c.req.path);
   if (apiError.retryAfter !== undefined) c.header("Retry-After", String(apiError.retryAfter));
+  if (apiError.allow) c.header("Allow", apiError.allow.join(", "));
   const response = c.json(apiError.toBody(), apiError.status);
   applyRateHeaders(c, response);
   return response;
 }
 
 function internalError(err: Error, method: string, path: string): ApiError {
-  // A malformed JSON body reaches here from the validator as a plain HTTPException.
-  if ("status" in err && err.status === 400) {
+  const status = "status" in err ? err.status : undefined;
+  // Hono's validator and body parsing report a client's mistake as a plain HTTPException.
+  if (status === 400) {
     return new ApiError("InvalidRequest", `Request body is not valid JSON: ${err.message}`);
+  }
+  if (status === 413) return bodyTooLarge(bodyLimitFor(path));
+  if (status === 415) {
+    return new ApiError("InvalidRequest", "The body must be JSON (Content-Type: application/json)");
   }
   console.error(`unhandled error on ${method} ${path}`, err);
   return new ApiError("ServiceUnavailable", "The service failed to handle this request", {

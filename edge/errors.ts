@@ -21,6 +21,8 @@ export const STATUS_OF: Record<ApiErrorName, ContentfulStatusCode> = {
   JobNotFound: 404,
   ExtractionFailed: 500,
   ServiceUnavailable: 503,
+  NotFound: 404,
+  MethodNotAllowed: 405,
 };
 
 const CLASS_OF: Record<number, { name: string; className: string }> = {
@@ -28,6 +30,7 @@ const CLASS_OF: Record<number, { name: string; className: string }> = {
   401: { name: "NotAuthenticated", className: "not-authenticated" },
   402: { name: "PaymentError", className: "payment-error" },
   404: { name: "NotFound", className: "not-found" },
+  405: { name: "MethodNotAllowed", className: "method-not-allowed" },
   429: { name: "TooManyRequests", className: "too-many-requests" },
   500: { name: "GeneralError", className: "general-error" },
   503: { name: "Unavailable", className: "unavailable" },
@@ -46,17 +49,25 @@ export class ApiError extends HTTPException {
   readonly userMessage: string;
   readonly reason?: "malformed" | "invalid";
   readonly retryAfter?: number;
+  /** The methods a route answers, sent as `Allow` with MethodNotAllowed. */
+  readonly allow?: string[];
 
   constructor(
     apiName: ApiErrorName,
     message: string,
-    extra: { userMessage?: string; reason?: "malformed" | "invalid"; retryAfter?: number } = {},
+    extra: {
+      userMessage?: string;
+      reason?: "malformed" | "invalid";
+      retryAfter?: number;
+      allow?: string[];
+    } = {},
   ) {
     super(STATUS_OF[apiName], { message });
     this.apiName = apiName;
     this.userMessage = extra.userMessage ?? message;
     this.reason = extra.reason;
     this.retryAfter = extra.retryAfter;
+    this.allow = extra.allow;
   }
 
   toBody(): ErrorBody {

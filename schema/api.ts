@@ -22,8 +22,22 @@ export const API_ERROR_NAMES = [
   "JobNotFound",
   "ExtractionFailed",
   "ServiceUnavailable",
+  // Additions to the spec's list (additive, so v1 clients keep working): an unknown route is
+  // not a missing job, and a known route called with the wrong method says so.
+  "NotFound",
+  "MethodNotAllowed",
 ] as const;
 export type ApiErrorName = (typeof API_ERROR_NAMES)[number];
+
+/**
+ * Bounds of what a request may carry. They keep every number finite through JSON (1.8e302
+ * seconds would become Infinity, which JSON writes as null) and every string small enough to
+ * store; the OpenAPI document shows them. A week of video is far beyond any plan's span.
+ */
+export const MAX_URL_LENGTH = 2048;
+export const MAX_MEDIA_SECONDS = 7 * 86_400;
+export const MAX_COUNT = 1_000_000;
+export const MAX_WIDTH = 8192;
 
 const dateTime = z.iso.datetime();
 const nullableDateTime = dateTime.nullable();
@@ -61,7 +75,7 @@ export const JobSchema = z
     id: z.uuid(),
     object: z.literal("job"),
     status: JOB_STATUS,
-    url: z.string(),
+    url: z.string().max(MAX_URL_LENGTH),
     platform: z.string(),
     options: z.record(z.string(), z.unknown()),
     duration_seconds: z.number().nullable(),
@@ -165,23 +179,24 @@ export const CreateJobRequestSchema = z
   .strictObject({
     url: z
       .string()
+      .max(MAX_URL_LENGTH)
       .openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
     mode: z.enum(["interval", "count", "timestamps"]).optional().openapi({
       description: "Inferred from count or timestamps when omitted",
     }),
     every: z.number().min(0.1).max(3600).optional().openapi({ description: "Seconds; default 1" }),
-    count: z.number().int().min(1).optional(),
-    timestamps: z.array(z.number().min(0)).min(1).max(500).optional(),
-    start: z.number().min(0).optional(),
-    end: z.number().gt(0).optional(),
+    count: z.number().int().min(1).max(MAX_COUNT).optional(),
+    timestamps: z.array(z.number().min(0).max(MAX_MEDIA_SECONDS)).min(1).max(500).optional(),
+    start: z.number().min(0).max(MAX_MEDIA_SECONDS).optional(),
+    end: z.number().gt(0).max(MAX_MEDIA_SECONDS).optional(),
     format: z.enum(["jpg", "png", "webp"]).optional().openapi({ description: "Default jpg" }),
     resolution: z
       .enum(RESOLUTION_VALUES)
       .optional()
       .openapi({ description: "Short side; default 1080" }),
-    max_width: z.number().int().min(64).optional(),
+    max_width: z.number().int().min(64).max(MAX_WIDTH).optional(),
     output: z.enum(["urls", "zip", "both"]).optional().openapi({ description: "Default urls" }),
-    webhook_url: z.string().optional().openapi({ format: "uri" }),
+    webhook_url: z.string().max(MAX_URL_LENGTH).optional().openapi({ format: "uri" }),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
   .superRefine((body, ctx) => {
@@ -231,9 +246,24 @@ export const WaitQuerySchema = z.object({
     .openapi({ type: "boolean", description: "Block up to 50 s for the result" }),
 });
 
+/**
+ * A whole number from a query string. `z.coerce` would read an empty `?skip=` as 0 (and
+ * document the parameter as nullable); only digits are a number here.
+ */
+function queryInteger(min: number, max: number, fallback: number) {
+  return z
+    .string()
+    .regex(/^\d{1,9}$/, "must be a whole number")
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max))
+    .optional()
+    .transform((value) => value ?? fallback)
+    .openapi({ type: "integer", minimum: min, maximum: max, default: fallback });
+}
+
 export const ListJobsQuerySchema = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  skip: z.coerce.number().int().min(0).default(0),
+  limit: queryInteger(1, 100, 20),
+  skip: queryInteger(0, 1_000_000_000 - 1, 0),
   status: z.enum(LISTABLE_STATUSES).optional(),
 });
 
@@ -242,5 +272,5 @@ export const JobIdParamSchema = z.object({
 });
 
 export const DemoRequestSchema = z
-  .strictObject({ url: z.string().openapi({ format: "uri" }) })
+  .strictObject({ url: z.string().max(MAX_URL_LENGTH).openapi({ format: "uri" }) })
   .openapi("DemoRequest");

@@ -1,12 +1,41 @@
 // Rate limits live in Durable Objects (edge/durable/rate-limiter.ts), one per subject.
 import type { Context } from "hono";
 import { PUBLIC_REQUESTS_PER_MINUTE } from "../../schema/plans.ts";
+import { parseIpv6 } from "../../schema/url-safety.ts";
 import type { AppEnv } from "../context.ts";
 import type { RateDecision } from "../durable/rate-limiter.ts";
 import { ApiError } from "../errors.ts";
 
 function limiterFor(env: Env, subject: string) {
   return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(subject));
+}
+
+let testClock: (() => number) | undefined;
+
+/**
+ * Lets a test run minutes of traffic in simulated time (the limiter then takes its time from
+ * here instead of its own clock); undefined restores the real clock.
+ */
+export function setLimiterClock(clock: (() => number) | undefined) {
+  testClock = clock;
+}
+
+/**
+ * The address a limit counts. An IPv6 client is counted by its /64: one subscriber usually
+ * holds a whole /64 and can use a new address in it for every request. An IPv4-mapped IPv6
+ * address is the IPv4 client it maps.
+ */
+export function ipSubject(ip: string): string {
+  if (!ip.includes(":")) return ip;
+  const groups = parseIpv6(ip.replace(/%.*$/, ""));
+  if (!groups) return ip;
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
+    return [groups[6] >> 8, groups[6] & 255, groups[7] >> 8, groups[7] & 255].join(".");
+  }
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(":")}::/64`;
 }
 
 /**
@@ -34,7 +63,7 @@ function recordDemand(subject: string, now: number): number {
 }
 
 async function decide(env: Env, subject: string, perMinute: number): Promise<RateDecision> {
-  const now = Date.now();
+  const now = testClock?.() ?? Date.now();
   const wanted = recordDemand(subject, now);
   const lease = leases.get(subject);
   if (lease && lease.tokens > 0 && lease.until > now) {
@@ -42,7 +71,11 @@ async function decide(env: Env, subject: string, perMinute: number): Promise<Rat
     return { ...lease.decision, remaining: lease.decision.remaining + lease.tokens };
   }
   const leaseSize = Math.max(1, Math.min(wanted, Math.floor(perMinute / 60)));
-  const decision = await limiterFor(env, subject).take(perMinute, leaseSize);
+  const decision = await limiterFor(env, subject).take(
+    perMinute,
+    leaseSize,
+    testClock ? now : undefined,
+  );
   if (leases.size >= MAX_TRACKED) leases.clear();
   if (decision.granted > 1) {
     leases.set(subject, { tokens: decision.granted - 1, until: now + LEASE_MS, decision });
@@ -65,13 +98,13 @@ export async function enforceRate(c: Context<AppEnv>, subject: string, perMinute
 }
 
 export function enforceIpRate(c: Context<AppEnv>) {
-  return enforceRate(c, `ip:${c.get("clientIp")}`, PUBLIC_REQUESTS_PER_MINUTE);
+  return enforceRate(c, `ip:${ipSubject(c.get("clientIp"))}`, PUBLIC_REQUESTS_PER_MINUTE);
 }
 
 /** The demo's per-IP daily allowance, counted apart from the per-minute rate. */
 export async function takeDemoAllowance(c: Context<AppEnv>): Promise<RateDecision> {
   const perDay = Number.parseInt(c.env.STILLS_DEMO_DAILY_LIMIT || "5", 10);
-  return limiterFor(c.env, `demo:${c.get("clientIp")}`).takeDaily(perDay);
+  return limiterFor(c.env, `demo:${ipSubject(c.get("clientIp"))}`).takeDaily(perDay, testClock?.());
 }
 
 /** Writes the X-RateLimit-* headers of the request's decision onto the response. */

@@ -60,3 +60,6 @@ export function jsonResponse<T>(schema: T, description: string) {
 }
 
 export const AUTH_SECURITY: Record<string, string[]>[] = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+
+/** Declared on the public operations, so tools can tell they need no credential on purpose. */
+export const PUBLIC_SECURITY: Record<string, string[]>[] = [];

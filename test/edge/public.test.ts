@@ -1,7 +1,7 @@
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { PLANS } from "../../schema/plans.ts";
-import { api, ORIGIN, openApiDocument } from "./support/api.ts";
+import { api, freshIp, ORIGIN, openApiDocument } from "./support/api.ts";
 
 describe("GET /v1/pricing", () => {
   it("lists every plan with its price, credits and limits", async () => {
@@ -31,13 +31,13 @@ describe("GET /v1/openapi.json", () => {
     );
     expect(operations.sort()).toEqual(
       [
-        "GET /v1/demo/{id}",
-        "GET /v1/jobs",
-        "GET /v1/jobs/{id}",
-        "GET /v1/pricing",
-        "GET /v1/usage",
-        "POST /v1/demo",
-        "POST /v1/jobs",
+        "GET /demo/{id}",
+        "GET /jobs",
+        "GET /jobs/{id}",
+        "GET /pricing",
+        "GET /usage",
+        "POST /demo",
+        "POST /jobs",
       ].sort(),
     );
     for (const name of [
@@ -63,11 +63,23 @@ describe("GET /v1/openapi.json", () => {
 });
 
 describe("unknown routes", () => {
-  it("answer 404 in the error shape", async () => {
-    const res = await exports.default.fetch(`${ORIGIN}/v1/nothing-here`);
-    expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ name: "NotFound", code: 404, className: "not-found" });
-  });
+  it.each(["/v1/nothing-here", "/v1/jobs/", "/nothing-here"])(
+    "answer %s with 404 NotFound, not JobNotFound, counted per address",
+    async (path) => {
+      const res = await exports.default.fetch(`${ORIGIN}${path}`, {
+        headers: { "cf-connecting-ip": freshIp() },
+      });
+      expect(res.status).toBe(404);
+      expect(await res.json()).toMatchObject({
+        name: "NotFound",
+        code: 404,
+        className: "not-found",
+        data: { name: "NotFound" },
+      });
+      expect(res.headers.get("X-RateLimit-Limit")).toBe("60");
+      expect(res.headers.get("X-RateLimit-Remaining")).toBe("59");
+    },
+  );
 });
 
 it("plan table matches the pricing the spec lists", () => {

@@ -7,7 +7,12 @@ import {
   ListJobsQuerySchema,
   WaitQuerySchema,
 } from "../../../schema/api.ts";
+import { jsonBody } from "../../app.ts";
+import { requireApiKey } from "../../middleware/auth.ts";
 import { AUTH_SECURITY, errorResponses, jsonResponse } from "../responses.ts";
+
+/** 500 timestamps of a week-long video, two URLs and the options fit in well under this. */
+const CREATE_JOB_BODY_BYTES = 32 * 1024;
 
 const IdempotencyHeaders = z.object({
   "idempotency-key": z.string().min(1).max(255).optional().openapi({
@@ -17,11 +22,12 @@ const IdempotencyHeaders = z.object({
 
 export const createJobRoute = createRoute({
   method: "post",
-  path: "/v1/jobs",
+  path: "/jobs",
   tags: ["Jobs"],
   operationId: "createJob",
   summary: "Create a frame extraction job",
   security: AUTH_SECURITY,
+  middleware: [requireApiKey, jsonBody(CREATE_JOB_BODY_BYTES)] as const,
   request: {
     query: WaitQuerySchema,
     headers: IdempotencyHeaders,
@@ -35,11 +41,12 @@ export const createJobRoute = createRoute({
 
 export const listJobsRoute = createRoute({
   method: "get",
-  path: "/v1/jobs",
+  path: "/jobs",
   tags: ["Jobs"],
   operationId: "listJobs",
   summary: "List jobs, newest first (rows carry no file URLs)",
   security: AUTH_SECURITY,
+  middleware: [requireApiKey] as const,
   request: { query: ListJobsQuerySchema },
   responses: {
     200: jsonResponse(JobListSchema, "A page of jobs"),
@@ -49,11 +56,12 @@ export const listJobsRoute = createRoute({
 
 export const getJobRoute = createRoute({
   method: "get",
-  path: "/v1/jobs/{id}",
+  path: "/jobs/{id}",
   tags: ["Jobs"],
   operationId: "getJob",
   summary: "Read a job, with signed frame URLs while it is completed and not expired",
   security: AUTH_SECURITY,
+  middleware: [requireApiKey] as const,
   request: { params: JobIdParamSchema, query: WaitQuerySchema },
   responses: {
     200: jsonResponse(JobSchema, "The job"),

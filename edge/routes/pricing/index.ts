@@ -7,14 +7,16 @@ import {
 import { CREDIT_PACK, DEMO, PLANS, ZIP_ALWAYS_ABOVE_FRAMES } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import { publicRate } from "../../middleware/auth.ts";
-import { errorResponses, jsonResponse } from "../responses.ts";
+import { errorResponses, jsonResponse, PUBLIC_SECURITY } from "../responses.ts";
 
 export const getPricingRoute = createRoute({
   method: "get",
-  path: "/v1/pricing",
+  path: "/pricing",
   tags: ["Public"],
   operationId: "getPricing",
   summary: "Public plans and credit pricing",
+  security: PUBLIC_SECURITY,
+  middleware: [publicRate] as const,
   responses: {
     200: jsonResponse(PricingSchema, "The pricing catalog"),
     ...errorResponses(429),
@@ -54,7 +56,4 @@ export const CATALOG = {
   },
 };
 
-const router = createRouter();
-router.use("/v1/pricing", publicRate);
-
-export const pricingRouter = router.openapi(getPricingRoute, (c) => c.json(CATALOG, 200));
+export const pricingRouter = createRouter().openapi(getPricingRoute, (c) => c.json(CATALOG, 200));

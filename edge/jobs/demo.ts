@@ -1,0 +1,54 @@
+// Creating a demo job (spec §4 POST /demo): the link is checked, then the address's daily
+// allowance is taken, then the job is recorded and queued. A function of its own so the MCP
+// demo tool creates demos exactly as the REST route does.
+import type { Context } from "hono";
+import { demoJobs } from "../../schema/db.ts";
+import type { JobMessage } from "../../schema/messages.ts";
+import type { AppEnv } from "../context.ts";
+import { sha256Hex } from "../crypto.ts";
+import { ApiError } from "../errors.ts";
+import { ipSubject, takeDemoAllowance } from "../middleware/rate-limit.ts";
+import { failJob } from "../queues/results.ts";
+import { checkSourceUrl } from "../sources.ts";
+import { readDemoJob } from "./read.ts";
+
+export async function createDemoJob(c: Context<AppEnv>, url: string) {
+  const source = await checkSourceUrl(url, c.env);
+  // Counted after the link is accepted, so a typo does not use up the day's allowance.
+  const allowance = await takeDemoAllowance(c);
+  if (!allowance.allowed) {
+    throw new ApiError(
+      "DemoLimitReached",
+      `The demo allows ${allowance.limit} previews per day from one address`,
+      {
+        userMessage: "You've used today's free previews. Create a free account to keep going.",
+        retryAfter: allowance.retryAfter,
+      },
+    );
+  }
+  const id = crypto.randomUUID();
+  await c
+    .get("db")
+    .insert(demoJobs)
+    .values({
+      id,
+      // The address as its limits count it (an IPv6 client by its /64).
+      ipHash: await sha256Hex(ipSubject(c.get("clientIp"))),
+      status: "queued",
+      url,
+      sourceUrl: source.url,
+      platform: source.platform,
+    });
+  const message: JobMessage = { kind: "demo", id };
+  try {
+    await c.env.JOBS_QUEUE.send(message);
+  } catch (err) {
+    // Never leave a demo that nothing will run waiting for the 3-hour stuck sweep.
+    console.error(`queueing demo ${id} failed`, err);
+    await failJob(c.env, message, "ExtractionFailed", "the demo could not be queued");
+    throw new ApiError("ServiceUnavailable", "The demo could not be queued", {
+      userMessage: "We couldn't start the preview. Please try again in a moment.",
+    });
+  }
+  return readDemoJob(c, id);
+}

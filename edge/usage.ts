@@ -1,0 +1,65 @@
+// The calling account's usage (spec §2 Usage): plan, live balance, limits, this period's jobs
+// and the newest ledger entries. A function of its own so the MCP tools answer the same body.
+import { desc, eq, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { accounts, creditLedger, jobs } from "../schema/db.ts";
+import { isPlanName, PLANS } from "../schema/plans.ts";
+import type { AppEnv } from "./context.ts";
+
+const RECENT_LEDGER_ENTRIES = 20;
+
+export async function usageBody(c: Context<AppEnv>) {
+  const db = c.get("db");
+  // The balance must be live: the account row the key check cached may be seconds old.
+  const [account] = await db
+    .select()
+    .from(accounts)
+    .where(eq(accounts.id, c.get("account").id));
+  const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
+  const periodStart = account.periodStart ?? account.createdAt;
+  const [[period], ledger] = await Promise.all([
+    db
+      .select({
+        jobs_created: sql<number>`count(*)`,
+        jobs_completed: sql<number>`coalesce(sum(${jobs.status} = 'completed'), 0)`,
+        jobs_failed: sql<number>`coalesce(sum(${jobs.status} = 'failed'), 0)`,
+        credits_charged: sql<number>`coalesce(sum(${jobs.creditsCharged}), 0)`,
+        frames_delivered: sql<number>`coalesce(sum(${jobs.framesCount} - ${jobs.framesFailed}), 0)`,
+      })
+      .from(jobs)
+      .where(sql`${jobs.accountId} = ${account.id} AND ${jobs.createdAt} >= ${periodStart}`),
+    db
+      .select()
+      .from(creditLedger)
+      .where(eq(creditLedger.accountId, account.id))
+      .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
+      .limit(RECENT_LEDGER_ENTRIES),
+  ]);
+  const { max_resolution: _maxResolution, ...limits } = plan.limits;
+  return {
+    object: "usage" as const,
+    plan: plan.name,
+    credits: {
+      available: Math.max(0, account.planCredits + account.packCredits - account.reservedCredits),
+      plan: account.planCredits,
+      pack: account.packCredits,
+      monthly_allowance: plan.monthly_credits,
+    },
+    period: { start: account.periodStart, end: account.periodEnd },
+    subscription: account.subscriptionStatus
+      ? { status: account.subscriptionStatus, cancel_at_period_end: account.cancelAtPeriodEnd }
+      : null,
+    limits,
+    this_period: { ...period, credits_reserved: account.reservedCredits },
+    recent_ledger: ledger.map((entry) => ({
+      id: entry.id,
+      kind: entry.kind,
+      job_id: entry.jobId,
+      plan_delta: entry.planDelta,
+      pack_delta: entry.packDelta,
+      reserved_delta: entry.reservedDelta,
+      note: entry.note,
+      created_at: entry.createdAt,
+    })),
+  };
+}
