@@ -2,6 +2,8 @@
 // still parsed before anything is written, so an unexpected shape is refused, not half-applied.
 // Fields follow Stripe's API version of the `stripe` package (2026-10-28): a subscription's
 // period sits on its items, an invoice names its subscription under parent.subscription_details.
+// A webhook endpoint pinned to a version before 2025-03-31 sends them at the top level instead;
+// those are read too, so the endpoint's version is not a trap.
 import { z } from "zod";
 
 /** An expandable reference: Stripe sends an id, or the object when expanded. */
@@ -41,6 +43,8 @@ export const SubscriptionSchema = z.object({
   cancel_at: z.number().nullish(),
   ended_at: z.number().nullish(),
   metadata,
+  current_period_start: z.number().int().optional(),
+  current_period_end: z.number().int().optional(),
   items: z.object({
     data: z
       .array(
@@ -59,6 +63,7 @@ export const InvoiceSchema = z.object({
   id: z.string(),
   customer: ref.nullish(),
   billing_reason: z.string().nullish(),
+  subscription: ref.nullish(),
   parent: z
     .object({
       subscription_details: z.object({ subscription: ref, metadata }).nullish(),
@@ -69,3 +74,12 @@ export const InvoiceSchema = z.object({
   }),
 });
 export type Invoice = z.infer<typeof InvoiceSchema>;
+
+/** The subscription an invoice bills, wherever the endpoint's API version puts it. */
+export function invoiceSubscription(
+  invoice: Invoice,
+): { subscription: string; metadata: Record<string, string> } | undefined {
+  const details = invoice.parent?.subscription_details;
+  if (details) return details;
+  return invoice.subscription ? { subscription: invoice.subscription, metadata: {} } : undefined;
+}

@@ -19,6 +19,7 @@ import { ApiError } from "../errors.ts";
 import {
   CheckoutSessionSchema,
   InvoiceSchema,
+  invoiceSubscription,
   type StripeEvent,
   SubscriptionSchema,
 } from "./events.ts";
@@ -158,8 +159,8 @@ async function subscriptionChanged(env: Env, event: StripeEvent): Promise<Effect
       status: subscription.status,
       // The portal may cancel by date (cancel_at) rather than with the flag.
       cancelAtPeriodEnd: subscription.cancel_at_period_end || Boolean(subscription.cancel_at),
-      periodStart: item.current_period_start ?? null,
-      periodEnd: item.current_period_end ?? null,
+      periodStart: item.current_period_start ?? subscription.current_period_start ?? null,
+      periodEnd: item.current_period_end ?? subscription.current_period_end ?? null,
     }),
   };
 }
@@ -188,7 +189,7 @@ async function invoicePaid(env: Env, event: StripeEvent): Promise<Effect | undef
   const invoice = parse(InvoiceSchema, event);
   // The first invoice is the Checkout (plan start); proration invoices change no credits.
   if (invoice.billing_reason !== "subscription_cycle") return undefined;
-  const details = invoice.parent?.subscription_details;
+  const details = invoiceSubscription(invoice);
   const period = invoice.lines.data[0]?.period;
   if (!details || !period) return undefined;
   const accountId = await findAccount(env, [details.metadata.account_id], invoice.customer);
@@ -209,7 +210,7 @@ async function invoicePaid(env: Env, event: StripeEvent): Promise<Effect | undef
 
 async function paymentFailed(env: Env, event: StripeEvent): Promise<Effect | undefined> {
   const invoice = parse(InvoiceSchema, event);
-  const details = invoice.parent?.subscription_details;
+  const details = invoiceSubscription(invoice);
   if (!details) return undefined;
   const accountId = await findAccount(env, [details.metadata.account_id], invoice.customer);
   if (!accountId) return { accountId: null, statements: [] };

@@ -253,6 +253,44 @@ describe("a subscription's life", () => {
     expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 5000, pack: 0 });
   });
 
+  it("reads events from an endpoint pinned to an API version before 2025-03-31", async () => {
+    const { account, subscription: sub, customer } = await subscribed("starter");
+    const { parent: _parent, ...legacyInvoice } = invoice({
+      subscription: sub,
+      customer,
+      periodStart: 1_802_592_000,
+      periodEnd: 1_805_184_000,
+    });
+    const renewal = stripeEvent("invoice.paid", { ...legacyInvoice, subscription: sub });
+    const current = subscription({
+      id: sub,
+      accountId: account.accountId,
+      customer,
+      price: PRICES.pro,
+    });
+    const legacySubscription = {
+      ...current,
+      current_period_start: 1_802_592_000,
+      current_period_end: 1_805_184_000,
+      items: { data: [{ price: { id: PRICES.pro } }] },
+    };
+    expect((await deliver(renewal)).body.outcome).toBe("applied");
+    const update = stripeEvent("customer.subscription.updated", legacySubscription, 1_802_600_000);
+    expect((await deliver(update)).body.outcome).toBe("applied");
+    expect(await subscriptionOf(account.accountId)).toMatchObject({
+      plan: "pro",
+      period_start: "2027-02-14T08:00:00.000Z",
+      period_end: "2027-03-16T08:00:00.000Z",
+    });
+    expect((await ledgerKinds(account.accountId)).map((row) => row.kind)).toEqual([
+      "grant",
+      "plan-start",
+      "renewal",
+      "plan-change",
+    ]);
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 5000 });
+  });
+
   it("changes plan up and down, cancels at period end, fails a payment, ends on free", async () => {
     const { account, subscription: sub, customer } = await subscribed("starter");
     const state = (price: string, created: number, extra = {}) =>
