@@ -1,6 +1,7 @@
 // Authentication (spec §5) and the per-key rate limit, as one middleware: a request that
 // fails authentication is still counted, against its IP, so guessing keys is rate limited.
 import { and, eq, isNull } from "drizzle-orm";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
 import type { AccountRow } from "../../schema/db.ts";
@@ -47,18 +48,29 @@ const invalid = () =>
 type KeyRow = { keyId: string; keyHash: string; account: AccountRow };
 
 /**
- * Verified keys are remembered in the isolate for a few seconds: the hot path of a busy
- * client then skips a D1 read. The price is that a revoked key keeps working for up to
- * KEY_CACHE_MS on an isolate that has just seen it. Handlers that need live balances read
- * the account again; the cached row serves only its id and plan.
+ * Verified keys are remembered in the isolate for a few seconds, with their account. A
+ * remembered key is still checked on every request against D1 (a primary-key read of the key
+ * alone, run alongside the rate-limit check, so it adds no round trip of its own): a key
+ * revoked anywhere is refused from the next request on, on every isolate. What the cache
+ * saves is the lookup by hash and the join with the account before the rate limit can start.
+ * Handlers that need live balances read the account again; the cached row serves only its id
+ * and plan (so a plan change reaches the rate limit within KEY_CACHE_MS).
  */
 const KEY_CACHE_MS = 10_000;
 const KEY_CACHE_MAX = 10_000;
 const keyCache = new Map<string, { row: KeyRow; until: number }>();
 
-async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
+function cachedKey(hash: string): KeyRow | undefined {
   const cached = keyCache.get(hash);
-  if (cached && cached.until > Date.now()) return cached.row;
+  return cached && cached.until > Date.now() ? cached.row : undefined;
+}
+
+/** Forgets a key in this isolate (the dashboard calls it as it revokes one). */
+export function forgetApiKey(hash: string) {
+  keyCache.delete(hash);
+}
+
+async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
   const [row] = await db
     .select({ keyId: apiKeys.id, keyHash: apiKeys.keyHash, account: accounts })
     .from(apiKeys)
@@ -72,6 +84,66 @@ async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
   if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
   keyCache.set(hash, { row, until: Date.now() + KEY_CACHE_MS });
   return row;
+}
+
+async function keyIsLive(db: Db, keyId: string): Promise<boolean> {
+  const [row] = await db
+    .select({ id: apiKeys.id })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  return row !== undefined;
+}
+
+/**
+ * `last_used_at` for the dashboard, written behind the response and at most about once a
+ * minute per key: once per isolate by the map, and across isolates by the condition.
+ */
+const LAST_USED_EVERY_MS = 60_000;
+const lastUseWritten = new Map<string, number>();
+
+function noteKeyUse(c: Context<AppEnv>, keyId: string) {
+  const now = Date.now();
+  if ((lastUseWritten.get(keyId) ?? 0) > now - LAST_USED_EVERY_MS) return;
+  if (lastUseWritten.size >= KEY_CACHE_MAX) lastUseWritten.clear();
+  lastUseWritten.set(keyId, now);
+  const write = c.env.DB.prepare(
+    "UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
+  )
+    .bind(new Date(now).toISOString(), keyId, new Date(now - LAST_USED_EVERY_MS).toISOString())
+    .run()
+    .catch((err) =>
+      console.error(
+        JSON.stringify({ level: "error", msg: "last_used_at write failed", err: String(err) }),
+      ),
+    );
+  c.executionCtx.waitUntil(write);
+}
+
+function rateOf(account: AccountRow): number {
+  return (isPlanName(account.plan) ? PLANS[account.plan] : PLANS.free).limits.requests_per_minute;
+}
+
+/** A key checked against D1 now: looked up by hash, or a remembered one re-checked. */
+async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | undefined> {
+  const db = c.get("db");
+  const cached = cachedKey(hash);
+  if (!cached) {
+    const row = await lookUpKey(db, hash);
+    if (row) await enforceRate(c, `key:${row.keyId}`, rateOf(row.account));
+    return row;
+  }
+  const [live, rate] = await Promise.allSettled([
+    keyIsLive(db, cached.keyId),
+    enforceRate(c, `key:${cached.keyId}`, rateOf(cached.account)),
+  ]);
+  if (live.status === "rejected") throw live.reason;
+  if (!live.value) {
+    keyCache.delete(hash);
+    return undefined;
+  }
+  if (rate.status === "rejected") throw rate.reason;
+  return cached;
 }
 
 export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
@@ -91,15 +163,14 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
     throw invalid();
   }
   const hash = await hashApiKey(credential.key);
-  const row = await lookUpKey(c.get("db"), hash);
+  const row = await verifiedKey(c, hash);
   if (!row || !timingSafeEqualHex(row.keyHash, hash)) {
     await enforceIpRate(c);
     throw invalid();
   }
   c.set("account", row.account);
   c.set("apiKeyId", row.keyId);
-  const plan = isPlanName(row.account.plan) ? PLANS[row.account.plan] : PLANS.free;
-  await enforceRate(c, `key:${row.keyId}`, plan.limits.requests_per_minute);
+  noteKeyUse(c, row.keyId);
   await next();
 });
 

@@ -1,0 +1,267 @@
+// Plan and billing: the plans and the pack (with buy buttons when Stripe is configured), the
+// subscription, and the credit ledger, newest first.
+import type { Context } from "hono";
+import type { AccountRow } from "../../../schema/db.ts";
+import { CREDIT_PACK, isPlanName, PLAN_NAMES, PLANS } from "../../../schema/plans.ts";
+import { firstProblem, PurchaseFormSchema } from "../../../schema/sign-in.ts";
+import { createRouter } from "../../app.ts";
+import { billingEnabled, openCustomerPortal, startCheckout } from "../../billing/checkout.ts";
+import type { AppEnv } from "../../context.ts";
+import { ApiError } from "../../errors.ts";
+import { ledgerPage, ledgerSize, liveAccount } from "./data.ts";
+import { formOf } from "./forms.ts";
+import { SubscriptionState } from "./plan-state.tsx";
+import {
+  count,
+  DashboardPage,
+  Notice,
+  Pager,
+  pageNumber,
+  renderPage,
+  signed,
+  When,
+} from "./ui.tsx";
+
+const LEDGER_PAGE_SIZE = 25;
+
+const KIND_LABELS: Record<string, string> = {
+  grant: "Plan credits",
+  renewal: "Renewal",
+  reserve: "Held for a job",
+  charge: "Job charged",
+  release: "Hold released",
+  pack: "Credit pack",
+  plan: "Plan set",
+  "plan-start": "Plan started",
+  "plan-change": "Plan changed",
+  "back-to-free": "Back to free",
+};
+
+type Ledger = Awaited<ReturnType<typeof ledgerPage>>;
+
+function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
+  const current = isPlanName(props.account.plan) ? props.account.plan : "free";
+  return (
+    <div class="table-scroll">
+      <table class="plans-table">
+        <caption class="sr-only">Plans</caption>
+        <thead>
+          <tr>
+            <th scope="col">Plan</th>
+            <th scope="col" class="num">
+              Price
+            </th>
+            <th scope="col" class="num">
+              Credits a month
+            </th>
+            <th scope="col" class="num">
+              Longest video
+            </th>
+            <th scope="col" class="num">
+              Resolution
+            </th>
+            <th scope="col" class="num">
+              Files kept
+            </th>
+            {props.canBuy && (
+              <th scope="col">
+                <span class="sr-only">Choose</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {PLAN_NAMES.map((name) => {
+            const plan = PLANS[name];
+            return (
+              <tr class={name === current ? "current-plan" : undefined}>
+                <th scope="row" class="plan-name">
+                  {name}
+                  {name === current && <span class="hint">your plan</span>}
+                </th>
+                <td class="num">{plan.price_usd === 0 ? "$0" : `$${plan.price_usd}/mo`}</td>
+                <td class="num">{count(plan.monthly_credits)}</td>
+                <td class="num">{plan.limits.max_video_minutes} min</td>
+                <td class="num">{plan.limits.max_resolution}p</td>
+                <td class="num">
+                  {plan.limits.retention_days} {plan.limits.retention_days === 1 ? "day" : "days"}
+                </td>
+                {props.canBuy && (
+                  <td>
+                    {name !== "free" && name !== current && (
+                      <form method="post" action="/dashboard/checkout">
+                        <input type="hidden" name="purchase" value={name} />
+                        <button type="submit" class="button-small">
+                          Choose<span class="sr-only"> {name}</span>
+                        </button>
+                      </form>
+                    )}
+                  </td>
+                )}
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function LedgerTable(props: { entries: Ledger }) {
+  if (props.entries.length === 0) {
+    return <p class="muted">No entries yet.</p>;
+  }
+  return (
+    <div class="table-scroll">
+      <table>
+        <caption class="sr-only">Credit ledger, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Entry</th>
+            <th scope="col" class="num">
+              Plan
+            </th>
+            <th scope="col" class="num">
+              Pack
+            </th>
+            <th scope="col" class="num">
+              Held
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.entries.map((entry) => (
+            <tr>
+              <td>
+                <When iso={entry.createdAt} />
+              </td>
+              <td>
+                {KIND_LABELS[entry.kind] ?? entry.kind}
+                {entry.note && <span class="hint">{entry.note}</span>}
+                {entry.jobId && (
+                  <span class="hint">
+                    <a href={`/dashboard/jobs/${entry.jobId}`}>job {entry.jobId.slice(0, 8)}</a>
+                  </span>
+                )}
+              </td>
+              <td class="num">{signed(entry.planDelta)}</td>
+              <td class="num">{signed(entry.packDelta)}</td>
+              <td class="num">{signed(entry.reservedDelta)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+async function billingPage(c: Context<AppEnv>, error?: string) {
+  const db = c.get("db");
+  const account = await liveAccount(db, c.get("account").id);
+  const page = pageNumber(c.req.query("page"));
+  const [entries, total] = await Promise.all([
+    ledgerPage(db, account.id, LEDGER_PAGE_SIZE, (page - 1) * LEDGER_PAGE_SIZE),
+    ledgerSize(db, account.id),
+  ]);
+  const canBuy = billingEnabled(c.env);
+  const body = (
+    <DashboardPage
+      title="Plan & billing"
+      section="/dashboard/billing"
+      email={account.email}
+      notice={error && <Notice kind="error">{error}</Notice>}
+    >
+      <section aria-labelledby="subscription-title" class="dashboard-section">
+        <h2 id="subscription-title">Your plan</h2>
+        <dl class="facts">
+          <div>
+            <dt>Plan</dt>
+            <dd class="plan-name">{account.plan}</dd>
+          </div>
+          <div>
+            <dt>Subscription</dt>
+            <dd>
+              <SubscriptionState account={account} />
+            </dd>
+          </div>
+          <div>
+            <dt>Period</dt>
+            <dd>
+              <When iso={account.periodStart} /> to <When iso={account.periodEnd} />
+            </dd>
+          </div>
+        </dl>
+        {canBuy && account.stripeCustomerId && (
+          <form method="post" action="/dashboard/billing/portal">
+            <button type="submit" class="button-secondary">
+              Manage subscription and invoices
+            </button>
+          </form>
+        )}
+      </section>
+      <section aria-labelledby="plans-title" class="dashboard-section">
+        <h2 id="plans-title">Plans</h2>
+        {!canBuy && (
+          <Notice kind="info">
+            Buying is switched off on this server (Stripe is not configured). The operator grants
+            plans and credit packs with the admin command.
+          </Notice>
+        )}
+        <PlanTable account={account} canBuy={canBuy} />
+        <div class="pack">
+          <p>
+            <strong>Credit pack:</strong> {count(CREDIT_PACK.credits)} credits for $
+            {CREDIT_PACK.price_usd}, on top of your plan's; pack credits never expire.
+          </p>
+          {canBuy && (
+            <form method="post" action="/dashboard/checkout">
+              <input type="hidden" name="purchase" value="pack" />
+              <button type="submit">Buy {count(CREDIT_PACK.credits)} credits</button>
+            </form>
+          )}
+        </div>
+      </section>
+      <section aria-labelledby="ledger-title" class="dashboard-section">
+        <h2 id="ledger-title">Credit ledger</h2>
+        <p class="muted">
+          Every change of your balance, newest first. Plan credits: {count(account.planCredits)};
+          pack credits: {count(account.packCredits)}; held by running jobs:{" "}
+          {count(account.reservedCredits)}.
+        </p>
+        <LedgerTable entries={entries} />
+        <Pager path="/dashboard/billing" page={page} pageSize={LEDGER_PAGE_SIZE} total={total} />
+      </section>
+    </DashboardPage>
+  );
+  return renderPage(c, body, error ? 503 : 200);
+}
+
+export const billingPagesRouter = createRouter();
+
+billingPagesRouter.get("/dashboard/billing", (c) => billingPage(c));
+
+/** Sends the browser to Stripe (Checkout or the portal), or back here saying why it can't. */
+async function toStripe(c: Context<AppEnv>, stripeUrl: () => Promise<string>) {
+  try {
+    return c.redirect(await stripeUrl(), 303);
+  } catch (err) {
+    if (err instanceof ApiError && err.status >= 500) return billingPage(c, err.userMessage);
+    throw err;
+  }
+}
+
+billingPagesRouter.post("/dashboard/checkout", async (c) => {
+  const parsed = PurchaseFormSchema.safeParse(await formOf(c));
+  if (!parsed.success) {
+    throw new ApiError("InvalidRequest", firstProblem(parsed.error).message);
+  }
+  const account = await liveAccount(c.get("db"), c.get("account").id);
+  const origin = new URL(c.req.url).origin;
+  return toStripe(c, () => startCheckout(c.env, account, parsed.data.purchase, origin));
+});
+
+billingPagesRouter.post("/dashboard/billing/portal", async (c) => {
+  const account = await liveAccount(c.get("db"), c.get("account").id);
+  return toStripe(c, () => openCustomerPortal(c.env, account, new URL(c.req.url).origin));
+});

@@ -1,0 +1,162 @@
+// What the dashboard reads and changes, apart from how it is shown.
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Context } from "hono";
+import { newKeyStatement, newWebhookSecret } from "../../../schema/accounts.ts";
+import { type AccountRow, accounts, apiKeys, creditLedger, jobs } from "../../../schema/db.ts";
+import type { AppEnv, Db } from "../../context.ts";
+import { fileLinker } from "../../files.ts";
+import { baseUrl } from "../../jobs/read.ts";
+import { forgetApiKey } from "../../middleware/auth.ts";
+import { filesAreLive } from "../../serialize.ts";
+
+/** Enough for every environment and connector of one account; more is a leak waiting. */
+export const MAX_ACTIVE_KEYS = 25;
+
+/** The account as it is now (the session's copy may be older than a purchase or a job). */
+export async function liveAccount(db: Db, accountId: string): Promise<AccountRow> {
+  const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
+  return account;
+}
+
+export function activeKeys(db: Db, accountId: string) {
+  return db
+    .select({
+      id: apiKeys.id,
+      hint: apiKeys.hint,
+      name: apiKeys.name,
+      createdAt: apiKeys.createdAt,
+      lastUsedAt: apiKeys.lastUsedAt,
+    })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .orderBy(desc(apiKeys.createdAt), sql`rowid DESC`);
+}
+
+export type KeyListRow = Awaited<ReturnType<typeof activeKeys>>[number];
+
+/** A new key, or undefined when the account already has MAX_ACTIVE_KEYS. */
+export async function createKey(env: Env, accountId: string, name: string) {
+  const issued = await newKeyStatement(accountId, name, MAX_ACTIVE_KEYS);
+  const result = await env.DB.prepare(issued.statement.sql)
+    .bind(...issued.statement.params)
+    .run();
+  return result.meta.changes === 1 ? { key: issued.key, keyId: issued.keyId } : undefined;
+}
+
+/** Revokes the account's key; the next request with it is refused, on every isolate. */
+export async function revokeKey(db: Db, accountId: string, keyId: string): Promise<boolean> {
+  const revoked = await db
+    .update(apiKeys)
+    .set({ revokedAt: new Date().toISOString() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
+    .returning({ keyHash: apiKeys.keyHash });
+  for (const { keyHash } of revoked) forgetApiKey(keyHash);
+  return revoked.length > 0;
+}
+
+export async function rotateWebhookSecret(db: Db, accountId: string): Promise<string> {
+  const secret = newWebhookSecret();
+  await db.update(accounts).set({ webhookSecret: secret }).where(eq(accounts.id, accountId));
+  return secret;
+}
+
+/** This period's jobs, credits and frames (the same figures as /v1/usage's this_period). */
+export async function periodUsage(db: Db, account: AccountRow) {
+  const periodStart = account.periodStart ?? account.createdAt;
+  const [usage] = await db
+    .select({
+      jobsCreated: sql<number>`count(*)`,
+      jobsCompleted: sql<number>`coalesce(sum(${jobs.status} = 'completed'), 0)`,
+      jobsFailed: sql<number>`coalesce(sum(${jobs.status} = 'failed'), 0)`,
+      creditsCharged: sql<number>`coalesce(sum(${jobs.creditsCharged}), 0)`,
+      framesDelivered: sql<number>`coalesce(sum(${jobs.framesCount} - ${jobs.framesFailed}), 0)`,
+    })
+    .from(jobs)
+    .where(sql`${jobs.accountId} = ${account.id} AND ${jobs.createdAt} >= ${periodStart}`);
+  return usage;
+}
+
+export function ledgerPage(db: Db, accountId: string, limit: number, offset: number) {
+  return db
+    .select()
+    .from(creditLedger)
+    .where(eq(creditLedger.accountId, accountId))
+    .orderBy(desc(creditLedger.createdAt), sql`rowid DESC`)
+    .limit(limit)
+    .offset(offset);
+}
+
+export function ledgerSize(db: Db, accountId: string): Promise<number> {
+  return db.$count(creditLedger, eq(creditLedger.accountId, accountId));
+}
+
+export interface JobListRow {
+  id: string;
+  status: string;
+  url: string;
+  platform: string;
+  framesCount: number | null;
+  framesFailed: number;
+  creditsCharged: number | null;
+  createdAt: string;
+  width: number | null;
+  height: number | null;
+  /** Signed URL of the first good frame while the job's files live. */
+  thumbnailUrl: string | null;
+}
+
+/** The account's jobs, newest first, each with the signed URL of its first good frame. */
+export async function jobsWithThumbnails(
+  c: Context<AppEnv>,
+  accountId: string,
+  limit: number,
+  offset: number,
+): Promise<{ total: number; rows: JobListRow[] }> {
+  const db = c.get("db");
+  const [[{ total }], rows] = await Promise.all([
+    db.select({ total: sql<number>`count(*)` }).from(jobs).where(eq(jobs.accountId, accountId)),
+    db
+      .select()
+      .from(jobs)
+      .where(eq(jobs.accountId, accountId))
+      .orderBy(desc(jobs.createdAt), sql`rowid DESC`)
+      .limit(limit)
+      .offset(offset),
+  ]);
+  const live = rows.filter((row) => filesAreLive(row));
+  const firstFrames = new Map<string, string>();
+  if (live.length > 0) {
+    // SQLite returns the other columns of the row that holds min(idx).
+    const { results } = await c.env.DB.prepare(
+      `SELECT job_id, r2_key, min(idx) AS idx FROM frames
+       WHERE status = 'ok' AND r2_key IS NOT NULL AND job_id IN (${live.map(() => "?").join(", ")})
+       GROUP BY job_id`,
+    )
+      .bind(...live.map((row) => row.id))
+      .all<{ job_id: string; r2_key: string }>();
+    for (const frame of results) firstFrames.set(frame.job_id, frame.r2_key);
+  }
+  const listed = await Promise.all(
+    rows.map(async (row): Promise<JobListRow> => {
+      const key = firstFrames.get(row.id);
+      const thumbnailUrl =
+        key && row.expiresAt
+          ? await fileLinker(c.env.FILE_URL_SECRET, baseUrl(c), row.expiresAt).url(key)
+          : null;
+      return {
+        id: row.id,
+        status: filesAreLive(row) || row.status !== "completed" ? row.status : "expired",
+        url: row.url,
+        platform: row.platform,
+        framesCount: row.framesCount,
+        framesFailed: row.framesFailed,
+        creditsCharged: row.creditsCharged,
+        createdAt: row.createdAt,
+        width: row.width,
+        height: row.height,
+        thumbnailUrl,
+      };
+    }),
+  );
+  return { total, rows: listed };
+}

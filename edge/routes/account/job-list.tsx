@@ -1,0 +1,120 @@
+// The account's jobs as a table: a thumbnail of the first good frame, status, frames, credits,
+// each row one click from the job's frames.
+import type { JobListRow } from "./data.ts";
+import { count, When } from "./ui.tsx";
+
+const STATUS_LABELS: Record<string, string> = {
+  queued: "Queued",
+  processing: "Processing",
+  completed: "Completed",
+  failed: "Failed",
+  expired: "Expired",
+};
+
+export function StatusBadge(props: { status: string }) {
+  return (
+    <span class={`status status-${props.status}`}>
+      {STATUS_LABELS[props.status] ?? props.status}
+    </span>
+  );
+}
+
+/** The video's address, shortened for a table cell (the whole is in the title). */
+function shortUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const path = parsed.pathname.length > 28 ? `…${parsed.pathname.slice(-27)}` : parsed.pathname;
+    return `${parsed.hostname}${path}`;
+  } catch {
+    return url.slice(0, 40);
+  }
+}
+
+/** The first good frame; decorative (alt=""), as the link it sits in is named by its text. */
+function Thumbnail(props: { job: JobListRow }) {
+  const { job } = props;
+  if (!job.thumbnailUrl) {
+    return (
+      <span class="thumb thumb-empty" aria-hidden="true">
+        —
+      </span>
+    );
+  }
+  return (
+    <img
+      class="thumb"
+      src={job.thumbnailUrl}
+      alt=""
+      width={job.width ?? 160}
+      height={job.height ?? 90}
+      loading="lazy"
+      decoding="async"
+    />
+  );
+}
+
+export function JobTable(props: { jobs: JobListRow[]; caption: string }) {
+  return (
+    <div class="table-scroll">
+      <table class="jobs-table">
+        <caption class="sr-only">{props.caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">Video</th>
+            <th scope="col">Status</th>
+            <th scope="col" class="num">
+              Frames
+            </th>
+            <th scope="col" class="num">
+              Credits
+            </th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.jobs.map((job) => (
+            <tr>
+              <td class="job-video">
+                <a href={`/dashboard/jobs/${job.id}`} title={job.url} class="job-link">
+                  <Thumbnail job={job} />
+                  <span>{shortUrl(job.url)}</span>
+                </a>
+                <span class="hint">{job.platform}</span>
+              </td>
+              <td>
+                <StatusBadge status={job.status} />
+              </td>
+              <td class="num">
+                {job.framesCount === null ? "—" : count(job.framesCount - job.framesFailed)}
+                {job.framesFailed > 0 && <span class="hint">{job.framesFailed} failed</span>}
+              </td>
+              <td class="num">{job.creditsCharged === null ? "—" : count(job.creditsCharged)}</td>
+              <td>
+                <When iso={job.createdAt} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function NoJobsYet(props: { origin: string }) {
+  return (
+    <div class="empty-state">
+      <p>
+        <strong>No jobs yet.</strong> Create an API key, then send a video link:
+      </p>
+      <pre>
+        <code>{`curl -X POST "${props.origin}/v1/jobs?wait=true" \\
+  -H "Authorization: Bearer $STILLS_KEY" \\
+  -H "content-type: application/json" \\
+  -d '{"url":"https://example.com/talk.mp4","count":6}'`}</code>
+      </pre>
+      <p>
+        <a href="/dashboard/keys">Create an API key</a> · <a href="/docs">API reference</a>
+      </p>
+    </div>
+  );
+}

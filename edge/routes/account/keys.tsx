@@ -1,0 +1,213 @@
+// API keys: create one with a name (its whole value shown once, here, never again), list them
+// by hint, revoke one (refused by the API from the next request on).
+import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
+import { createRouter } from "../../app.ts";
+import { activeKeys, createKey, type KeyListRow, MAX_ACTIVE_KEYS, revokeKey } from "./data.ts";
+import { formOf } from "./forms.ts";
+import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";
+
+export const keysRouter = createRouter();
+
+const NOTICES: Record<string, { kind: "success" | "error"; text: string }> = {
+  revoked: {
+    kind: "success",
+    text: "The key is revoked: requests with it are refused from now on.",
+  },
+  "not-found": { kind: "error", text: "That key was already revoked or is not one of yours." },
+};
+
+function NewKey(props: { keyValue: string; name: string }) {
+  return (
+    <section class="new-key" aria-labelledby="new-key-title">
+      <h2 id="new-key-title">Your new key “{props.name}”</h2>
+      <p>
+        <strong>Copy it now: this is the only time it is shown.</strong> We keep only a hash of it,
+        so nobody can show it to you again. If you lose it, revoke it and create another.
+      </p>
+      <div class="secret-row">
+        <label for="new-key-value" class="sr-only">
+          New API key
+        </label>
+        <input
+          id="new-key-value"
+          class="secret-value"
+          type="text"
+          readonly
+          value={props.keyValue}
+          spellcheck={false}
+          autocomplete="off"
+        />
+        <button type="button" class="button-secondary" data-copy-from="new-key-value" hidden>
+          Copy<span class="sr-only"> the new key</span>
+        </button>
+        <span class="copy-status" role="status" />
+      </div>
+      <p class="hint">
+        Send it as <code>Authorization: Bearer …</code> or <code>X-API-Key: …</code>.
+      </p>
+    </section>
+  );
+}
+
+function KeyList(props: { keys: KeyListRow[] }) {
+  if (props.keys.length === 0) {
+    return (
+      <div class="empty-state">
+        <p>
+          <strong>No keys yet.</strong> Create one above to call the API.
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div class="table-scroll">
+      <table>
+        <caption class="sr-only">Your API keys</caption>
+        <thead>
+          <tr>
+            <th scope="col">Key</th>
+            <th scope="col">Name</th>
+            <th scope="col">Created</th>
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span class="sr-only">Revoke</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.keys.map((key) => (
+            <tr>
+              <td>
+                <code>{key.hint}</code>
+              </td>
+              <td class="break">{key.name || <span class="muted">(no name)</span>}</td>
+              <td>
+                <When iso={key.createdAt} />
+              </td>
+              <td>
+                <When iso={key.lastUsedAt} empty="never" />
+              </td>
+              <td>
+                <form
+                  method="post"
+                  action={`/dashboard/keys/${key.id}/revoke`}
+                  data-confirm={`Revoke the key ${key.hint}? Requests with it will be refused at once.`}
+                >
+                  <button type="submit" class="button-danger button-small">
+                    Revoke<span class="sr-only"> {key.hint}</span>
+                  </button>
+                </form>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function KeysPage(props: {
+  email: string;
+  keys: KeyListRow[];
+  created?: { keyValue: string; name: string };
+  notice?: { kind: "success" | "error"; text: string };
+  error?: string;
+  name?: string;
+}) {
+  const atCap = props.keys.length >= MAX_ACTIVE_KEYS;
+  return (
+    <DashboardPage
+      title="API keys"
+      section="/dashboard/keys"
+      email={props.email}
+      notice={props.notice && <Notice kind={props.notice.kind}>{props.notice.text}</Notice>}
+    >
+      {props.created && <NewKey {...props.created} />}
+      <section aria-labelledby="create-key-title" class="dashboard-section">
+        <h2 id="create-key-title">Create a key</h2>
+        {props.error && (
+          <Notice kind="error">
+            <span id="key-name-error">{props.error}</span>
+          </Notice>
+        )}
+        {atCap ? (
+          <p>
+            You have {MAX_ACTIVE_KEYS} keys, the most an account can hold. Revoke one you no longer
+            use to create another.
+          </p>
+        ) : (
+          <form method="post" action="/dashboard/keys" class="inline-form" novalidate>
+            <div class="field">
+              <label for="key-name">
+                Name<span class="hint">Where it is used, e.g. “production server”</span>
+              </label>
+              <input
+                id="key-name"
+                name="name"
+                type="text"
+                required
+                maxlength={KEY_NAME_MAX}
+                value={props.name ?? ""}
+                autocomplete="off"
+                aria-invalid={props.error ? "true" : undefined}
+                aria-describedby={props.error ? "key-name-error" : undefined}
+              />
+            </div>
+            <button type="submit">Create key</button>
+          </form>
+        )}
+      </section>
+      <section aria-labelledby="keys-title" class="dashboard-section">
+        <h2 id="keys-title">Your keys</h2>
+        <KeyList keys={props.keys} />
+      </section>
+    </DashboardPage>
+  );
+}
+
+keysRouter.get("/dashboard/keys", async (c) => {
+  const account = c.get("account");
+  const keys = await activeKeys(c.get("db"), account.id);
+  const notice = NOTICES[c.req.query("notice") ?? ""];
+  return renderPage(c, <KeysPage email={account.email} keys={keys} notice={notice} />);
+});
+
+keysRouter.post("/dashboard/keys", async (c) => {
+  const account = c.get("account");
+  const form = await formOf(c);
+  const parsed = KeyNameFormSchema.safeParse(form);
+  if (!parsed.success) {
+    const keys = await activeKeys(c.get("db"), account.id);
+    const name = typeof form.name === "string" ? form.name.slice(0, KEY_NAME_MAX * 2) : "";
+    const page = (
+      <KeysPage
+        email={account.email}
+        keys={keys}
+        error={firstProblem(parsed.error).message}
+        name={name}
+      />
+    );
+    return renderPage(c, page, 400);
+  }
+  const created = await createKey(c.env, account.id, parsed.data.name);
+  const keys = await activeKeys(c.get("db"), account.id);
+  if (!created) {
+    const error = `An account holds at most ${MAX_ACTIVE_KEYS} keys. Revoke one to create another.`;
+    return renderPage(c, <KeysPage email={account.email} keys={keys} error={error} />, 400);
+  }
+  // The one response that carries the key: rendered here, not behind a redirect that would
+  // have to keep it somewhere.
+  const page = (
+    <KeysPage
+      email={account.email}
+      keys={keys}
+      created={{ keyValue: created.key, name: parsed.data.name }}
+    />
+  );
+  return renderPage(c, page);
+});
+
+keysRouter.post("/dashboard/keys/:id/revoke", async (c) => {
+  const revoked = await revokeKey(c.get("db"), c.get("account").id, c.req.param("id"));
+  return c.redirect(`/dashboard/keys?notice=${revoked ? "revoked" : "not-found"}`, 303);
+});

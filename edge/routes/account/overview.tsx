@@ -1,0 +1,134 @@
+// The dashboard's first page: plan, credits (plan and pack apart), the period, the subscription,
+// this period's usage and the latest jobs.
+import { isPlanName, PLANS } from "../../../schema/plans.ts";
+import { createRouter } from "../../app.ts";
+import { billingEnabled } from "../../billing/checkout.ts";
+import { jobsWithThumbnails, liveAccount, periodUsage } from "./data.ts";
+import { JobTable, NoJobsYet } from "./job-list.tsx";
+import { SubscriptionState } from "./plan-state.tsx";
+import { count, DashboardPage, Notice, renderPage, When } from "./ui.tsx";
+
+const LATEST_JOBS = 5;
+
+const CHECKOUT_NOTICES = {
+  success: (
+    <Notice kind="success">
+      Thank you. Your purchase is applied as soon as Stripe confirms the payment; reload in a moment
+      to see it here.
+    </Notice>
+  ),
+  cancelled: <Notice kind="info">Checkout was cancelled; nothing was charged.</Notice>,
+} as const;
+
+export const overviewRouter = createRouter().get("/dashboard", async (c) => {
+  const db = c.get("db");
+  const account = await liveAccount(db, c.get("account").id);
+  const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
+  const [usage, latest] = await Promise.all([
+    periodUsage(db, account),
+    jobsWithThumbnails(c, account.id, LATEST_JOBS, 0),
+  ]);
+  const available = Math.max(
+    0,
+    account.planCredits + account.packCredits - account.reservedCredits,
+  );
+  const checkout = c.req.query("checkout");
+  const notice =
+    checkout === "success" || checkout === "cancelled" ? CHECKOUT_NOTICES[checkout] : undefined;
+  const page = (
+    <DashboardPage title="Overview" section="/dashboard" email={account.email} notice={notice}>
+      <section aria-labelledby="credits-title" class="dashboard-section">
+        <h2 id="credits-title">Credits</h2>
+        <dl class="stat-grid">
+          <div class="stat stat-main">
+            <dt>Available now</dt>
+            <dd>{count(available)}</dd>
+          </div>
+          <div class="stat">
+            <dt>Plan credits</dt>
+            <dd>
+              {count(account.planCredits)}
+              <span class="hint">of {count(plan.monthly_credits)} a month</span>
+            </dd>
+          </div>
+          <div class="stat">
+            <dt>Pack credits</dt>
+            <dd>
+              {count(account.packCredits)}
+              <span class="hint">never expire</span>
+            </dd>
+          </div>
+          <div class="stat">
+            <dt>Held by running jobs</dt>
+            <dd>{count(account.reservedCredits)}</dd>
+          </div>
+        </dl>
+      </section>
+      <section aria-labelledby="plan-title" class="dashboard-section">
+        <h2 id="plan-title">Plan</h2>
+        <dl class="facts">
+          <div>
+            <dt>Plan</dt>
+            <dd class="plan-name">{plan.name}</dd>
+          </div>
+          <div>
+            <dt>Period ends</dt>
+            <dd>
+              <When iso={account.periodEnd} />
+              <span class="hint">plan credits reset to {count(plan.monthly_credits)} then</span>
+            </dd>
+          </div>
+          <div>
+            <dt>Subscription</dt>
+            <dd>
+              <SubscriptionState account={account} />
+            </dd>
+          </div>
+        </dl>
+        <p>
+          <a href="/dashboard/billing">
+            {billingEnabled(c.env) ? "Change plan or buy credits" : "Plans and the ledger"}
+          </a>
+        </p>
+      </section>
+      <section aria-labelledby="usage-title" class="dashboard-section">
+        <h2 id="usage-title">This period</h2>
+        <dl class="stat-grid">
+          <div class="stat">
+            <dt>Jobs</dt>
+            <dd>
+              {count(usage.jobsCreated)}
+              <span class="hint">
+                {count(usage.jobsCompleted)} completed, {count(usage.jobsFailed)} failed
+              </span>
+            </dd>
+          </div>
+          <div class="stat">
+            <dt>Frames delivered</dt>
+            <dd>{count(usage.framesDelivered)}</dd>
+          </div>
+          <div class="stat">
+            <dt>Credits spent</dt>
+            <dd>{count(usage.creditsCharged)}</dd>
+          </div>
+        </dl>
+      </section>
+      <section aria-labelledby="jobs-title" class="dashboard-section">
+        <h2 id="jobs-title">Latest jobs</h2>
+        {latest.rows.length === 0 ? (
+          <NoJobsYet origin={new URL(c.req.url).origin} />
+        ) : (
+          <>
+            <JobTable jobs={latest.rows} caption="Latest jobs" />
+            {latest.total > LATEST_JOBS && (
+              <p>
+                <a href="/dashboard/jobs">All {count(latest.total)} jobs</a>
+              </p>
+            )}
+          </>
+        )}
+      </section>
+    </DashboardPage>
+  );
+  return renderPage(c, page);
+});

@@ -1,0 +1,219 @@
+// Sign-in by e-mail code: ask for a code, enter it, and a session starts (the account is made
+// on the first sign-in, with the free plan's credits). Sign-out ends the session in D1.
+import { accountStatements } from "../../../schema/accounts.ts";
+import {
+  CodeFormSchema,
+  DEFAULT_NEXT,
+  EmailSchema,
+  firstProblem,
+  SignInFormSchema,
+  safeNextPath,
+} from "../../../schema/sign-in.ts";
+import { createRouter } from "../../app.ts";
+import { limitCodeRequests } from "../../auth/code-limits.ts";
+import {
+  CODE_MAX_TRIES,
+  CODE_VALID_MINUTES,
+  checkSignInCode,
+  generateSignInCode,
+  storeSignInCode,
+} from "../../auth/codes.ts";
+import { endSession, sessionAccount, startSession } from "../../auth/session.ts";
+import { ApiError } from "../../errors.ts";
+import { mailSenderFor } from "../../mail/sender.ts";
+import { signInCodeMail } from "../../mail/sign-in-mail.ts";
+import { enforceIpRate } from "../../middleware/rate-limit.ts";
+import { formOf } from "./forms.ts";
+import { AccountPage, Notice, renderPage } from "./ui.tsx";
+
+export const signInRouter = createRouter();
+
+function codePagePath(email: string, next: string) {
+  const query = new URLSearchParams({ email });
+  if (next !== DEFAULT_NEXT) query.set("next", next);
+  return `/sign-in/code?${query}`;
+}
+
+function SignInForm(props: { next: string; email?: string; error?: string; notice?: string }) {
+  return (
+    <AccountPage title="Sign in">
+      <h1>Sign in</h1>
+      <p class="lead">
+        We e-mail you a six-digit code; no password. New to Stills? The same code creates your
+        account, with 60 free credits every month.
+      </p>
+      {props.notice && <Notice kind="success">{props.notice}</Notice>}
+      {props.error && (
+        <Notice kind="error">
+          <span id="email-error">{props.error}</span>
+        </Notice>
+      )}
+      <form method="post" action="/sign-in" class="account-form" novalidate>
+        <input type="hidden" name="next" value={props.next} />
+        <div class="field">
+          <label for="email">E-mail address</label>
+          <input
+            id="email"
+            name="email"
+            type="email"
+            autocomplete="email"
+            required
+            maxlength={254}
+            value={props.email ?? ""}
+            aria-invalid={props.error ? "true" : undefined}
+            aria-describedby={props.error ? "email-error" : undefined}
+          />
+        </div>
+        <button type="submit">Send me a code</button>
+      </form>
+    </AccountPage>
+  );
+}
+
+function CodeForm(props: { email: string; next: string; localMail: boolean; error?: string }) {
+  return (
+    <AccountPage title="Enter your code">
+      <h1>Check your e-mail</h1>
+      <p class="lead">
+        We sent a six-digit code to <strong>{props.email}</strong>. It works for{" "}
+        {CODE_VALID_MINUTES} minutes.
+      </p>
+      {props.localMail && (
+        <Notice kind="info">
+          This server keeps its mail locally: the code is in the server's console, and{" "}
+          <code>npm run --silent admin -- outbox --email {props.email}</code> prints it.
+        </Notice>
+      )}
+      {props.error && (
+        <Notice kind="error">
+          <span id="code-error">{props.error}</span>
+        </Notice>
+      )}
+      <form method="post" action="/sign-in/code" class="account-form" novalidate>
+        <input type="hidden" name="email" value={props.email} />
+        <input type="hidden" name="next" value={props.next} />
+        <div class="field">
+          <label for="code">Six-digit code</label>
+          <input
+            id="code"
+            name="code"
+            type="text"
+            inputmode="numeric"
+            autocomplete="one-time-code"
+            required
+            maxlength={9}
+            class="code-input"
+            aria-invalid={props.error ? "true" : undefined}
+            aria-describedby={props.error ? "code-error" : undefined}
+          />
+        </div>
+        <button type="submit">Sign in</button>
+      </form>
+      <div class="account-alternatives">
+        <form method="post" action="/sign-in">
+          <input type="hidden" name="email" value={props.email} />
+          <input type="hidden" name="next" value={props.next} />
+          <button type="submit" class="button-secondary">
+            Send a new code
+          </button>
+        </form>
+        <a
+          href={`/sign-in${props.next === DEFAULT_NEXT ? "" : `?next=${encodeURIComponent(props.next)}`}`}
+        >
+          Use another address
+        </a>
+      </div>
+    </AccountPage>
+  );
+}
+
+const NOTICES: Record<string, string> = {
+  "signed-out": "You are signed out.",
+};
+
+signInRouter.get("/sign-in", async (c) => {
+  const next = safeNextPath(c.req.query("next"));
+  if (await sessionAccount(c)) return c.redirect(next, 303);
+  const notice = NOTICES[c.req.query("notice") ?? ""];
+  return renderPage(c, <SignInForm next={next} notice={notice} />);
+});
+
+signInRouter.post("/sign-in", async (c) => {
+  const form = await formOf(c);
+  const parsed = SignInFormSchema.safeParse(form);
+  if (!parsed.success) {
+    const next = safeNextPath(form.next);
+    const email = typeof form.email === "string" ? form.email.slice(0, 254) : "";
+    return renderPage(
+      c,
+      <SignInForm next={next} email={email} error={firstProblem(parsed.error).message} />,
+      400,
+    );
+  }
+  const { email, next } = parsed.data;
+  try {
+    await limitCodeRequests(c, email);
+    const code = generateSignInCode();
+    await storeSignInCode(c.env, email, code);
+    await mailSenderFor(c.env).send(signInCodeMail(email, code, CODE_VALID_MINUTES));
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
+    const status = err.status === 429 ? 429 : 503;
+    return renderPage(c, <SignInForm next={next} email={email} error={err.userMessage} />, status);
+  }
+  return c.redirect(codePagePath(email, next), 303);
+});
+
+signInRouter.get("/sign-in/code", async (c) => {
+  const next = safeNextPath(c.req.query("next"));
+  const email = EmailSchema.safeParse(c.req.query("email"));
+  if (!email.success) return c.redirect(`/sign-in?next=${encodeURIComponent(next)}`, 303);
+  return renderPage(
+    c,
+    <CodeForm email={email.data} next={next} localMail={c.env.MAIL_SENDER === "local"} />,
+  );
+});
+
+signInRouter.post("/sign-in/code", async (c) => {
+  // Guesses count against the client too, so many addresses cannot be tried at once.
+  await enforceIpRate(c);
+  const form = await formOf(c);
+  const parsed = CodeFormSchema.safeParse(form);
+  if (!parsed.success) {
+    const email = EmailSchema.safeParse(form.email);
+    if (!email.success) return c.redirect("/sign-in", 303);
+    const page = (
+      <CodeForm
+        email={email.data}
+        next={safeNextPath(form.next)}
+        localMail={c.env.MAIL_SENDER === "local"}
+        error={firstProblem(parsed.error).message}
+      />
+    );
+    return renderPage(c, page, 400);
+  }
+  const { email, code, next } = parsed.data;
+  const check = await checkSignInCode(c.env, email, code);
+  if (!check.ok) {
+    const error =
+      check.reason === "wrong"
+        ? `That code is not right. ${check.triesLeft} ${check.triesLeft === 1 ? "try" : "tries"} left.`
+        : check.reason === "no-tries-left"
+          ? `That was the last of ${CODE_MAX_TRIES} tries: this code no longer works. Send a new one.`
+          : `This code has expired (codes work for ${CODE_VALID_MINUTES} minutes). Send a new one.`;
+    const page = (
+      <CodeForm email={email} next={next} localMail={c.env.MAIL_SENDER === "local"} error={error} />
+    );
+    return renderPage(c, page, 400);
+  }
+  const account = await accountStatements({ email });
+  await c.env.DB.batch(account.statements.map((s) => c.env.DB.prepare(s.sql).bind(...s.params)));
+  await startSession(c, account.accountId);
+  return c.redirect(next, 303);
+});
+
+signInRouter.post("/sign-out", async (c) => {
+  await endSession(c);
+  return c.redirect("/sign-in?notice=signed-out", 303);
+});
