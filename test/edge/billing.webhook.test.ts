@@ -105,6 +105,19 @@ describe("who may call the webhook", () => {
     expect(await balancesAndLedger(account.accountId)).toMatchObject({ plan: 60, pack: 500 });
   });
 
+  it("refuses a body over 256 KiB before reading it, however it is signed", async () => {
+    const account = await createAccount();
+    const event = stripeEvent(
+      "checkout.session.completed",
+      checkoutSession({ accountId: account.accountId, customer: "cus_big", purchase: "pack" }),
+    );
+    const body = JSON.stringify({ ...event, padding: "x".repeat(256 * 1024) });
+    const answer = await deliver(body);
+    expect(answer.status).toBe(400);
+    expect(answer.body.message).toContain("larger than 256 KiB");
+    expect(await recorded(event.id)).toBeNull();
+  });
+
   it("answers 503 while no webhook secret is configured, so Stripe retries", async () => {
     const account = await createAccount();
     const event = stripeEvent(

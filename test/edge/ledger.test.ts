@@ -20,6 +20,8 @@ import {
 } from "./support/stripe-stand-in.ts";
 
 const DAY = 86_400;
+/** Jobs go through the real queues: each one is a few round trips inside workerd. */
+const WITH_JOBS = { timeout: 180_000 };
 
 async function runStatements(statements: Statement[]) {
   await env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
@@ -44,7 +46,7 @@ async function renewalEntries(accountId: string) {
   return results;
 }
 
-describe("the issue's must-show", () => {
+describe("the issue's must-show", WITH_JOBS, () => {
   it("a replayed renewal resets plan credits once; pack credits untouched; the ledger sums", async () => {
     const account = await createAccount();
     const customer = { accountId: account.accountId, customer: "cus_must_show" };
@@ -66,7 +68,7 @@ describe("the issue's must-show", () => {
     expect(await expectLedgerSums(account.accountId)).toMatchObject({ plan: 1500, pack: 500 });
 
     // A job of 150 s costs 3 credits, taken from plan credits first.
-    expect(await runJob(account, { seconds: 150 })).toBe(201);
+    expect(await runJob(account, { seconds: 150 })).toEqual({ created: 201, status: "completed" });
     expect(await expectLedgerSums(account.accountId)).toMatchObject({ plan: 1497, pack: 500 });
 
     const renewal = stripeEvent(
@@ -84,7 +86,7 @@ describe("the issue's must-show", () => {
     expect(await expectLedgerSums(account.accountId)).toMatchObject({ plan: 1500, pack: 500 });
 
     // Spend again, then Stripe delivers the renewal twice more: nothing is reset again.
-    expect(await runJob(account, { seconds: 90 })).toBe(201);
+    expect(await runJob(account, { seconds: 90 })).toEqual({ created: 201, status: "completed" });
     expect((await deliver(renewal)).body.outcome).toBe("duplicate");
     expect((await deliver(renewal)).body.outcome).toBe("duplicate");
     const after = await expectLedgerSums(account.accountId);
@@ -104,7 +106,7 @@ describe("the issue's must-show", () => {
   });
 });
 
-describe("balances equal the sum of the ledger", () => {
+describe("balances equal the sum of the ledger", WITH_JOBS, () => {
   it("after a random sequence of purchases, renewals, changes, grants, jobs and refunds", async () => {
     // mulberry32: a fixed seed gives the same sequence on every run.
     let seed = 20_261_123;
@@ -254,8 +256,14 @@ describe("balances equal the sum of the ledger", () => {
           }),
         );
       },
-      job: () => runJob(account, { seconds: 1 + Math.floor(random() * 180) }),
-      refund: () => runJob(account, { fail: true }),
+      async job() {
+        const run = await runJob(account, { seconds: 1 + Math.floor(random() * 180) });
+        expect(run.status ?? "refused: 402").toMatch(/^(completed|refused: 402)$/);
+      },
+      async refund() {
+        const run = await runJob(account, { fail: true });
+        expect(run.status ?? "refused: 402").toMatch(/^(failed|refused: 402)$/);
+      },
     };
 
     const names = Object.keys(steps);
@@ -274,5 +282,13 @@ describe("balances equal the sum of the ledger", () => {
     for (const kind of ["job", "refund", "pack", "subscribe", "renew"]) {
       expect(done, `the sequence includes ${kind}`).toContain(kind);
     }
+    const { results } = await env.DB.prepare(
+      "SELECT DISTINCT kind FROM credit_ledger WHERE account_id = ? ORDER BY kind",
+    )
+      .bind(account.accountId)
+      .all<{ kind: string }>();
+    expect(results.map((row) => row.kind)).toEqual(
+      expect.arrayContaining(["charge", "release", "reserve", "renewal", "pack", "plan-start"]),
+    );
   });
 });

@@ -327,10 +327,14 @@ export async function subscriptionOf(accountId: string) {
 /**
  * Runs one job through the real API and queues (the fake extractor posts its result):
  * `seconds` of processed video are charged (1 credit per started minute, up to 3), or the
- * job fails and its hold is released. Returns the create response's status (201, or 402
- * when the account cannot afford the hold).
+ * job fails and its hold is released. One request with wait=true, so the plan's rate limit is
+ * not what a test measures. Returns the create status (201, or 402 when the account cannot
+ * afford the hold) and the job's final status; anything else throws.
  */
-export async function runJob(account: TestAccount, run: { seconds: number } | { fail: true }) {
+export async function runJob(
+  account: TestAccount,
+  run: { seconds: number } | { fail: true },
+): Promise<{ created: number; status?: string }> {
   setExtractor(async (request) => {
     await runFakeExtraction(
       request,
@@ -340,15 +344,20 @@ export async function runJob(account: TestAccount, run: { seconds: number } | { 
     );
     return Response.json({ status: "fail" in run ? "failed" : "completed" });
   });
-  const created = await api("POST", "/v1/jobs", {
+  const created = await api("POST", "/v1/jobs?wait=true", {
     body: { url: "https://cdn.example.com/clips/talk.mp4", count: 1, end: 180 },
     headers: account.auth,
   });
-  if (created.status !== 201) return created.status;
-  for (let i = 0; i < 200; i++) {
-    const job = await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth });
-    if (job.body.status === "completed" || job.body.status === "failed") return created.status;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+  if (created.status === 402) return { created: 402 };
+  if (created.status !== 201) {
+    throw new Error(`job not created: ${created.status} ${JSON.stringify(created.body)}`);
   }
-  throw new Error(`job ${created.body.id} did not finish`);
+  let job = created.body;
+  while (job.status === "queued" || job.status === "processing") {
+    const read = await api("GET", `/v1/jobs/${job.id}?wait=true`, { headers: account.auth });
+    if (read.status !== 200)
+      throw new Error(`job read: ${read.status} ${JSON.stringify(read.body)}`);
+    job = read.body;
+  }
+  return { created: 201, status: job.status };
 }
