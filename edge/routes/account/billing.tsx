@@ -182,7 +182,17 @@ async function billingPage(c: Context<AppEnv>, error?: string) {
           <div>
             <dt>Subscription</dt>
             <dd>
-              <SubscriptionState account={account} />
+              <SubscriptionState
+                subscription={
+                  account.subscriptionStatus
+                    ? {
+                        status: account.subscriptionStatus,
+                        cancel_at_period_end: account.cancelAtPeriodEnd,
+                      }
+                    : null
+                }
+                periodEnd={account.periodEnd}
+              />
             </dd>
           </div>
           <div>

@@ -60,22 +60,6 @@ export async function rotateWebhookSecret(db: Db, accountId: string): Promise<st
   return secret;
 }
 
-/** This period's jobs, credits and frames (the same figures as /v1/usage's this_period). */
-export async function periodUsage(db: Db, account: AccountRow) {
-  const periodStart = account.periodStart ?? account.createdAt;
-  const [usage] = await db
-    .select({
-      jobsCreated: sql<number>`count(*)`,
-      jobsCompleted: sql<number>`coalesce(sum(${jobs.status} = 'completed'), 0)`,
-      jobsFailed: sql<number>`coalesce(sum(${jobs.status} = 'failed'), 0)`,
-      creditsCharged: sql<number>`coalesce(sum(${jobs.creditsCharged}), 0)`,
-      framesDelivered: sql<number>`coalesce(sum(${jobs.framesCount} - ${jobs.framesFailed}), 0)`,
-    })
-    .from(jobs)
-    .where(sql`${jobs.accountId} = ${account.id} AND ${jobs.createdAt} >= ${periodStart}`);
-  return usage;
-}
-
 export function ledgerPage(db: Db, accountId: string, limit: number, offset: number) {
   return db
     .select()

@@ -1,9 +1,9 @@
 // The dashboard's first page: plan, credits (plan and pack apart), the period, the subscription,
 // this period's usage and the latest jobs.
-import { isPlanName, PLANS } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import { billingEnabled } from "../../billing/checkout.ts";
-import { jobsWithThumbnails, liveAccount, periodUsage } from "./data.ts";
+import { usageBody } from "../../usage.ts";
+import { jobsWithThumbnails } from "./data.ts";
 import { JobTable, NoJobsYet } from "./job-list.tsx";
 import { SubscriptionState } from "./plan-state.tsx";
 import { count, DashboardPage, Notice, renderPage, When } from "./ui.tsx";
@@ -21,17 +21,13 @@ const CHECKOUT_NOTICES = {
 } as const;
 
 export const overviewRouter = createRouter().get("/dashboard", async (c) => {
-  const db = c.get("db");
-  const account = await liveAccount(db, c.get("account").id);
-  const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
+  // The figures /v1/usage answers with, from the same function, so the two never disagree.
   const [usage, latest] = await Promise.all([
-    periodUsage(db, account),
-    jobsWithThumbnails(c, account.id, LATEST_JOBS, 0),
+    usageBody(c),
+    jobsWithThumbnails(c, c.get("account").id, LATEST_JOBS, 0),
   ]);
-  const available = Math.max(
-    0,
-    account.planCredits + account.packCredits - account.reservedCredits,
-  );
+  const { credits, period } = usage;
+  const account = c.get("account");
   const checkout = c.req.query("checkout");
   const notice =
     checkout === "success" || checkout === "cancelled" ? CHECKOUT_NOTICES[checkout] : undefined;
@@ -42,25 +38,25 @@ export const overviewRouter = createRouter().get("/dashboard", async (c) => {
         <dl class="stat-grid">
           <div class="stat stat-main">
             <dt>Available now</dt>
-            <dd>{count(available)}</dd>
+            <dd>{count(credits.available)}</dd>
           </div>
           <div class="stat">
             <dt>Plan credits</dt>
             <dd>
-              {count(account.planCredits)}
-              <span class="hint">of {count(plan.monthly_credits)} a month</span>
+              {count(credits.plan)}
+              <span class="hint">of {count(credits.monthly_allowance)} a month</span>
             </dd>
           </div>
           <div class="stat">
             <dt>Pack credits</dt>
             <dd>
-              {count(account.packCredits)}
+              {count(credits.pack)}
               <span class="hint">never expire</span>
             </dd>
           </div>
           <div class="stat">
             <dt>Held by running jobs</dt>
-            <dd>{count(account.reservedCredits)}</dd>
+            <dd>{count(usage.this_period.credits_reserved)}</dd>
           </div>
         </dl>
       </section>
@@ -69,19 +65,21 @@ export const overviewRouter = createRouter().get("/dashboard", async (c) => {
         <dl class="facts">
           <div>
             <dt>Plan</dt>
-            <dd class="plan-name">{plan.name}</dd>
+            <dd class="plan-name">{usage.plan}</dd>
           </div>
           <div>
             <dt>Period ends</dt>
             <dd>
-              <When iso={account.periodEnd} />
-              <span class="hint">plan credits reset to {count(plan.monthly_credits)} then</span>
+              <When iso={period.end} />
+              <span class="hint">
+                plan credits reset to {count(credits.monthly_allowance)} then
+              </span>
             </dd>
           </div>
           <div>
             <dt>Subscription</dt>
             <dd>
-              <SubscriptionState account={account} />
+              <SubscriptionState subscription={usage.subscription} periodEnd={period.end} />
             </dd>
           </div>
         </dl>
@@ -97,19 +95,20 @@ export const overviewRouter = createRouter().get("/dashboard", async (c) => {
           <div class="stat">
             <dt>Jobs</dt>
             <dd>
-              {count(usage.jobsCreated)}
+              {count(usage.this_period.jobs_created)}
               <span class="hint">
-                {count(usage.jobsCompleted)} completed, {count(usage.jobsFailed)} failed
+                {count(usage.this_period.jobs_completed)} completed,{" "}
+                {count(usage.this_period.jobs_failed)} failed
               </span>
             </dd>
           </div>
           <div class="stat">
             <dt>Frames delivered</dt>
-            <dd>{count(usage.framesDelivered)}</dd>
+            <dd>{count(usage.this_period.frames_delivered)}</dd>
           </div>
           <div class="stat">
             <dt>Credits spent</dt>
-            <dd>{count(usage.creditsCharged)}</dd>
+            <dd>{count(usage.this_period.credits_charged)}</dd>
           </div>
         </dl>
       </section>

@@ -1,5 +1,4 @@
 // The subscription of an account in words (Stripe's statuses, as the billing webhook stores them).
-import type { AccountRow } from "../../../schema/db.ts";
 import { When } from "./ui.tsx";
 
 const STATUS_WORDS: Record<string, string> = {
@@ -13,14 +12,18 @@ const STATUS_WORDS: Record<string, string> = {
   paused: "Paused",
 };
 
-export function SubscriptionState(props: { account: AccountRow }) {
-  const { account } = props;
-  if (!account.subscriptionStatus) return <span>None (plans are monthly; packs are one-off)</span>;
-  const words = STATUS_WORDS[account.subscriptionStatus] ?? account.subscriptionStatus;
-  if (account.cancelAtPeriodEnd && account.subscriptionStatus !== "canceled") {
+/** The subscription as /v1/usage reports it (null: never subscribed). */
+export function SubscriptionState(props: {
+  subscription: { status: string; cancel_at_period_end: boolean } | null;
+  periodEnd: string | null;
+}) {
+  const { subscription } = props;
+  if (!subscription) return <span>None (plans are monthly; packs are one-off)</span>;
+  const words = STATUS_WORDS[subscription.status] ?? subscription.status;
+  if (subscription.cancel_at_period_end && subscription.status !== "canceled") {
     return (
       <span>
-        {words}; cancelled, ends <When iso={account.periodEnd} /> (then the free plan)
+        {words}; cancelled, ends <When iso={props.periodEnd} /> (then the free plan)
       </span>
     );
   }

@@ -1,0 +1,416 @@
+// The dashboard, signed in through the real sign-in flow: keys shown once, listed by hint and
+// revoked (refused by the API from the next request on, on every isolate), the job list with
+// signed thumbnails after a real run through the pipeline, credits plan and pack apart, the
+// ledger, the webhook secret, billing without Stripe, and forms from other sites refused.
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { checkFileSignature } from "../../edge/files.ts";
+import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
+import { api, freshIp, ORIGIN } from "./support/api.ts";
+import { setExtractor } from "./support/fake-extractor.ts";
+import { frameBytes, runFakeExtraction } from "./support/pipeline.ts";
+
+/** A cookie-keeping client of the worker, posting forms the way a browser does. */
+class Visitor {
+  readonly cookies = new Map<string, string>();
+  constructor(readonly ip = freshIp()) {}
+
+  async request(
+    method: string,
+    path: string,
+    options: { form?: Record<string, string>; headers?: Record<string, string> } = {},
+  ) {
+    const headers: Record<string, string> = { "cf-connecting-ip": this.ip };
+    let body: string | undefined;
+    if (options.form) {
+      body = new URLSearchParams(options.form).toString();
+      headers["content-type"] = "application/x-www-form-urlencoded";
+      headers.origin = ORIGIN;
+    }
+    if (this.cookies.size > 0) {
+      headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    }
+    Object.assign(headers, options.headers);
+    const response = await exports.default.fetch(`${ORIGIN}${path}`, {
+      method,
+      headers,
+      body,
+      redirect: "manual",
+    });
+    for (const line of response.headers.getSetCookie()) {
+      const pair = line.split(";")[0];
+      const name = pair.slice(0, pair.indexOf("="));
+      const value = pair.slice(pair.indexOf("=") + 1);
+      if (value === "" || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: response.status, headers: response.headers, text: await response.text() };
+  }
+
+  get(path: string) {
+    return this.request("GET", path);
+  }
+
+  post(path: string, form: Record<string, string>, headers?: Record<string, string>) {
+    return this.request("POST", path, { form, headers });
+  }
+}
+
+/** Signs a new visitor in with the code the local outbox holds, as a person would. */
+async function signedIn(email = `${crypto.randomUUID()}@example.com`) {
+  const visitor = new Visitor();
+  expect((await visitor.post("/sign-in", { email })).status).toBe(303);
+  const mail = await env.DB.prepare(
+    "SELECT code FROM mail_outbox WHERE to_email = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+  )
+    .bind(email)
+    .first<{ code: string }>();
+  expect((await visitor.post("/sign-in/code", { email, code: mail?.code ?? "" })).status).toBe(303);
+  return { visitor, email, accountId: await accountIdFor(email) };
+}
+
+const KEY_PATTERN = /stills_live_[0-9A-Za-z]{38}/g;
+
+async function createKeyOnDashboard(visitor: Visitor, name: string) {
+  const res = await visitor.post("/dashboard/keys", { name });
+  expect(res.status).toBe(200);
+  const keys = res.text.match(KEY_PATTERN) ?? [];
+  expect(keys).toHaveLength(1);
+  return { key: keys[0], page: res.text };
+}
+
+/** Text of the page without tags, to check what a person reads. */
+const textOf = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
+
+describe("API keys", () => {
+  it("a new address signs in, creates a key, and the key shows the free plan with 60 credits", async () => {
+    const { visitor } = await signedIn();
+    const { key, page } = await createKeyOnDashboard(visitor, "laptop");
+    expect(page).toContain("only time it is shown");
+    expect(page).toContain(`value="${key}"`);
+    expect(page).toContain("data-copy-from");
+
+    const usage = await api("GET", "/v1/usage", { headers: { authorization: `Bearer ${key}` } });
+    expect(usage.status).toBe(200);
+    expect(usage.body).toMatchObject({
+      plan: "free",
+      credits: { available: 60, plan: 60, pack: 0, monthly_allowance: 60 },
+    });
+    expect(usage.body.recent_ledger).toEqual([
+      expect.objectContaining({ kind: "grant", plan_delta: 60, pack_delta: 0 }),
+    ]);
+  });
+
+  it("shows a key once: afterwards the list has its hint and name, never the key", async () => {
+    const { visitor, accountId } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "production server");
+    const list = await visitor.get("/dashboard/keys");
+    expect(list.status).toBe(200);
+    expect(list.text).not.toContain(key);
+    expect(list.text).not.toContain(key.slice(16));
+    expect(list.text).toContain(key.slice(0, 16));
+    expect(textOf(list.text)).toContain("production server");
+    expect(textOf(list.text)).toContain("never");
+
+    const row = await env.DB.prepare("SELECT * FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<Record<string, string>>();
+    expect(row?.name).toBe("production server");
+    expect(JSON.stringify(row)).not.toContain(key.slice(12));
+  });
+
+  it("records when a key was last used, at most about once a minute", async () => {
+    const { visitor, accountId } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "ci");
+    const auth = { authorization: `Bearer ${key}` };
+    await api("GET", "/v1/usage", { headers: auth });
+    const lastUsed = async () =>
+      (
+        await env.DB.prepare("SELECT last_used_at FROM api_keys WHERE account_id = ?")
+          .bind(accountId)
+          .first<{ last_used_at: string | null }>()
+      )?.last_used_at ?? null;
+    await vi.waitFor(async () => expect(await lastUsed()).not.toBeNull(), { timeout: 5000 });
+    const first = await lastUsed();
+    expect(Math.abs(Date.parse(first ?? "") - Date.now())).toBeLessThan(60_000);
+    for (let i = 0; i < 3; i++) await api("GET", "/v1/usage", { headers: auth });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await lastUsed()).toBe(first);
+    const list = await visitor.get("/dashboard/keys");
+    expect(textOf(list.text)).not.toContain("never");
+  });
+
+  it("a revoked key is refused from the very next request on", async () => {
+    const { visitor, accountId } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "to revoke");
+    const auth = { authorization: `Bearer ${key}` };
+    expect((await api("GET", "/v1/usage", { headers: auth })).status).toBe(200);
+    const row = await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ id: string }>();
+
+    const revoked = await visitor.post(`/dashboard/keys/${row?.id}/revoke`, {});
+    expect(revoked.status).toBe(303);
+    expect(revoked.headers.get("location")).toBe("/dashboard/keys?notice=revoked");
+    const refused = await api("GET", "/v1/usage", { headers: auth });
+    expect(refused.status).toBe(401);
+    expect(refused.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
+    const list = await visitor.get("/dashboard/keys?notice=revoked");
+    expect(list.text).toContain("The key is revoked");
+    expect(list.text).not.toContain(key.slice(0, 16));
+  });
+
+  it("a key revoked elsewhere (another isolate's cache) is refused on the next request too", async () => {
+    const { visitor } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "cached");
+    const auth = { "x-api-key": key };
+    // Two calls: the second is served by this isolate's key cache.
+    expect((await api("GET", "/v1/usage", { headers: auth })).status).toBe(200);
+    expect((await api("GET", "/v1/usage", { headers: auth })).status).toBe(200);
+    // Revoked behind this isolate's back, as the dashboard on another isolate would.
+    const hash = await sha256(key);
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_hash = ?")
+      .bind(new Date().toISOString(), hash)
+      .run();
+    const refused = await api("GET", "/v1/usage", { headers: auth });
+    expect(refused.status).toBe(401);
+    expect(refused.body.data.reason).toBe("invalid");
+  });
+
+  it("another account's key cannot be revoked from here", async () => {
+    const other = await signedIn();
+    const { key } = await createKeyOnDashboard(other.visitor, "theirs");
+    const theirs = await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?")
+      .bind(other.accountId)
+      .first<{ id: string }>();
+    const { visitor } = await signedIn();
+    const res = await visitor.post(`/dashboard/keys/${theirs?.id}/revoke`, {});
+    expect(res.headers.get("location")).toBe("/dashboard/keys?notice=not-found");
+    expect(
+      (await api("GET", "/v1/usage", { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(200);
+  });
+
+  it.each([
+    ["an empty name", "   ", "Give the key a name"],
+    ["a name too long", "x".repeat(61), "at most 60 characters"],
+  ])("refuses %s and creates nothing", async (_label, name, message) => {
+    const { visitor, accountId } = await signedIn();
+    const res = await visitor.post("/dashboard/keys", { name });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain(message);
+    expect(res.text).not.toMatch(KEY_PATTERN);
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
+    expect(count?.n).toBe(0);
+  });
+
+  it("names are shown as text, never as markup", async () => {
+    const { visitor } = await signedIn();
+    await createKeyOnDashboard(visitor, `<img src=x onerror=alert(1)>`);
+    const list = await visitor.get("/dashboard/keys");
+    expect(list.text).not.toContain("<img src=x");
+    expect(list.text).toContain("&lt;img src=x onerror=alert(1)&gt;");
+  });
+
+  it("a key form from another site is refused and creates no key", async () => {
+    const { visitor, accountId } = await signedIn();
+    const res = await visitor.post(
+      "/dashboard/keys",
+      { name: "forged" },
+      { origin: "https://evil.example", "sec-fetch-site": "cross-site" },
+    );
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).data.name).toBe("InvalidRequest");
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM api_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>();
+    expect(count?.n).toBe(0);
+  });
+});
+
+describe("pages need a session", () => {
+  it.each([
+    "/dashboard",
+    "/dashboard/keys",
+    "/dashboard/jobs",
+    "/dashboard/billing",
+    "/dashboard/webhooks",
+  ])("%s without one goes to sign-in and back", async (path) => {
+    const res = await new Visitor().get(path);
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/sign-in?next=${encodeURIComponent(path)}`);
+  });
+
+  it("a form posted without a session creates nothing and goes to sign-in", async () => {
+    const res = await new Visitor().post("/dashboard/keys", { name: "x" });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("/sign-in?next=%2Fdashboard");
+  });
+});
+
+describe("jobs", () => {
+  it("lists a finished job with a signed thumbnail of its first good frame, one click from its frames", async () => {
+    const { visitor } = await signedIn();
+    const empty = await visitor.get("/dashboard/jobs");
+    expect(textOf(empty.text)).toContain("No jobs yet");
+    const { key } = await createKeyOnDashboard(visitor, "jobs");
+    const attempts: string[] = [];
+    setExtractor(async (request) => {
+      const result = await runFakeExtraction(request, { framesOk: 3, processedSeconds: 30 });
+      attempts.push(result.attempt_id);
+      return Response.json({ status: "completed" });
+    });
+    const auth = { authorization: `Bearer ${key}` };
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/talk.mp4", count: 3 },
+      headers: auth,
+    });
+    expect(created.status).toBe(201);
+    const jobId = created.body.id as string;
+    await vi.waitFor(
+      async () =>
+        expect((await api("GET", `/v1/jobs/${jobId}`, { headers: auth })).body.status).toBe(
+          "completed",
+        ),
+      { timeout: 10_000, interval: 100 },
+    );
+
+    const list = await visitor.get("/dashboard/jobs");
+    expect(list.status).toBe(200);
+    expect(list.text).toContain(`href="/dashboard/jobs/${jobId}"`);
+    expect(textOf(list.text)).toContain("Completed");
+    const thumbnail = /<img class="thumb" src="([^"]+)"/
+      .exec(list.text)?.[1]
+      ?.replaceAll("&amp;", "&");
+    expect(thumbnail).toBeDefined();
+    const url = new URL(thumbnail ?? "");
+    const fileKey = decodeURIComponent(url.pathname.replace(/^\/files\//, ""));
+    expect(fileKey).toBe(`job/${jobId}/${attempts[0]}/frame-0001.jpg`);
+    expect(
+      await checkFileSignature(
+        env.FILE_URL_SECRET,
+        fileKey,
+        url.searchParams.get("expires") ?? "",
+        url.searchParams.get("signature") ?? "",
+      ),
+    ).toBe("ok");
+    const image = await exports.default.fetch(url.toString());
+    expect(image.status).toBe(200);
+    expect(new Uint8Array(await image.arrayBuffer())).toEqual(frameBytes(jobId, attempts[0], 1));
+
+    const overview = await visitor.get("/dashboard");
+    expect(overview.text).toContain(`href="/dashboard/jobs/${jobId}"`);
+
+    const detail = await visitor.get(`/dashboard/jobs/${jobId}`);
+    expect(detail.status).toBe(200);
+    const frames = [...detail.text.matchAll(/<img src="([^"]+)" alt="Frame (\d+)/g)];
+    expect(frames.map((m) => m[2])).toEqual(["1", "2", "3"]);
+    for (const [, src, index] of frames) {
+      const got = await exports.default.fetch(src.replaceAll("&amp;", "&"));
+      expect(new Uint8Array(await got.arrayBuffer())).toEqual(
+        frameBytes(jobId, attempts[0], Number(index)),
+      );
+    }
+  });
+
+  it("another account's job, or a made-up id, is a 404 page", async () => {
+    const owner = await signedIn();
+    const { key } = await createKeyOnDashboard(owner.visitor, "k");
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/other.mp4", count: 1 },
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const { visitor } = await signedIn();
+    for (const id of [created.body.id, "not-a-uuid"]) {
+      const res = await visitor.get(`/dashboard/jobs/${id}`);
+      expect(res.status).toBe(404);
+      expect(textOf(res.text)).toContain("no job with that id");
+    }
+    expect(textOf((await visitor.get("/dashboard/jobs")).text)).toContain("No jobs yet");
+  });
+});
+
+describe("credits, plan and ledger", () => {
+  it("shows plan and pack credits apart, and the ledger newest first", async () => {
+    const email = `${crypto.randomUUID()}@example.com`;
+    // An account the admin command made, with a pack, signs in as the same account.
+    const issued = await issueKeyStatements({ email, packCredits: 500 });
+    await env.DB.batch(issued.statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
+    const { visitor } = await signedIn(email);
+
+    const overview = textOf((await visitor.get("/dashboard")).text);
+    expect(overview).toContain("Available now 560");
+    expect(overview).toContain("Plan credits 60 of 60 a month");
+    expect(overview).toContain("Pack credits 500 never expire");
+    expect(overview).toMatch(/Plan free/);
+    expect(overview).toContain("None (plans are monthly");
+
+    const billing = await visitor.get("/dashboard/billing");
+    expect(billing.status).toBe(200);
+    const text = textOf(billing.text);
+    const pack = text.indexOf("Credit pack 500 pack credits");
+    const grant = text.indexOf("Plan credits free plan credits for the first period");
+    expect(pack).toBeGreaterThan(-1);
+    expect(grant).toBeGreaterThan(pack);
+    expect(text).toContain("+500");
+    expect(text).toContain("+60");
+  });
+
+  it("without Stripe the plans have no buy buttons, and a forged checkout says payments are off", async () => {
+    const { visitor } = await signedIn();
+    const billing = await visitor.get("/dashboard/billing");
+    expect(textOf(billing.text)).toContain("Buying is switched off");
+    expect(billing.text).not.toContain('action="/dashboard/checkout"');
+    for (const plan of ["starter", "pro", "scale"]) expect(textOf(billing.text)).toContain(plan);
+
+    const checkout = await visitor.post("/dashboard/checkout", { purchase: "pack" });
+    expect(checkout.status).toBe(503);
+    expect(textOf(checkout.text)).toContain("Payments are not available right now");
+    const bad = await visitor.post("/dashboard/checkout", { purchase: "everything" });
+    expect(bad.status).toBe(400);
+    expect(JSON.parse(bad.text).data.name).toBe("InvalidRequest");
+  });
+
+  it("says so after a Checkout, whichever way it ended", async () => {
+    const { visitor } = await signedIn();
+    expect(textOf((await visitor.get("/dashboard?checkout=success")).text)).toContain(
+      "as soon as Stripe confirms",
+    );
+    expect(textOf((await visitor.get("/dashboard?checkout=cancelled")).text)).toContain(
+      "nothing was charged",
+    );
+  });
+});
+
+describe("webhook signing secret", () => {
+  it("is hidden until revealed, and rotation replaces it", async () => {
+    const { visitor, accountId } = await signedIn();
+    const secretOf = async () =>
+      (
+        await env.DB.prepare("SELECT webhook_secret FROM accounts WHERE id = ?")
+          .bind(accountId)
+          .first<{ webhook_secret: string }>()
+      )?.webhook_secret ?? "";
+    const secret = await secretOf();
+    expect(secret).toMatch(/^whsec_/);
+    const page = await visitor.get("/dashboard/webhooks");
+    expect(page.text).not.toContain(secret);
+    const revealed = await visitor.post("/dashboard/webhooks/reveal", {});
+    expect(revealed.status).toBe(200);
+    expect(revealed.text).toContain(secret);
+
+    const rotated = await visitor.post("/dashboard/webhooks/rotate", {});
+    const fresh = await secretOf();
+    expect(fresh).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(fresh).not.toBe(secret);
+    expect(rotated.text).toContain(fresh);
+    expect(rotated.text).not.toContain(secret);
+  });
+});
+
+async function sha256(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
