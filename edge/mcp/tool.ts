@@ -16,6 +16,8 @@ import { ErrorBodySchema } from "../../schema/api.ts";
 import { createRouter } from "../app.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
+import type { ToolInput } from "./inputs.ts";
+import { portableSchema } from "./portable-schema.ts";
 
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type JsonSchemaObject = { type: "object"; [key: string]: unknown };
@@ -31,32 +33,32 @@ export interface Tool {
 }
 
 /**
- * A tool whose arguments are checked with `input` (a zod schema from schema/, or built from its
- * fields) and whose success is `output`-shaped structured content. Its outputSchema admits the
- * spec's error body too, because MCP clients validate structured content on errors as well.
+ * A tool whose arguments are shown and checked as `input` says (edge/mcp/inputs.ts) and whose
+ * success is `output`-shaped structured content. Its outputSchema admits the spec's error body
+ * too, because MCP clients validate structured content on errors as well.
  */
-export function defineTool<In extends ZodType>(spec: {
+export function defineTool<In>(spec: {
   name: string;
   title: string;
   description: string;
-  input: In;
+  input: ToolInput<In>;
   output: ZodType;
   annotations: ToolAnnotations;
-  run(c: Context<AppEnv>, input: z.output<In>, extra: ToolExtra): Promise<CallToolResult>;
+  run(c: Context<AppEnv>, input: In, extra: ToolExtra): Promise<CallToolResult>;
 }): Tool {
   return {
     name: spec.name,
     title: spec.title,
     description: spec.description,
-    inputSchema: jsonSchemaOf(spec.input, "input"),
-    outputSchema: {
+    inputSchema: portableSchema(spec.input.json),
+    outputSchema: portableSchema({
       type: "object",
-      anyOf: [jsonSchemaOf(spec.output, "output"), jsonSchemaOf(ErrorBodySchema.loose(), "output")],
-    },
+      anyOf: [jsonSchemaOf(spec.output), jsonSchemaOf(ErrorBodySchema.loose())],
+    }),
     annotations: { title: spec.title, ...spec.annotations },
     async call(c, args, extra) {
       try {
-        return await spec.run(c, parseArguments(spec.input, args ?? {}), extra);
+        return await spec.run(c, spec.input.parse(asObject(args)), extra);
       } catch (err) {
         if (err instanceof ApiError) return toolError(err);
         // As REST's onError: log what went wrong, tell the caller only that it did.
@@ -71,10 +73,16 @@ export function defineTool<In extends ZodType>(spec: {
   };
 }
 
-/** JSON Schema (draft-07, which every MCP client's validator reads) of a zod schema. */
-function jsonSchemaOf(schema: ZodType, io: "input" | "output"): JsonSchemaObject {
+function asObject(args: unknown): Record<string, unknown> {
+  return args !== null && typeof args === "object" && !Array.isArray(args)
+    ? (args as Record<string, unknown>)
+    : {};
+}
+
+/** JSON Schema (draft-07, which every MCP client's validator reads) of what a tool returns. */
+function jsonSchemaOf(schema: ZodType): JsonSchemaObject {
   const { $schema: _dialect, ...json } = z.toJSONSchema(schema, {
-    io,
+    io: "output",
     target: "draft-7",
     unrepresentable: "any",
   }) as Record<string, unknown>;

@@ -3,10 +3,9 @@
 import { z } from "zod";
 import { PricingSchema, UsageSchema } from "../../../schema/api.ts";
 import { CATALOG } from "../../routes/pricing/index.ts";
-import { callRest } from "../rest.ts";
+import { usageBody } from "../../usage.ts";
+import { zodInput } from "../inputs.ts";
 import { defineTool, toolResult } from "../tool.ts";
-
-type Usage = z.infer<typeof UsageSchema>;
 
 export const getUsage = defineTool({
   name: "get_usage",
@@ -14,11 +13,11 @@ export const getUsage = defineTool({
   description:
     "This account's plan, credits (available, plan, pack, held by running jobs), period, plan limits and recent credit ledger — the same as GET /v1/usage. " +
     "Check it before a large extraction.",
-  input: z.strictObject({}),
+  input: zodInput(z.strictObject({})),
   output: UsageSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c) {
-    const usage = await callRest<Usage>(c, "GET", "/v1/usage");
+    const usage = await usageBody(c);
     const { credits, limits } = usage;
     const text =
       `Plan ${usage.plan}: ${credits.available} credits available ` +
@@ -35,7 +34,7 @@ export const getPricing = defineTool({
   title: "Get pricing",
   description:
     "The public plans, credit pack and the rules by which jobs cost credits — the same as GET /v1/pricing.",
-  input: z.strictObject({}),
+  input: zodInput(z.strictObject({})),
   output: PricingSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run() {

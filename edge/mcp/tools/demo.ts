@@ -1,14 +1,13 @@
-// create_demo and get_demo: the free preview (6 JPG frames, at most 640 px wide), exactly as
-// POST /v1/demo and GET /v1/demo/{id} answer it, with the same per-IP daily allowance.
+// create_demo and get_demo: the free preview (6 JPG frames, at most 640 px wide), made and read
+// by the functions behind POST /v1/demo and GET /v1/demo/{id}, with the same per-IP allowance.
 import { z } from "zod";
 import { DemoJobSchema, DemoRequestSchema, JobIdParamSchema } from "../../../schema/api.ts";
 import { DEMO } from "../../../schema/plans.ts";
+import { createDemoJob } from "../../jobs/demo.ts";
 import { readDemoJob } from "../../jobs/read.ts";
-import { callRest } from "../rest.ts";
+import { objectSchema, restBody, restParameter, type ToolInput } from "../inputs.ts";
 import { demoSummary } from "../summaries.ts";
-import { defineTool, toolResult } from "../tool.ts";
-
-type DemoJob = z.infer<typeof DemoJobSchema>;
+import { defineTool, parseArguments, toolResult } from "../tool.ts";
 
 export const createDemo = defineTool({
   name: "create_demo",
@@ -16,7 +15,10 @@ export const createDemo = defineTool({
   description:
     `Start a free preview of a video: ${DEMO.frames} evenly spaced JPG frames, at most ${DEMO.max_width} px wide, ` +
     "never charged, limited per address per day. It runs in the background: read it with get_demo, then view_frames.",
-  input: DemoRequestSchema,
+  input: {
+    json: restBody("DemoRequest") as ToolInput<unknown>["json"],
+    parse: (args) => parseArguments(DemoRequestSchema, args),
+  },
   output: DemoJobSchema,
   annotations: {
     readOnlyHint: false,
@@ -25,7 +27,7 @@ export const createDemo = defineTool({
     openWorldHint: true,
   },
   async run(c, input) {
-    const demo = await callRest<DemoJob>(c, "POST", "/v1/demo", input);
+    const demo = await createDemoJob(c, input.url);
     return toolResult(demoSummary(demo), demo);
   },
 });
@@ -34,7 +36,10 @@ export const getDemo = defineTool({
   name: "get_demo",
   title: "Get a demo preview",
   description: "Read a demo preview made by create_demo: its status and frames.",
-  input: z.strictObject({ demo_id: JobIdParamSchema.shape.id }),
+  input: {
+    json: objectSchema({ demo_id: restParameter("/v1/demo/{id}", "get", "id") }, ["demo_id"]),
+    parse: (args) => parseArguments(z.strictObject({ demo_id: JobIdParamSchema.shape.id }), args),
+  },
   output: DemoJobSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c, input) {

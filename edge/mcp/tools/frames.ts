@@ -10,6 +10,7 @@ import {
   IMAGES_PER_CALL,
   pageSummary,
 } from "../frame-pages.ts";
+import { zodInput } from "../inputs.ts";
 import { PREVIEW_LONG_SIDE } from "../previews.ts";
 import { defineTool, toolResult } from "../tool.ts";
 
@@ -20,21 +21,23 @@ export const viewFrames = defineTool({
     `Show a completed job's frames as images (JPEG, at most ${PREVIEW_LONG_SIDE} px on the long side), ` +
     `up to ${IMAGES_PER_CALL} per call, each with its index and timestamp. Page with the next_cursor ` +
     "each call returns until it is null. Works for demo ids from create_demo too.",
-  input: z.strictObject({
-    job_id: JobIdParamSchema.shape.id.describe("A job id, or a demo id"),
-    cursor: z
-      .string()
-      .max(200)
-      .optional()
-      .describe("next_cursor of the previous call; omit for the first page"),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(IMAGES_PER_CALL)
-      .optional()
-      .describe(`Frames per page, 1–${IMAGES_PER_CALL} (default ${IMAGES_PER_CALL})`),
-  }),
+  input: zodInput(
+    z.strictObject({
+      job_id: JobIdParamSchema.shape.id.describe("A job id, or a demo id"),
+      cursor: z
+        .string()
+        .max(200)
+        .optional()
+        .describe("next_cursor of the previous call; omit for the first page"),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(IMAGES_PER_CALL)
+        .optional()
+        .describe(`Frames per page, 1–${IMAGES_PER_CALL} (default ${IMAGES_PER_CALL})`),
+    }),
+  ),
   output: FramePageSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c, input) {

@@ -5,6 +5,7 @@ import { z } from "zod";
 import {
   API_ERROR_NAMES,
   type ApiErrorName,
+  type CreateJobRequest,
   CreateJobRequestSchema,
   JobIdParamSchema,
   JobListSchema,
@@ -17,25 +18,64 @@ import { createJob } from "../../jobs/create.ts";
 import { listJobs, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
 import { createJobRoute } from "../../routes/jobs/routes.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
+import {
+  asQueryValues,
+  type JsonSchema,
+  objectSchema,
+  restBody,
+  restParameter,
+  type ToolInput,
+  zodInput,
+} from "../inputs.ts";
+import { PREVIEW_LONG_SIDE } from "../previews.ts";
 import { jobSummary } from "../summaries.ts";
 import { defineTool, parseArguments, toolError, toolResult } from "../tool.ts";
 
-// The REST body's own fields and constraints, without `wait` (this tool always waits), plus
-// the Idempotency-Key header as an argument and the one MCP-only choice: images.
-const { wait: _wait, ...createFields } = CreateJobRequestSchema.shape;
-
-const ExtractFramesInput = z.strictObject({
-  ...createFields,
-  idempotency_key: createJobRoute.request.headers.shape["idempotency-key"].describe(
-    "Optional. Retrying with the same key and arguments returns the first job instead of creating (and charging for) another.",
-  ),
+// The options only MCP has: the Idempotency-Key header as an argument, and images.
+const ExtractOptions = z.strictObject({
+  idempotency_key: createJobRoute.request.headers.shape["idempotency-key"],
   images: z
     .boolean()
     .optional()
     .describe(
-      `Return the first ${IMAGES_PER_CALL} frames as images (JPEG, at most 512 px) when the job completes within the wait. Default false.`,
+      `Also return the first ${IMAGES_PER_CALL} frames as images (JPEG, at most ${PREVIEW_LONG_SIDE} px) when the job completes within the wait. Default false.`,
     ),
 });
+
+// The REST body as documented, without `wait` (this tool always waits), plus those options.
+function extractFramesInput(): ToolInput<{
+  body: CreateJobRequest;
+  options: z.output<typeof ExtractOptions>;
+}> {
+  const { properties, required } = restBody("CreateJobRequest") as {
+    properties: Record<string, JsonSchema>;
+    required: string[];
+  };
+  const { wait: _wait, ...fields } = properties;
+  const idempotency = restParameter("/v1/jobs", "post", "idempotency-key");
+  const images = (zodInput(ExtractOptions).json.properties as Record<string, JsonSchema>).images;
+  return {
+    json: objectSchema(
+      {
+        ...fields,
+        idempotency_key: {
+          ...idempotency,
+          description:
+            "Retrying with the same key and arguments returns the first job instead of creating (and charging for) another.",
+        },
+        images,
+      },
+      required,
+    ),
+    parse({ idempotency_key, images: withImages, ...fields }) {
+      return {
+        options: parseArguments(ExtractOptions, { idempotency_key, images: withImages }),
+        // The REST body schema, with its rules across fields (count with timestamps, end > start…).
+        body: parseArguments(CreateJobRequestSchema, fields),
+      };
+    },
+  };
+}
 
 export const extractFrames = defineTool({
   name: "extract_frames",
@@ -46,7 +86,7 @@ export const extractFrames = defineTool({
     "timestamps (frames at exact seconds). Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
     "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free.",
-  input: ExtractFramesInput,
+  input: extractFramesInput(),
   output: z.object({ job: JobSchema, images: FramePageSchema.nullable() }),
   annotations: {
     readOnlyHint: false,
@@ -54,14 +94,11 @@ export const extractFrames = defineTool({
     idempotentHint: false,
     openWorldHint: true,
   },
-  async run(c, input) {
-    const { idempotency_key, images, ...fields } = input;
-    // The body schema again, for its rules across fields (count with timestamps, end > start…).
-    const body = parseArguments(CreateJobRequestSchema, fields);
-    const { jobId } = await createJob(c, body, idempotency_key);
+  async run(c, { body, options }) {
+    const { jobId } = await createJob(c, body, options.idempotency_key);
     const job = await readJob(c, jobId, true);
     if (job.status === "failed") return toolError(jobFailure(job), { job });
-    if (!images || job.status !== "completed") {
+    if (!options.images || job.status !== "completed") {
       return toolResult(jobSummary(job, true), { job, images: null });
     }
     const { page, content } = await framePage(c, job, 0, IMAGES_PER_CALL);
@@ -88,10 +125,20 @@ export const getJob = defineTool({
   description:
     "Read one job of this account: its status and, while completed and not expired, each frame's timestamp and signed URL. " +
     `With wait: true, blocks up to ${WAIT_LIMIT_MS / 1000} s for it to finish. To see the frames as images, use view_frames.`,
-  input: z.strictObject({
-    job_id: JobIdParamSchema.shape.id,
-    wait: WaitQuerySchema.shape.wait,
-  }),
+  input: {
+    json: objectSchema(
+      {
+        job_id: restParameter("/v1/jobs/{id}", "get", "id"),
+        wait: restParameter("/v1/jobs/{id}", "get", "wait"),
+      },
+      ["job_id"],
+    ),
+    parse: (args) =>
+      parseArguments(
+        z.strictObject({ job_id: JobIdParamSchema.shape.id, wait: WaitQuerySchema.shape.wait }),
+        args,
+      ),
+  },
   output: JobSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c, input) {
@@ -106,7 +153,14 @@ export const listJobsTool = defineTool({
   description:
     "List this account's jobs, newest first, with paging (limit, skip) and an optional status filter. " +
     "Rows carry no frame URLs: read one job with get_job or view_frames for those.",
-  input: ListJobsQuerySchema.strict(),
+  input: {
+    json: objectSchema(
+      Object.fromEntries(
+        ["limit", "skip", "status"].map((name) => [name, restParameter("/v1/jobs", "get", name)]),
+      ),
+    ),
+    parse: (args) => parseArguments(ListJobsQuerySchema.strict(), asQueryValues(args)),
+  },
   output: JobListSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c, input) {
