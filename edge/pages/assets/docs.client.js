@@ -34,7 +34,7 @@ document.addEventListener("DOMContentLoaded", () => {
     mcp: { disabled: true },
     persistAuth: false,
     documentDownloadType: "json",
-    defaultOpenFirstTag: true,
+    defaultOpenAllTags: true,
     agent: { disabled: true },
   });
 });

@@ -33,11 +33,18 @@ export function launchBrowser(): Promise<Browser> {
   });
 }
 
-/** Saves a full-page screenshot as test/browser/screenshots/<name>.png. */
-export async function screenshot(page: Page, name: string): Promise<string> {
+/**
+ * Saves a screenshot as test/browser/screenshots/<name>.png: the full page, or only what the
+ * viewport shows (for pages that render their long content lazily as it is scrolled to).
+ */
+export async function screenshot(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<string> {
   mkdirSync(SCREENSHOTS, { recursive: true });
   const path = join(SCREENSHOTS, `${name}.png`);
-  await page.screenshot({ path, fullPage: true });
+  await page.screenshot({ path, fullPage: options.fullPage ?? true });
   return path;
 }
 
@@ -48,15 +55,56 @@ export interface AxeViolation {
   nodes: { target: string[] }[];
 }
 
-/** axe-core's serious and critical violations on the page as it is now. */
-export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const violations = await page.evaluate(async () => {
+/**
+ * axe-core's serious and critical violations on the page as it is now. `exclude` lists CSS
+ * selectors of parts that are not ours to fix (an embedded third-party UI).
+ */
+export async function seriousViolations(
+  page: Page,
+  options: { exclude?: string[] } = {},
+): Promise<AxeViolation[]> {
+  // Evaluated through DevTools, not added as an inline <script>: our pages' policy refuses
+  // inline scripts, as it should.
+  if (!(await page.evaluate(() => "axe" in globalThis))) await page.evaluate(AXE_SOURCE);
+  const exclude = options.exclude ?? [];
+  const violations = await page.evaluate(async (excluded) => {
     // biome-ignore lint/suspicious/noExplicitAny: axe is injected as a global script.
-    const result = await (globalThis as any).axe.run();
+    const axe = (globalThis as any).axe;
+    const context = excluded.length > 0 ? { exclude: excluded.map((s) => [s]) } : document;
+    const result = await axe.run(context);
     return result.violations as AxeViolation[];
-  });
+  }, exclude);
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * Every Content-Security-Policy violation the page reports, as "directive: sample", from the
+ * page's own securitypolicyviolation events (also those a library catches and hides from the
+ * console). Call before the first navigation.
+ */
+export async function collectCspViolations(page: Page): Promise<string[]> {
+  const violations: string[] = [];
+  await page.exposeFunction("__reportCspViolation", (text: string) => violations.push(text));
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      // biome-ignore lint/suspicious/noExplicitAny: the function exposed above.
+      (globalThis as any).__reportCspViolation(
+        `${event.effectiveDirective}: ${event.blockedURI} ${event.sample}`.trim(),
+      );
+    });
+  });
+  return violations;
+}
+
+/** The host of every request the page makes (to prove none leaves the origin). */
+export function collectRequestHosts(page: Page): Set<string> {
+  const hosts = new Set<string>();
+  page.on("request", (request) => {
+    const url = new URL(request.url());
+    if (url.protocol === "http:" || url.protocol === "https:") hosts.add(url.host);
+    else if (url.protocol !== "data:" && url.protocol !== "blob:") hosts.add(url.href);
+  });
+  return hosts;
 }
 
 /** Every console error and page error the page raised (a CSP refusal shows up here). */
