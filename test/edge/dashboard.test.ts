@@ -2,18 +2,32 @@
 // revoked (refused by the API from the next request on, on every isolate), the job list with
 // signed thumbnails after a real run through the pipeline, credits plan and pack apart, the
 // ledger, the webhook secret, billing without Stripe, and forms from other sites refused.
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { checkFileSignature } from "../../edge/files.ts";
+import { app } from "../../edge/index.ts";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { api, freshIp, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { frameBytes, runFakeExtraction } from "./support/pipeline.ts";
+import { PRICES, standInStripeApi, stripeEnv } from "./support/stripe-stand-in.ts";
 
 /** A cookie-keeping client of the worker, posting forms the way a browser does. */
 class Visitor {
   readonly cookies = new Map<string, string>();
   constructor(readonly ip = freshIp()) {}
+
+  /** Requests go to the worker with this env instead of the configured one (Stripe tests). */
+  workerEnv: Env | undefined;
+
+  private async send(url: string, init: RequestInit): Promise<Response> {
+    if (!this.workerEnv) return exports.default.fetch(url, init);
+    const ctx = createExecutionContext();
+    const response = await app.fetch(new Request(url, init), this.workerEnv, ctx);
+    await waitOnExecutionContext(ctx);
+    return response;
+  }
 
   async request(
     method: string,
@@ -31,7 +45,7 @@ class Visitor {
       headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
     }
     Object.assign(headers, options.headers);
-    const response = await exports.default.fetch(`${ORIGIN}${path}`, {
+    const response = await this.send(`${ORIGIN}${path}`, {
       method,
       headers,
       body,
@@ -371,6 +385,36 @@ describe("credits, plan and ledger", () => {
     const bad = await visitor.post("/dashboard/checkout", { purchase: "everything" });
     expect(bad.status).toBe(400);
     expect(JSON.parse(bad.text).data.name).toBe("InvalidRequest");
+  });
+
+  it("with Stripe configured, offers the other plans and the pack, and a purchase goes to Checkout", async () => {
+    const { visitor, accountId } = await signedIn();
+    visitor.workerEnv = stripeEnv();
+    const calls = standInStripeApi();
+    const billing = await visitor.get("/dashboard/billing");
+    expect(billing.status).toBe(200);
+    expect(textOf(billing.text)).not.toContain("Buying is switched off");
+    const offered = [...billing.text.matchAll(/name="purchase" value="(\w+)"/g)].map((m) => m[1]);
+    expect(offered.sort()).toEqual(["pack", "pro", "scale", "starter"]);
+    expect(calls).toEqual([]);
+
+    const bought = await visitor.post("/dashboard/checkout", { purchase: "pack" });
+    expect(bought.status).toBe(303);
+    expect(bought.headers.get("location")).toMatch(/^https:\/\/checkout\.stripe\.test\/c\/pay\//);
+    const session = calls.find((call) => call.path === "/v1/checkout/sessions");
+    expect(session?.params).toMatchObject({
+      mode: "payment",
+      client_reference_id: accountId,
+      "line_items[0][price]": PRICES.pack,
+    });
+    expect(session?.params.success_url).toBe(`${ORIGIN}/dashboard?checkout=success`);
+
+    // A customer now: the portal is offered, and opens.
+    const after = await visitor.get("/dashboard/billing");
+    expect(after.text).toContain('action="/dashboard/billing/portal"');
+    const portal = await visitor.post("/dashboard/billing/portal", {});
+    expect(portal.status).toBe(303);
+    expect(portal.headers.get("location")).toMatch(/^https:\/\/billing\.stripe\.test\//);
   });
 
   it("says so after a Checkout, whichever way it ended", async () => {

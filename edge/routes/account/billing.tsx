@@ -75,8 +75,8 @@ function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
             const plan = PLANS[name];
             return (
               <tr class={name === current ? "current-plan" : undefined}>
-                <th scope="row" class="plan-name">
-                  {name}
+                <th scope="row">
+                  <span class="plan-name">{name}</span>
                   {name === current && <span class="hint">your plan</span>}
                 </th>
                 <td class="num">{plan.price_usd === 0 ? "$0" : `$${plan.price_usd}/mo`}</td>
@@ -113,7 +113,7 @@ function LedgerTable(props: { entries: Ledger }) {
   }
   return (
     <div class="table-scroll">
-      <table>
+      <table class="stack-table">
         <caption class="sr-only">Credit ledger, newest first</caption>
         <thead>
           <tr>
@@ -133,10 +133,10 @@ function LedgerTable(props: { entries: Ledger }) {
         <tbody>
           {props.entries.map((entry) => (
             <tr>
-              <td>
+              <td data-label="When">
                 <When iso={entry.createdAt} />
               </td>
-              <td>
+              <td class="ledger-entry">
                 {KIND_LABELS[entry.kind] ?? entry.kind}
                 {entry.note && <span class="hint">{entry.note}</span>}
                 {entry.jobId && (
@@ -145,9 +145,15 @@ function LedgerTable(props: { entries: Ledger }) {
                   </span>
                 )}
               </td>
-              <td class="num">{signed(entry.planDelta)}</td>
-              <td class="num">{signed(entry.packDelta)}</td>
-              <td class="num">{signed(entry.reservedDelta)}</td>
+              <td class="num" data-label="Plan">
+                {signed(entry.planDelta)}
+              </td>
+              <td class="num" data-label="Pack">
+                {signed(entry.packDelta)}
+              </td>
+              <td class="num" data-label="Held">
+                {signed(entry.reservedDelta)}
+              </td>
             </tr>
           ))}
         </tbody>

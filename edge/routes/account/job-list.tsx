@@ -56,7 +56,7 @@ function Thumbnail(props: { job: JobListRow }) {
 export function JobTable(props: { jobs: JobListRow[]; caption: string }) {
   return (
     <div class="table-scroll">
-      <table class="jobs-table">
+      <table class="jobs-table stack-table">
         <caption class="sr-only">{props.caption}</caption>
         <thead>
           <tr>
@@ -81,15 +81,17 @@ export function JobTable(props: { jobs: JobListRow[]; caption: string }) {
                 </a>
                 <span class="hint">{job.platform}</span>
               </td>
-              <td>
+              <td data-label="Status">
                 <StatusBadge status={job.status} />
               </td>
-              <td class="num">
+              <td class="num" data-label="Frames">
                 {job.framesCount === null ? "—" : count(job.framesCount - job.framesFailed)}
                 {job.framesFailed > 0 && <span class="hint">{job.framesFailed} failed</span>}
               </td>
-              <td class="num">{job.creditsCharged === null ? "—" : count(job.creditsCharged)}</td>
-              <td>
+              <td class="num" data-label="Credits">
+                {job.creditsCharged === null ? "—" : count(job.creditsCharged)}
+              </td>
+              <td data-label="Created">
                 <When iso={job.createdAt} />
               </td>
             </tr>

@@ -58,11 +58,26 @@ jobsRouter.get("/dashboard/jobs/:id", async (c) => {
   }
   return renderPage(
     c,
-    <DashboardPage title="Job" section="/dashboard/jobs" email={account.email}>
+    <DashboardPage
+      title={`Job: ${videoName(job.url)}`}
+      section="/dashboard/jobs"
+      email={account.email}
+    >
       <JobDetails job={job} />
     </DashboardPage>,
   );
 });
+
+/** What a person calls the video: its file name, or its host for a page link. */
+function videoName(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const last = parsed.pathname.split("/").filter(Boolean).at(-1);
+    return decodeURIComponent(last ?? parsed.hostname).slice(0, 60);
+  } catch {
+    return "video";
+  }
+}
 
 function JobDetails(props: { job: Job }) {
   const { job } = props;
@@ -73,15 +88,15 @@ function JobDetails(props: { job: Job }) {
         <a href="/dashboard/jobs">← All jobs</a>
       </p>
       <dl class="facts">
+        <div class="fact-wide">
+          <dt>Video</dt>
+          <dd class="break">{job.url}</dd>
+        </div>
         <div>
           <dt>Status</dt>
           <dd>
             <StatusBadge status={job.status} />
           </dd>
-        </div>
-        <div>
-          <dt>Video</dt>
-          <dd class="break">{job.url}</dd>
         </div>
         <div>
           <dt>Frames</dt>
@@ -106,7 +121,7 @@ function JobDetails(props: { job: Job }) {
             <When iso={job.expires_at} />
           </dd>
         </div>
-        <div>
+        <div class="fact-wide">
           <dt>Job id</dt>
           <dd>
             <code>{job.id}</code>

@@ -61,7 +61,7 @@ function KeyList(props: { keys: KeyListRow[] }) {
   }
   return (
     <div class="table-scroll">
-      <table>
+      <table class="stack-table">
         <caption class="sr-only">Your API keys</caption>
         <thead>
           <tr>
@@ -77,17 +77,19 @@ function KeyList(props: { keys: KeyListRow[] }) {
         <tbody>
           {props.keys.map((key) => (
             <tr>
-              <td>
+              <td class="key-hint">
                 <code>{key.hint}</code>
               </td>
-              <td class="break">{key.name || <span class="muted">(no name)</span>}</td>
-              <td>
+              <td class="break" data-label="Name">
+                {key.name || <span class="muted">(no name)</span>}
+              </td>
+              <td data-label="Created">
                 <When iso={key.createdAt} />
               </td>
-              <td>
+              <td data-label="Last used">
                 <When iso={key.lastUsedAt} empty="never" />
               </td>
-              <td>
+              <td class="row-action">
                 <form
                   method="post"
                   action={`/dashboard/keys/${key.id}/revoke`}
