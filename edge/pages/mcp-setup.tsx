@@ -57,9 +57,9 @@ export function McpSetup(props: { origin: string; headingLevel?: 2 | 3; id?: str
       <SubHeading>Clients that only speak OAuth</SubHeading>
       <p>
         Custom connectors in chat apps: add <code>{endpoint}</code> with no key. The client finds
-        our authorization server on its own, opens the Stills sign-in page, and you approve it with
-        the one-time code we e-mail you. The access it gets is bound to your account and spends its
-        credits.
+        our authorization server on its own and opens Stills in your browser: sign in with the
+        one-time code we e-mail you, then approve the connection. The access it gets is bound to
+        your account and spends its credits.
       </p>
     </section>
   );

@@ -107,9 +107,9 @@
     return [
       " Free previews come back ",
       time,
-      ` (in ${describeWait(retryAfterSeconds)}), or `,
-      link("/sign-in", "sign in"),
-      " for 60 free credits a month.",
+      ` (in ${describeWait(retryAfterSeconds)}). `,
+      link("/sign-in", "Sign in for 60 free credits a month"),
+      ".",
     ];
   }
 
