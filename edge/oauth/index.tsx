@@ -5,10 +5,12 @@ import { AuthorizationError, type AuthRequest } from "@cloudflare/workers-oauth-
 import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { createRouter } from "../app.ts";
+import { sameOriginForms } from "../auth/guards.ts";
 import { sessionAccount } from "../auth/session.ts";
 import type { AppEnv } from "../context.ts";
 import { publicRate } from "../middleware/auth.ts";
 import { contentSecurityPolicy, pageHeaders } from "../pages/layout.tsx";
+import { formOf } from "../routes/account/forms.ts";
 import { issueConnectorKey } from "./connector-key.ts";
 import { AuthorizationProblem, ConsentPage } from "./consent.tsx";
 import {
@@ -45,6 +47,9 @@ for (const path of [AUTHORIZATION_SERVER_METADATA_PATH, TOKEN_PATH, REGISTER_PAT
 }
 
 oauthRouter.use(AUTHORIZE_PATH, publicRate, pageHeaders);
+// Besides the consent handle bound to this browser's cookie, a decision is taken only from our
+// own page, as every form of the site.
+oauthRouter.post(AUTHORIZE_PATH, sameOriginForms);
 
 oauthRouter.get(AUTHORIZE_PATH, async (c) => {
   const oauth = authorizationServer(c.env, c.req.url).getOAuthApi(c.env);
@@ -73,7 +78,7 @@ oauthRouter.get(AUTHORIZE_PATH, async (c) => {
 
 oauthRouter.post(AUTHORIZE_PATH, async (c) => {
   const oauth = authorizationServer(c.env, c.req.url).getOAuthApi(c.env);
-  const form = await c.req.parseBody();
+  const form = await formOf(c);
   const handle = typeof form.handle === "string" ? form.handle : "";
   const account = await sessionAccount(c);
   if (!account) {
