@@ -2,6 +2,12 @@
 // (`reserve:<job>`, written with the job in edge/jobs/create.ts; `settle:<job>`, here), in the
 // same D1 batch (one transaction) as the balance it changes; the id's uniqueness is what
 // stops a redelivered message from charging twice.
+//
+// A job holds at creation only what it is sure to cost (edge/jobs/options.ts creditHold).
+// What the probe finds out is settled here, atomically: the job is charged its real cost only
+// while its hold and the account's free credits cover it; otherwise the settlement batch fails
+// as a whole and the job is settled again as failed with InsufficientBalance, uncharged. Two
+// jobs settling at once are serialised by D1, so they never spend the same credits twice.
 
 const AVAILABLE = "(plan_credits + pack_credits - reserved_credits)";
 
@@ -9,11 +15,18 @@ export function isUniqueViolation(err: unknown): boolean {
   return String(err).includes("UNIQUE constraint failed");
 }
 
+/** The settlement batch failed because the account could not cover the job's cost. */
+export function isUnaffordable(err: unknown): boolean {
+  return String(err).includes("NOT NULL constraint failed: credit_ledger.kind");
+}
+
 /**
- * The statements that end a job's hold and charge `cost` (plan credits first, then pack),
- * never more than the hold plus what is free, never less than nothing. They belong in the
- * same D1 batch as the job's final state: the ledger entry's id (`settle:<job>`) is unique,
- * so a second settlement fails the whole batch and changes nothing.
+ * The statements that end a job's hold and charge `cost` (plan credits first, then pack).
+ * They belong in the same D1 batch as the job's final state. Two guards fail the whole batch,
+ * so nothing of it is written: the ledger entry's id (`settle:<job>`) is unique, so a second
+ * settlement is refused (isUniqueViolation); and when the hold plus the free credits cannot
+ * cover `cost`, the entry's kind comes out NULL, which its NOT NULL column refuses
+ * (isUnaffordable).
  */
 export function settlementStatements(
   db: D1Database,
@@ -23,18 +36,19 @@ export function settlementStatements(
 ): D1PreparedStatement[] {
   const entryId = `settle:${jobId}`;
   const hold = `(SELECT coalesce(sum(reserved_delta), 0) FROM credit_ledger WHERE id = 'reserve:' || ?2)`;
-  const charge = `max(0, min(?3, ${AVAILABLE} + ${hold}))`;
-  const fromPlan = `min(max(plan_credits, 0), ${charge})`;
+  const fromPlan = `min(max(plan_credits, 0), ?3)`;
   return [
     db
       .prepare(
         `INSERT INTO credit_ledger
            (id, account_id, job_id, kind, plan_delta, pack_delta, reserved_delta, note)
-         SELECT ?1, id, ?2, ?5, -${fromPlan}, -(${charge} - ${fromPlan}), -${hold},
+         SELECT ?1, id, ?2,
+                CASE WHEN ?3 = 0 OR ?3 <= ${AVAILABLE} + ${hold} THEN ?5 END,
+                -${fromPlan}, -(?3 - ${fromPlan}), -${hold},
                 CASE WHEN ?3 > 0 THEN 'charged at completion' ELSE 'hold released' END
          FROM accounts WHERE id = ?4`,
       )
-      .bind(entryId, jobId, cost, accountId, cost > 0 ? "charge" : "release"),
+      .bind(entryId, jobId, Math.max(0, cost), accountId, cost > 0 ? "charge" : "release"),
     db
       .prepare(
         `UPDATE accounts SET

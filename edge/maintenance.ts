@@ -8,34 +8,61 @@ import { deletePrefix, failJob } from "./queues/results.ts";
 const EXPIRE_BATCH = 200;
 const STUCK_AFTER_MS = 3 * 3600_000;
 
+/**
+ * Files go first and the job is marked only once they are gone: a delete that fails leaves
+ * the job as it was, so the next run selects it again (it already reads "expired" and serves
+ * nothing meanwhile). One job's failure never stops the rest of the run.
+ */
 export async function expireJobs(env: Env, now: number): Promise<number> {
   let expired = 0;
+  const due = new Date(now).toISOString();
   for (const [table, kind] of [
     ["jobs", "job"],
     ["demo_jobs", "demo"],
   ] as const) {
     const { results } = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status = 'completed' AND expires_at <= ?1 LIMIT ${EXPIRE_BATCH}`,
+      `SELECT id FROM ${table} WHERE status = 'completed' AND expires_at <= ?1
+       ORDER BY expires_at LIMIT ${EXPIRE_BATCH}`,
     )
-      .bind(new Date(now).toISOString())
+      .bind(due)
       .all<{ id: string }>();
     for (const { id } of results) {
-      await env.DB.prepare(`UPDATE ${table} SET status = 'expired' WHERE id = ?1`).bind(id).run();
-      await deletePrefix(env, `${kind}/${id}/`);
-      expired++;
+      const done = await attempt(`expiring ${kind} ${id}`, async () => {
+        await deletePrefix(env, `${kind}/${id}/`);
+        await env.DB.prepare(
+          `UPDATE ${table} SET status = 'expired' WHERE id = ?1 AND status = 'completed'`,
+        )
+          .bind(id)
+          .run();
+      });
+      if (done) expired++;
     }
     // Failed jobs keep their status; what their attempts left is deleted, once.
     const failed = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status = 'failed' AND expires_at <= ?1 LIMIT ${EXPIRE_BATCH}`,
+      `SELECT id FROM ${table} WHERE status = 'failed' AND expires_at <= ?1
+       ORDER BY expires_at LIMIT ${EXPIRE_BATCH}`,
     )
-      .bind(new Date(now).toISOString())
+      .bind(due)
       .all<{ id: string }>();
     for (const { id } of failed.results) {
-      await deletePrefix(env, `${kind}/${id}/`);
-      await env.DB.prepare(`UPDATE ${table} SET expires_at = NULL WHERE id = ?1`).bind(id).run();
+      await attempt(`cleaning up failed ${kind} ${id}`, async () => {
+        await deletePrefix(env, `${kind}/${id}/`);
+        await env.DB.prepare(`UPDATE ${table} SET expires_at = NULL WHERE id = ?1`).bind(id).run();
+      });
     }
   }
   return expired;
+}
+
+/** Runs one step of the cron run; a failure is logged and left for the next run. */
+async function attempt(what: string, step: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await step();
+    return true;
+  } catch (err) {
+    console.error(`cron: ${what} failed; the next run tries again`, err);
+    return false;
+  }
 }
 
 async function failStuckJobs(env: Env, now: number) {
@@ -55,10 +82,17 @@ async function failStuckJobs(env: Env, now: number) {
   }
 }
 
-/** Plan credits reset to the monthly allowance when a period ends; pack credits stay. */
+/**
+ * Plan credits reset to the monthly allowance when a period ends; pack credits stay. An
+ * account with a live Stripe subscription is renewed by Stripe's invoice.paid event instead
+ * (edge/billing), so the cron leaves it alone: renewing it here too would grant twice.
+ */
 export async function renewPlanCredits(env: Env, now: number) {
   const { results } = await env.DB.prepare(
-    "SELECT id, plan, period_end FROM accounts WHERE period_end <= ?1 LIMIT 500",
+    `SELECT id, plan, period_end FROM accounts WHERE period_end <= ?1
+       AND NOT (stripe_subscription_id IS NOT NULL
+                AND coalesce(subscription_status, '') IN ('active', 'trialing', 'past_due'))
+     LIMIT 500`,
   )
     .bind(new Date(now).toISOString())
     .all<{ id: string; plan: string; period_end: string }>();
@@ -88,7 +122,7 @@ export async function renewPlanCredits(env: Env, now: number) {
 }
 
 export async function runScheduledMaintenance(env: Env, now: number) {
-  await expireJobs(env, now);
-  await failStuckJobs(env, now);
-  await renewPlanCredits(env, now);
+  await attempt("expiring jobs", () => expireJobs(env, now));
+  await attempt("failing stuck jobs", () => failStuckJobs(env, now));
+  await attempt("renewing plan credits", () => renewPlanCredits(env, now));
 }

@@ -3,6 +3,7 @@ import type { z } from "@hono/zod-openapi";
 import type { DemoJobSchema, FrameSchema, JobSchema } from "../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
 import type { FileLinker } from "./files.ts";
+import { jobNotice } from "./jobs/notice.ts";
 
 type Job = z.infer<typeof JobSchema>;
 type DemoJob = z.infer<typeof DemoJobSchema>;
@@ -15,7 +16,7 @@ export function filesAreLive(row: { status: string; expiresAt: string | null }, 
 }
 
 /** A completed job past its expiry reads as expired even before the cron run marks it. */
-function visibleStatus(row: { status: string; expiresAt: string | null }, now = Date.now()) {
+export function visibleStatus(row: { status: string; expiresAt: string | null }, now = Date.now()) {
   return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) <= now
     ? "expired"
     : row.status;
@@ -39,10 +40,12 @@ export async function jobToApi(
   frameRows: FrameRow[],
   linker: FileLinker | null,
 ): Promise<Job> {
+  const status = visibleStatus(row) as Job["status"];
+  const error = (row.error as JobError) ?? null;
   return {
     id: row.id,
     object: "job",
-    status: visibleStatus(row) as Job["status"],
+    status,
     url: row.url,
     platform: row.platform,
     options: row.options as Record<string, unknown>,
@@ -58,8 +61,17 @@ export async function jobToApi(
     requested_resolution: row.requestedResolution,
     delivered_resolution: row.deliveredResolution,
     resolution_note: row.resolutionNote,
-    notice: row.notice,
-    error: (row.error as JobError) ?? null,
+    // Written from the job's state when it is read, so it always says what the job is now.
+    notice: jobNotice({
+      id: row.id,
+      status,
+      expiresAt: row.expiresAt,
+      framesCount: row.framesCount,
+      zipped: row.zipKey !== null,
+      resolutionNote: row.resolutionNote,
+      errorMessage: error?.userMessage ?? null,
+    }),
+    error,
     created_at: row.createdAt,
     started_at: row.startedAt,
     completed_at: row.completedAt,

@@ -51,7 +51,9 @@ async function requireVideoContentType(start: URL, env: Env): Promise<void> {
     }
     const location = response.headers.get("location");
     if (response.status >= 300 && response.status < 400 && location) {
-      const next = checkUrl(new URL(location, current), {
+      // checkUrl parses the target itself: a Location such as `http://[` is refused as not a
+      // URL instead of throwing.
+      const next = checkUrl(resolveLocation(location, current), {
         allowPrivate: allowsPrivateNetwork(env),
       });
       if (!next.ok) throw invalidUrl("url", `a redirect of the link was refused: ${next.reason}`);
@@ -68,6 +70,15 @@ async function requireVideoContentType(start: URL, env: Env): Promise<void> {
     );
   }
   throw invalidUrl("url", `the link redirects more than ${MAX_REDIRECTS} times`);
+}
+
+/** A redirect's target against the URL that sent it, as text (unparseable stays unparseable). */
+function resolveLocation(location: string, base: URL): string {
+  try {
+    return new URL(location, base).href;
+  } catch {
+    return location;
+  }
 }
 
 export function checkWebhookUrl(url: string, env: Env): void {

@@ -2,6 +2,9 @@
 // generates /v1/openapi.json from them, so the document can never drift from the code.
 import { z } from "@hono/zod-openapi";
 import { PLAN_NAMES, RESOLUTIONS } from "./plans.ts";
+import { MAX_URL_LENGTH } from "./url-safety.ts";
+
+export { MAX_URL_LENGTH };
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "expired"] as const;
 export const LISTABLE_STATUSES = ["queued", "processing", "completed", "failed"] as const;
@@ -34,7 +37,6 @@ export type ApiErrorName = (typeof API_ERROR_NAMES)[number];
  * seconds would become Infinity, which JSON writes as null) and every string small enough to
  * store; the OpenAPI document shows them. A week of video is far beyond any plan's span.
  */
-export const MAX_URL_LENGTH = 2048;
 export const MAX_MEDIA_SECONDS = 7 * 86_400;
 export const MAX_COUNT = 1_000_000;
 export const MAX_WIDTH = 8192;

@@ -2,6 +2,8 @@
 // Pure (no Node or Workers APIs): the edge calls it at job creation to fill `platform` and to
 // answer 400 InvalidUrl early. It does not judge addresses; url-safety.ts does that.
 
+import { MAX_URL_LENGTH } from "./url-safety.ts";
+
 export const PLATFORMS = [
   "youtube",
   "tiktok",
@@ -25,6 +27,8 @@ interface Link {
   segments: string[];
   params: URLSearchParams;
   original: URL;
+  /** A link found inside another one (an embed's href=): it may not nest a third. */
+  nested: boolean;
 }
 
 type Rule = (link: Link) => SourceDetection | null;
@@ -34,6 +38,14 @@ const DIGITS = /^\d+$/;
 const SHORTCODE = /^[A-Za-z0-9_-]+$/;
 
 export function detectSource(input: string): SourceDetection {
+  return detect(input, false);
+}
+
+function detect(input: string, nested: boolean): SourceDetection {
+  // Bounded before parsing: a link is stored twice per job and every byte of it is parsed.
+  if (input.length > MAX_URL_LENGTH) {
+    return { ok: false, reason: `the link is longer than ${MAX_URL_LENGTH} characters` };
+  }
   let original: URL;
   try {
     original = new URL(input.trim());
@@ -49,6 +61,7 @@ export function detectSource(input: string): SourceDetection {
     segments: original.pathname.split("/").filter(Boolean).map(safeDecode),
     params: original.searchParams,
     original,
+    nested,
   };
   for (const rule of [youtube, tiktok, instagram, facebook, x, vimeo, googleDrive]) {
     const result = rule(link);
@@ -129,7 +142,10 @@ const facebook: Rule = (link) => {
     id && DIGITS.test(id) ? ok("facebook", `https://www.facebook.com/watch/?v=${id}`) : null;
   const [first, second] = segments;
   if (first === "plugins" && params.get("href")) {
-    const inner = detectSource(params.get("href") as string);
+    // One level of embedding is what Facebook's plugins produce; a link nested deeper is
+    // refused without parsing it, so no chain of embeds costs more than two parses.
+    if (link.nested) return unsupported("Facebook", "an embed inside an embed");
+    const inner = detect(params.get("href") as string, true);
     return inner.ok && inner.platform === "facebook" ? inner : unsupported("Facebook", "embed");
   }
   if (first === "reel" && second && DIGITS.test(second)) {

@@ -5,6 +5,12 @@
 // multicast, reserved) is refused, and IPv6 forms that embed an IPv4 address are judged by
 // the address they embed.
 
+/**
+ * The longest link a client may submit (sources and webhooks). Only what clients send is
+ * bounded: the URLs a platform resolves to along the way (signed CDN links) can be longer.
+ */
+export const MAX_URL_LENGTH = 2048;
+
 export interface UrlPolicy {
   /** STILLS_ALLOW_PRIVATE_NETWORK=1: lifts the address and port checks and allows http webhooks. */
   allowPrivate: boolean;

@@ -38,7 +38,7 @@ export async function createJob(
   checkPlanLimits(options, plan);
 
   const jobId = crypto.randomUUID();
-  const hold = creditHold(options, plan);
+  const hold = creditHold(options);
   let created: boolean;
   try {
     created = await recordJob(c, {
@@ -59,7 +59,7 @@ export async function createJob(
     }
     throw err;
   }
-  if (!created) throw await refusal(c, options, plan, hold);
+  if (!created) throw await refusal(c, plan, hold);
 
   const message: JobMessage = { kind: "job", id: jobId };
   try {
@@ -95,7 +95,7 @@ async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: s
 }
 
 /** Why the job was not recorded: too many running jobs, or too few credits. */
-async function refusal(c: Context<AppEnv>, options: JobOptions, plan: Plan, hold: number) {
+async function refusal(c: Context<AppEnv>, plan: Plan, hold: number) {
   const [{ active }] = await c
     .get("db")
     .select({ active: sql<number>`count(*)` })
@@ -112,10 +112,7 @@ async function refusal(c: Context<AppEnv>, options: JobOptions, plan: Plan, hold
   }
   return new ApiError(
     "InsufficientBalance",
-    `this job may cost up to ${hold} credits and the account has fewer available` +
-      (options.mode !== "timestamps" && options.end === undefined
-        ? " (without end, a job is held at the cost of the plan's longest video; set end to hold less)"
-        : ""),
+    `this job costs at least ${hold} credit${hold === 1 ? "" : "s"} and the account has fewer available`,
     { userMessage: "You don't have enough credits for this job. Buy a pack or upgrade your plan." },
   );
 }

@@ -68,17 +68,30 @@ function rangeSpan(options: JobOptions): number | null {
 }
 
 /**
- * What to hold at creation: the most the job can cost. Before the video is probed its length
- * is bounded only by the range or by the plan's longest video, so a job without `end` holds
- * what a video of the plan's maximum length would cost; what it does not spend is released
- * at completion. Holding less would let a job run that the account cannot pay for.
+ * What to hold at creation: what the job is sure to cost if it delivers its frames, from what
+ * is known before the video is probed. Timestamps mode is exact; count mode knows its frames
+ * but not the minutes (at least one); interval mode at least one minute. A job the account
+ * can afford is therefore never refused at creation: the rest is settled atomically with the
+ * result (edge/credits.ts), and a job that turns out to cost more than the account holds
+ * ends failed, uncharged.
  */
-export function creditHold(options: JobOptions, plan: Plan): number {
+export function creditHold(options: JobOptions): number {
+  const frames = plannedFrameCount(options, null);
+  if (options.mode === "timestamps") return creditsFor("timestamps", 0, frames ?? 0);
+  return creditsFor(options.mode, 0, options.mode === "count" ? (frames ?? 1) : 1);
+}
+
+/**
+ * The most a job can cost on its plan: its range (or the plan's longest video when it has no
+ * end) with its frames (or the plan's most frames). A result that would cost more is not one
+ * the extractor could have produced for this job, so settlement never charges above it.
+ */
+export function mostCredits(options: JobOptions, plan: Plan): number {
   const frames = plannedFrameCount(options, null);
   if (options.mode === "timestamps") return creditsFor("timestamps", 0, frames ?? 0);
   return creditsFor(
     options.mode,
-    rangeSpan(options) ?? plan.limits.max_video_minutes * 60,
-    frames ?? plan.limits.max_frames_per_job,
+    Math.min(rangeSpan(options) ?? Number.POSITIVE_INFINITY, plan.limits.max_video_minutes * 60),
+    Math.min(frames ?? plan.limits.max_frames_per_job, plan.limits.max_frames_per_job),
   );
 }

@@ -91,6 +91,11 @@ export async function listJobs(
   const where = and(
     eq(jobs.accountId, c.get("account").id),
     query.status ? eq(jobs.status, query.status) : undefined,
+    // A completed job past its expiry reads "expired" before the cron run marks it, so the
+    // filter must not list it as completed either.
+    query.status === "completed"
+      ? sql`(${jobs.expiresAt} IS NULL OR ${jobs.expiresAt} > ${new Date().toISOString()})`
+      : undefined,
   );
   const [[{ total }], rows] = await Promise.all([
     db.select({ total: count() }).from(jobs).where(where),

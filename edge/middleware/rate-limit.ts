@@ -62,20 +62,40 @@ function recordDemand(subject: string, now: number): number {
   return Math.max(seen.count, seen.previous);
 }
 
-async function decide(env: Env, subject: string, perMinute: number): Promise<RateDecision> {
-  const now = testClock?.() ?? Date.now();
-  const wanted = recordDemand(subject, now);
+/** A lease being fetched per subject: concurrent requests wait for it instead of each
+ * fetching (and overwriting) a lease of their own, which once refused most of a burst. */
+const fetching = new Map<string, Promise<unknown>>();
+
+function fromLease(subject: string, now: number): RateDecision | undefined {
   const lease = leases.get(subject);
-  if (lease && lease.tokens > 0 && lease.until > now) {
-    lease.tokens--;
-    return { ...lease.decision, remaining: lease.decision.remaining + lease.tokens };
+  if (!lease || lease.tokens <= 0 || lease.until <= now) return undefined;
+  lease.tokens--;
+  return { ...lease.decision, remaining: lease.decision.remaining + lease.tokens };
+}
+
+async function decide(env: Env, subject: string, perMinute: number): Promise<RateDecision> {
+  const wanted = recordDemand(subject, testClock?.() ?? Date.now());
+  for (;;) {
+    const leased = fromLease(subject, testClock?.() ?? Date.now());
+    if (leased) return leased;
+    const pending = fetching.get(subject);
+    if (!pending) break;
+    await pending;
   }
+  const now = testClock?.() ?? Date.now();
   const leaseSize = Math.max(1, Math.min(wanted, Math.floor(perMinute / 60)));
-  const decision = await limiterFor(env, subject).take(
-    perMinute,
-    leaseSize,
-    testClock ? now : undefined,
+  const call = limiterFor(env, subject).take(perMinute, leaseSize, testClock ? now : undefined);
+  if (fetching.size >= MAX_TRACKED) fetching.clear();
+  fetching.set(
+    subject,
+    call.catch(() => {}),
   );
+  let decision: RateDecision;
+  try {
+    decision = await call;
+  } finally {
+    fetching.delete(subject);
+  }
   if (leases.size >= MAX_TRACKED) leases.clear();
   if (decision.granted > 1) {
     leases.set(subject, { tokens: decision.granted - 1, until: now + LEASE_MS, decision });

@@ -1,7 +1,9 @@
 // The results-queue consumer: finishes a job exactly once. The `settlements` row (primary key
-// job_id) is written in the same D1 batch as the job's final state and its frames, so a
-// result delivered twice, or a second attempt's result, finds the job settled and only
-// cleans up its own files. Credits are settled by ledger entry id, idempotent on its own.
+// job_id) is written in the same D1 batch as the job's final state and its frames
+// (edge/jobs/settle.ts), so a result delivered twice, or a second attempt's result, finds the
+// job settled and only cleans up its own files. Credits are settled by ledger entry id,
+// idempotent on its own; a job the account cannot pay for once its real cost is known ends
+// failed with InsufficientBalance, uncharged.
 import { creditsFor } from "../../schema/billing.ts";
 import type {
   ExtractErrorName,
@@ -11,11 +13,9 @@ import type {
   ResultMessage,
   WebhookMessage,
 } from "../../schema/messages.ts";
-import { isPlanName, PLANS } from "../../schema/plans.ts";
-import { CHARGED_SQL, isUniqueViolation, settlementStatements } from "../credits.ts";
-
-const DEMO_RETENTION_DAYS = 1;
-const DAY_MS = 86_400_000;
+import { isPlanName, PLANS, type Plan } from "../../schema/plans.ts";
+import { mostCredits } from "../jobs/options.ts";
+import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
 
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
   NoVideoFound: "We couldn't find a video at that link.",
@@ -70,11 +70,11 @@ export async function deletePrefix(env: Env, prefix: string) {
   } while (cursor);
 }
 
-function deleteAttemptFiles(env: Env, result: ExtractResult) {
+function deleteAttemptFiles(env: Env, result: Settlement) {
   return deletePrefix(env, `${result.kind}/${result.job_id}/${result.attempt_id}/`);
 }
 
-async function enqueueWebhook(env: Env, result: ExtractResult) {
+async function enqueueWebhook(env: Env, result: Settlement) {
   const event: WebhookMessage = {
     event_id: `msg_${result.job_id}_${result.status}`,
     type: result.status === "completed" ? "job.completed" : "job.failed",
@@ -83,55 +83,25 @@ async function enqueueWebhook(env: Env, result: ExtractResult) {
   await env.WEBHOOKS_QUEUE.send(event);
 }
 
-function insertFrames(db: D1Database, result: ExtractResult) {
-  return db
-    .prepare(
-      `INSERT OR REPLACE INTO frames (job_id, idx, timestamp, pts, status, r2_key, error)
-       SELECT ?1, value ->> '$.index', value ->> '$.timestamp', value ->> '$.pts',
-              value ->> '$.status', value ->> '$.key', value ->> '$.error'
-       FROM json_each(?2)`,
-    )
-    .bind(result.job_id, JSON.stringify(result.frames));
+interface JobRow {
+  account_id: string | null;
+  options: string | null;
+  webhook_url: string | null;
+  plan: string | null;
 }
 
-function finalFields(result: ExtractResult, retentionDays: number) {
-  const now = Date.now();
-  const completed = result.status === "completed";
-  const failedFrames = result.frames.filter((f) => f.status !== "ok").length;
-  return {
-    status: result.status,
-    durationSeconds: result.duration_seconds,
-    framesCount: completed ? result.frames.length : null,
-    framesFailed: failedFrames,
-    width: result.width,
-    height: result.height,
-    error: result.error
-      ? {
-          ...result.error,
-          userMessage: result.error.userMessage || USER_MESSAGES[result.error.name],
-        }
-      : null,
-    completedAt: new Date(now).toISOString(),
-    // A failed job keeps no files for users, but whatever an attempt left (partial frames, the
-    // result) is deleted when this passes, as for a completed job.
-    expiresAt: new Date(now + retentionDays * DAY_MS).toISOString(),
-  };
-}
-
-export async function settleResult(env: Env, result: ExtractResult) {
-  const table = result.kind === "demo" ? "demo_jobs" : "jobs";
-  const columns =
+async function loadJob(env: Env, result: { kind: "job" | "demo"; job_id: string }) {
+  const query =
     result.kind === "demo"
-      ? "NULL AS account_id, NULL AS options, NULL AS webhook_url"
-      : "account_id, options, webhook_url";
-  const row = await env.DB.prepare(`SELECT id, ${columns} FROM ${table} WHERE id = ?1`)
-    .bind(result.job_id)
-    .first<{
-      id: string;
-      account_id: string | null;
-      options: string | null;
-      webhook_url: string | null;
-    }>();
+      ? "SELECT NULL AS account_id, NULL AS options, NULL AS webhook_url, NULL AS plan FROM demo_jobs WHERE id = ?1"
+      : `SELECT jobs.account_id, jobs.options, jobs.webhook_url, accounts.plan
+         FROM jobs LEFT JOIN accounts ON accounts.id = jobs.account_id WHERE jobs.id = ?1`;
+  return env.DB.prepare(query).bind(result.job_id).first<JobRow>();
+}
+
+export async function settleResult(env: Env, reported: Settlement) {
+  const result = withUserMessage(reported);
+  const row = await loadJob(env, result);
   if (!row) return;
 
   const previous = await env.DB.prepare("SELECT attempt_id FROM settlements WHERE job_id = ?1")
@@ -143,106 +113,77 @@ export async function settleResult(env: Env, result: ExtractResult) {
       await deleteAttemptFiles(env, result);
     } else if (row.webhook_url) {
       // A redelivery of the settled result: the send after the batch may be what failed.
-      // Receivers drop the duplicate by its stable webhook-id.
-      await enqueueWebhook(env, result);
+      // Receivers drop the duplicate by its stable webhook-id. The job's own status says
+      // which event it was (a result refused for its cost ended failed).
+      const settled = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1")
+        .bind(result.job_id)
+        .first<{ status: string }>();
+      await enqueueWebhook(env, {
+        ...result,
+        status: settled?.status === "failed" ? "failed" : result.status,
+      });
     }
     return;
   }
 
-  const cost =
-    row.account_id && row.options ? costOf(result, JSON.parse(row.options) as JobOptions) : 0;
-  const settled = await writeFinalState(env, table, result, row.account_id, cost);
-  if (!settled) {
+  const plan = PLANS[row.plan && isPlanName(row.plan) ? row.plan : "free"];
+  const job: SettlingJob = {
+    table: result.kind === "demo" ? "demo_jobs" : "jobs",
+    accountId: row.account_id,
+    options: row.options ? (JSON.parse(row.options) as JobOptions) : null,
+    plan,
+  };
+  const cost = job.accountId && job.options ? costOf(result, job.options, plan) : 0;
+  let final = result;
+  let outcome = await writeSettlement(env, job, result, cost);
+  if (outcome === "unaffordable") {
+    final = refusedForCost(result, cost);
+    outcome = await writeSettlement(env, job, final, 0);
+    // Nothing of a refused job is delivered.
+    await deleteAttemptFiles(env, result);
+  }
+  if (outcome === "already-settled") {
     await deleteAttemptFiles(env, result);
     return;
   }
-  if (row.webhook_url) await enqueueWebhook(env, result);
+  if (row.webhook_url) await enqueueWebhook(env, final);
 }
 
-function costOf(result: ExtractResult, options: JobOptions): number {
-  if (result.status !== "completed") return 0;
-  const okFrames = result.frames.filter((f) => f.status === "ok").length;
-  return creditsFor(options.mode, result.processed_seconds ?? 0, okFrames);
-}
-
-async function retentionDaysOf(env: Env, accountId: string | null): Promise<number> {
-  if (!accountId) return DEMO_RETENTION_DAYS;
-  const account = await env.DB.prepare("SELECT plan FROM accounts WHERE id = ?1")
-    .bind(accountId)
-    .first<{ plan: string }>();
-  return PLANS[account && isPlanName(account.plan) ? account.plan : "free"].limits.retention_days;
+/** An error always carries a sentence for end users, ours when the extractor sent none. */
+function withUserMessage(result: Settlement): Settlement {
+  if (!result.error || result.error.userMessage) return result;
+  const name = result.error.name;
+  const userMessage = name in USER_MESSAGES ? USER_MESSAGES[name as ExtractErrorName] : "";
+  return { ...result, error: { ...result.error, userMessage: userMessage || "The job failed." } };
 }
 
 /**
- * One D1 batch, one transaction: the guard row, the frames, the job's final state and its
- * credits. False when another settlement won (the guard's primary key refused this one).
+ * The credits a completed result costs (spec §1), never above the most the job's options can
+ * cost on its plan, whatever the result claims.
  */
-async function writeFinalState(
-  env: Env,
-  table: "jobs" | "demo_jobs",
-  result: ExtractResult,
-  accountId: string | null,
-  cost: number,
-): Promise<boolean> {
-  const f = finalFields(result, await retentionDaysOf(env, accountId));
-  const common = [
-    f.status,
-    f.durationSeconds,
-    f.framesCount,
-    f.framesFailed,
-    f.width,
-    f.height,
-    f.error ? JSON.stringify(f.error) : null,
-    f.completedAt,
-    f.expiresAt,
-  ];
-  const update =
-    table === "demo_jobs"
-      ? env.DB.prepare(
-          `UPDATE demo_jobs SET status = ?1, duration_seconds = ?2, frames_count = ?3, frames_failed = ?4,
-             width = ?5, height = ?6, error = ?7, completed_at = ?8, expires_at = ?9 WHERE id = ?10`,
-        ).bind(...common, result.job_id)
-      : env.DB.prepare(
-          `UPDATE jobs SET status = ?1, duration_seconds = ?2, frames_count = ?3, frames_failed = ?4,
-             width = ?5, height = ?6, error = ?7, completed_at = ?8, expires_at = ?9,
-             processed_seconds = ?10, credits_charged = ${CHARGED_SQL.replace("?", "?11")},
-             zip_key = ?12, zip_bytes = ?13,
-             requested_resolution = coalesce(?14, requested_resolution), delivered_resolution = ?15,
-             resolution_note = ?16, notice = ?17 WHERE id = ?18`,
-        ).bind(
-          ...common,
-          result.processed_seconds,
-          result.job_id,
-          result.zip?.key ?? null,
-          result.zip?.bytes ?? null,
-          result.requested_resolution,
-          result.delivered_resolution,
-          result.resolution_note,
-          noticeFor(result, f.expiresAt),
-          result.job_id,
-        );
-  try {
-    await env.DB.batch([
-      env.DB.prepare("INSERT INTO settlements (job_id, attempt_id) VALUES (?1, ?2)").bind(
-        result.job_id,
-        result.attempt_id,
-      ),
-      ...(result.status === "completed" ? [insertFrames(env.DB, result)] : []),
-      ...(accountId ? settlementStatements(env.DB, accountId, result.job_id, cost) : []),
-      update,
-    ]);
-    return true;
-  } catch (err) {
-    if (isUniqueViolation(err)) return false;
-    throw err;
-  }
+function costOf(result: Settlement, options: JobOptions, plan: Plan): number {
+  if (result.status !== "completed") return 0;
+  const okFrames = result.frames.filter((f) => f.status === "ok").length;
+  return Math.min(
+    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames),
+    mostCredits(options, plan),
+  );
 }
 
-function noticeFor(result: ExtractResult, expiresAt: string | null): string {
-  if (result.status === "failed") return result.error?.userMessage ?? "The job failed.";
-  const parts = [`Completed. Files are available until ${expiresAt}.`];
-  if (result.zip && result.frames.length > 300)
-    parts.push("Jobs over 300 frames are always zipped.");
-  if (result.resolution_note) parts.push(result.resolution_note);
-  return parts.join(" ");
+/** The same job, ended failed and uncharged because the account could not cover `cost`. */
+function refusedForCost(result: Settlement, cost: number): Settlement {
+  return {
+    ...result,
+    status: "failed",
+    frames: [],
+    zip: null,
+    delivered_resolution: null,
+    resolution_note: null,
+    error: {
+      name: "InsufficientBalance",
+      message: `the job cost ${cost} credits once the video was known, more than its hold and the account's free credits; it was not charged`,
+      userMessage:
+        "This job needed more credits than your account had, so it was stopped and not charged. Buy a pack or upgrade your plan, then run it again.",
+    },
+  };
 }

@@ -158,23 +158,28 @@ describe("POST /v1/jobs", () => {
     expect(ledger.results).toHaveLength(2);
   });
 
-  it("holds a job without an end at the cost of the plan's longest video", async () => {
-    const account = await createAccount(); // free: 15 minutes → 15 credits
-    await env.DB.prepare("UPDATE accounts SET plan_credits = 14 WHERE id = ?")
-      .bind(account.accountId)
-      .run();
-    const open = await api("POST", "/v1/jobs", {
-      body: { url: VIDEO, every: 5 },
-      headers: account.auth,
-    });
-    expect(open.status).toBe(402);
-    expect(open.body.message).toContain("set end");
-    const bounded = await api("POST", "/v1/jobs", {
-      body: { url: VIDEO, every: 5, end: 120 },
-      headers: account.auth,
-    });
-    expect(bounded.status).toBe(201);
-    expect((await balanceOf(account.accountId))?.reserved).toBe(2);
+  it("holds at creation only what the job is sure to cost, so an affordable job is never refused", async () => {
+    const account = await createAccount(); // free: 60 credits
+    const held = async (body: Record<string, unknown>) => {
+      const before = (await balanceOf(account.accountId))!.reserved;
+      const res = await api("POST", "/v1/jobs", {
+        body: { url: VIDEO, ...body },
+        headers: account.auth,
+      });
+      expect(res.status).toBe(201);
+      await env.DB.prepare("UPDATE jobs SET status = 'failed' WHERE id = ?")
+        .bind(res.body.id)
+        .run();
+      return (await balanceOf(account.accountId))!.reserved - before;
+    };
+    // Without an end the length is unknown until the probe: at least one started minute.
+    expect(await held({ every: 5 })).toBe(1);
+    expect(await held({ count: 2 })).toBe(1);
+    // Count mode knows its frames: 250 frames are at least 1 minute + 2 × 100 extra frames.
+    expect(await held({ count: 250 })).toBe(3);
+    expect(await held({ every: 5, end: 120 })).toBe(1);
+    // Timestamps mode is exact: ceil(25 / 10).
+    expect(await held({ timestamps: [...Array(25).keys()] })).toBe(3);
   });
 
   it("refuses a job the account cannot pay for with 402 InsufficientBalance", async () => {

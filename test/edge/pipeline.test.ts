@@ -48,7 +48,7 @@ async function waitForStatus(path: string, auth: Record<string, string>, status:
   return job;
 }
 
-describe("a job end to end through the edge", () => {
+describe("a job end to end through the edge", { timeout: 30_000 }, () => {
   it("completes, charges the spec's credits once, and serves its frames by signed URL", async () => {
     const account = await createAccount({ plan: "starter" });
     const results: ExtractResult[] = [];

@@ -22,8 +22,23 @@ const forbidden = (reason: string) =>
     headers: { "content-type": "application/json" },
   });
 
+/** The key a path names, or null when the path is not valid percent-encoding (`/files/%ZZ`). */
+function keyOf(path: string): string | null {
+  try {
+    return decodeURIComponent(path.slice("/files/".length));
+  } catch {
+    return null;
+  }
+}
+
 export const filesRouter = createRouter().get("/files/*", async (c) => {
-  const key = decodeURIComponent(c.req.path.slice("/files/".length));
+  const key = keyOf(c.req.path);
+  if (key === null) {
+    return new Response(JSON.stringify({ error: "the file path is not valid" }), {
+      status: 400,
+      headers: { "content-type": "application/json" },
+    });
+  }
   const parsed = parseFileKey(key);
   const check = await checkFileSignature(
     c.env.FILE_URL_SECRET,

@@ -2,62 +2,32 @@
 // results queue. Every call carries the shared INTERNAL_TOKEN; nobody else can post a file or
 // a result, and files land only under the prefix of a job that is still running.
 import { eq } from "drizzle-orm";
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { z } from "zod";
+import { type ZodError, z } from "zod";
 import { demoJobs, jobs } from "../../../schema/db.ts";
-import {
-  EXTRACT_ERROR_NAMES,
-  type ExtractResult,
-  type ResultMessage,
-} from "../../../schema/messages.ts";
+import type { ExtractResult, JobOptions, ResultMessage } from "../../../schema/messages.ts";
+import { isPlanName, PLANS } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import type { AppEnv } from "../../context.ts";
 import { sha256Hex, timingSafeEqualHex } from "../../crypto.ts";
 import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
+import { failJob } from "../../queues/results.ts";
+import {
+  type CheckedResult,
+  ExtractResultSchema,
+  mostFramesFor,
+  resultMismatch,
+} from "./result.ts";
 
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
-const JobErrorShape = z.object({
-  name: z.enum(EXTRACT_ERROR_NAMES),
-  message: z.string(),
-  userMessage: z.string(),
+/** A ZIP's parts as the extractor lists them when it completes the upload. */
+const CompletedParts = z.object({
+  parts: z
+    .array(z.object({ part: z.number().int().min(1).max(10_000), etag: z.string().max(200) }))
+    .max(10_000),
 });
-
-/**
- * A result may only point at files of its own attempt: a buggy or compromised extractor
- * must not be able to hand one job's signed URLs to another job's files.
- */
-const ExtractResultSchema = z
-  .object({
-    job_id: z.uuid(),
-    kind: z.enum(["job", "demo"]),
-    attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
-    status: z.enum(["completed", "failed"]),
-    duration_seconds: z.number().nullable(),
-    processed_seconds: z.number().nullable(),
-    width: z.number().int().nullable(),
-    height: z.number().int().nullable(),
-    requested_resolution: z.number().int().nullable(),
-    delivered_resolution: z.number().int().nullable(),
-    resolution_note: z.string().nullable(),
-    frames: z.array(
-      z.object({
-        index: z.number().int().min(1),
-        timestamp: z.number(),
-        status: z.enum(["ok", "error"]),
-        key: z.string().nullable(),
-        pts: z.number().nullable(),
-        error: z.string().nullable(),
-      }),
-    ),
-    zip: z.object({ key: z.string(), bytes: z.number().int() }).nullable(),
-    error: JobErrorShape.nullable(),
-  })
-  .refine((r) => {
-    const prefix = `${r.kind}/${r.job_id}/${r.attempt_id}/`;
-    const keys = [...r.frames.map((f) => f.key), r.zip?.key ?? null];
-    return keys.every((k) => k === null || (k.startsWith(prefix) && parseFileKey(k) !== null));
-  }, "every file key must lie under the result's own {kind}/{job_id}/{attempt_id}/");
 
 const requireInternalToken = createMiddleware<AppEnv>(async (c, next) => {
   const expected = c.env.INTERNAL_TOKEN;
@@ -71,9 +41,9 @@ const requireInternalToken = createMiddleware<AppEnv>(async (c, next) => {
 /** A key is writable only under a job that exists and has not finished. */
 const requireRunningJobKey = createMiddleware<AppEnv & { Variables: { fileKey: string } }>(
   async (c, next) => {
-    const key = decodeURIComponent(c.req.param("key") ?? "");
-    const parsed = parseFileKey(key);
-    if (!parsed) return c.json({ error: "bad key" }, 400);
+    const key = safeDecode(c.req.param("key") ?? "");
+    const parsed = key === null ? null : parseFileKey(key);
+    if (!parsed || key === null) return c.json({ error: "bad key" }, 400);
     const table = parsed.kind === "job" ? jobs : demoJobs;
     const [row] = await c
       .get("db")
@@ -109,12 +79,11 @@ export const internalRouter = router
   })
   .post("/internal/uploads/:key{.+\\.zip}/complete", requireRunningJobKey, async (c) => {
     const uploadId = c.req.query("upload_id");
-    const body = await c.req.json<{ parts: { part: number; etag: string }[] }>();
-    if (!uploadId || !Array.isArray(body.parts))
-      return c.json({ error: "upload_id and parts needed" }, 400);
+    const body = CompletedParts.safeParse(await c.req.json().catch(() => null));
+    if (!uploadId || !body.success) return c.json({ error: "upload_id and parts needed" }, 400);
     const upload = c.env.FILES.resumeMultipartUpload(c.get("fileKey"), uploadId);
     const object = await upload.complete(
-      body.parts.map((p) => ({ partNumber: p.part, etag: p.etag })),
+      body.data.parts.map((p) => ({ partNumber: p.part, etag: p.etag })),
     );
     return c.json({ key: object.key, bytes: object.size }, 200);
   })
@@ -135,11 +104,19 @@ export const internalRouter = router
     return c.json({ part: uploaded.partNumber, etag: uploaded.etag }, 200);
   })
   .post("/internal/results", async (c) => {
-    const parsed = ExtractResultSchema.safeParse(await c.req.json().catch(() => null));
+    const body: unknown = await c.req.json().catch(() => null);
+    const parsed = ExtractResultSchema.safeParse(body);
     if (!parsed.success) {
-      return c.json({ error: `not an extraction result: ${parsed.error.issues[0]?.message}` }, 400);
+      return refuseResult(c, body, `not an extraction result: ${firstIssue(parsed.error)}`);
     }
-    const result = parsed.data as ExtractResult;
+    const result = parsed.data;
+    const job = await jobOf(c, result);
+    if (!job) return c.json({ error: "no such job" }, 404);
+    const mismatch = resultMismatch(
+      result,
+      mostFramesFor(job.options, job.plan, result.duration_seconds),
+    );
+    if (mismatch) return refuseResult(c, body, mismatch);
     const key = `${result.kind}/${result.job_id}/${result.attempt_id}/result.json`;
     // A result with thousands of frames is larger than a queue message may be: the message
     // carries only where the result is stored.
@@ -150,3 +127,56 @@ export const internalRouter = router
     await c.env.RESULTS_QUEUE.send(message);
     return c.json({ accepted: true }, 202);
   });
+
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
+function firstIssue(error: ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `${issue.path.join(".") || "result"}: ${issue.message}` : "invalid";
+}
+
+async function jobOf(c: Context<AppEnv>, result: CheckedResult) {
+  if (result.kind === "demo") {
+    const row = await c.env.DB.prepare("SELECT id FROM demo_jobs WHERE id = ?1")
+      .bind(result.job_id)
+      .first();
+    return row ? { options: null, plan: PLANS.free } : null;
+  }
+  const row = await c.env.DB.prepare(
+    `SELECT jobs.options, accounts.plan FROM jobs
+     LEFT JOIN accounts ON accounts.id = jobs.account_id WHERE jobs.id = ?1`,
+  )
+    .bind(result.job_id)
+    .first<{ options: string; plan: string | null }>();
+  if (!row) return null;
+  return {
+    options: JSON.parse(row.options) as JobOptions,
+    plan: PLANS[row.plan && isPlanName(row.plan) ? row.plan : "free"],
+  };
+}
+
+/**
+ * A result the edge cannot accept is final: the job it names ends failed now (uncharged), so
+ * the queue does not run the whole extraction again only to be refused again.
+ */
+async function refuseResult(c: Context<AppEnv>, body: unknown, reason: string) {
+  const named = body as Partial<ExtractResult> | null;
+  const id = typeof named?.job_id === "string" ? named.job_id : "";
+  const kind = named?.kind;
+  if (/^[0-9a-f-]{36}$/.test(id) && (kind === "job" || kind === "demo")) {
+    console.error(`result for ${kind} ${id} refused: ${reason}`);
+    await failJob(
+      c.env,
+      { kind, id },
+      "ExtractionFailed",
+      `the extractor's result was refused: ${reason}`,
+    );
+  }
+  return c.json({ error: reason }, 400);
+}

@@ -24,6 +24,8 @@ export interface FakeRun {
   framesOk?: number;
   framesFailed?: number;
   processedSeconds?: number;
+  /** The video's length; by default 100 s, or the processed span when that is longer. */
+  durationSeconds?: number;
   fail?: ExtractResult["error"];
   attemptId?: string;
 }
@@ -81,7 +83,9 @@ export async function uploadAttempt(
     kind: request.kind,
     attempt_id: attemptId,
     status: run.fail ? "failed" : "completed",
-    duration_seconds: run.fail ? null : 100,
+    duration_seconds: run.fail
+      ? null
+      : (run.durationSeconds ?? Math.max(100, run.processedSeconds ?? 0)),
     processed_seconds: run.fail ? null : (run.processedSeconds ?? 100),
     width: run.fail ? null : 1280,
     height: run.fail ? null : 720,

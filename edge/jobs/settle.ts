@@ -1,0 +1,147 @@
+// A job's final state in one D1 batch (one transaction): the settlements guard row, its
+// frames, its credits and the job row. Either all of it is written or none of it.
+import type { ExtractErrorName, ExtractResult, JobOptions } from "../../schema/messages.ts";
+import type { Plan } from "../../schema/plans.ts";
+import {
+  CHARGED_SQL,
+  isUnaffordable,
+  isUniqueViolation,
+  settlementStatements,
+} from "../credits.ts";
+import { jobNotice, resolutionNote } from "./notice.ts";
+
+const DEMO_RETENTION_DAYS = 1;
+const DAY_MS = 86_400_000;
+
+export interface FinalError {
+  name: ExtractErrorName | "InsufficientBalance";
+  message: string;
+  userMessage: string;
+}
+
+/** What a job ends with: the extractor's result, or one the edge writes (failures, refusals). */
+export type Settlement = Omit<ExtractResult, "error"> & { error: FinalError | null };
+
+export interface SettlingJob {
+  table: "jobs" | "demo_jobs";
+  accountId: string | null;
+  options: JobOptions | null;
+  plan: Plan;
+}
+
+export type SettleOutcome = "settled" | "already-settled" | "unaffordable";
+
+/**
+ * Writes the job's final state and charges `cost`. "already-settled" when another settlement
+ * won (the guard's primary key refused this one), "unaffordable" when the hold and the free
+ * credits could not cover the cost; in both cases nothing was written.
+ */
+export async function writeSettlement(
+  env: Env,
+  job: SettlingJob,
+  result: Settlement,
+  cost: number,
+): Promise<SettleOutcome> {
+  const statements = [
+    env.DB.prepare("INSERT INTO settlements (job_id, attempt_id) VALUES (?1, ?2)").bind(
+      result.job_id,
+      result.attempt_id,
+    ),
+    ...(job.accountId ? settlementStatements(env.DB, job.accountId, result.job_id, cost) : []),
+    ...(result.status === "completed" ? [insertFrames(env.DB, result)] : []),
+    updateJob(env.DB, job, result),
+  ];
+  try {
+    await env.DB.batch(statements);
+    return "settled";
+  } catch (err) {
+    if (isUniqueViolation(err)) return "already-settled";
+    if (isUnaffordable(err)) return "unaffordable";
+    throw err;
+  }
+}
+
+function insertFrames(db: D1Database, result: Settlement) {
+  return db
+    .prepare(
+      `INSERT OR REPLACE INTO frames (job_id, idx, timestamp, pts, status, r2_key, error)
+       SELECT ?1, value ->> '$.index', value ->> '$.timestamp', value ->> '$.pts',
+              value ->> '$.status', value ->> '$.key', value ->> '$.error'
+       FROM json_each(?2)`,
+    )
+    .bind(result.job_id, JSON.stringify(result.frames));
+}
+
+// Counted from the rows just written, so frames_count always agrees with the frames a job has.
+const FRAMES_COUNT = "(SELECT count(*) FROM frames WHERE job_id = ?1)";
+const FRAMES_FAILED = "(SELECT count(*) FROM frames WHERE job_id = ?1 AND status != 'ok')";
+
+function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
+  const now = Date.now();
+  const completed = result.status === "completed";
+  const retentionDays =
+    job.table === "demo_jobs" ? DEMO_RETENTION_DAYS : job.plan.limits.retention_days;
+  // A failed job keeps no files for users, but whatever an attempt left (partial frames, the
+  // result) is deleted when this passes, as for a completed job.
+  const expiresAt = new Date(now + retentionDays * DAY_MS).toISOString();
+  const common = [
+    result.job_id,
+    result.status,
+    result.duration_seconds,
+    result.width,
+    result.height,
+    result.error ? JSON.stringify(result.error) : null,
+    new Date(now).toISOString(),
+    expiresAt,
+  ];
+  const counts = completed ? `${FRAMES_COUNT}, frames_failed = ${FRAMES_FAILED}` : "NULL";
+  if (job.table === "demo_jobs") {
+    return db
+      .prepare(
+        `UPDATE demo_jobs SET status = ?2, duration_seconds = ?3, width = ?4, height = ?5,
+           error = ?6, completed_at = ?7, expires_at = ?8, frames_count = ${counts}
+         WHERE id = ?1`,
+      )
+      .bind(...common);
+  }
+  const note = resolutionNote({
+    requested: result.requested_resolution,
+    delivered: result.delivered_resolution,
+    width: result.width,
+    height: result.height,
+    maxWidth: Math.min(
+      job.options?.max_width ?? job.plan.limits.max_width,
+      job.plan.limits.max_width,
+    ),
+    extractorNote: result.resolution_note,
+  });
+  const notice = jobNotice({
+    id: result.job_id,
+    status: result.status,
+    expiresAt,
+    framesCount: completed ? result.frames.length : null,
+    zipped: result.zip !== null,
+    resolutionNote: note,
+    errorMessage: result.error?.userMessage ?? null,
+  });
+  return db
+    .prepare(
+      `UPDATE jobs SET status = ?2, duration_seconds = ?3, width = ?4, height = ?5, error = ?6,
+         completed_at = ?7, expires_at = ?8, frames_count = ${counts},
+         processed_seconds = ?9, credits_charged = ${CHARGED_SQL.replace("?", "?1")},
+         zip_key = ?10, zip_bytes = ?11,
+         requested_resolution = coalesce(?12, requested_resolution), delivered_resolution = ?13,
+         resolution_note = ?14, notice = ?15
+       WHERE id = ?1`,
+    )
+    .bind(
+      ...common,
+      result.processed_seconds,
+      result.zip?.key ?? null,
+      result.zip?.bytes ?? null,
+      result.requested_resolution,
+      result.delivered_resolution,
+      note,
+      notice,
+    );
+}
