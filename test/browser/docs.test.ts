@@ -70,6 +70,27 @@ async function waitForReference(page: Page, summaries: string[]) {
   );
 }
 
+/**
+ * axe's serious and critical findings on the whole page, Scalar's part included (its colours are
+ * ours to set), less one defect of Scalar's own markup we cannot reach: the icon-only copy
+ * buttons of its code blocks have no accessible name.
+ */
+async function accessibilityProblems(page: Page) {
+  const problems = [];
+  for (const violation of await seriousViolations(page)) {
+    const nodes = [];
+    for (const node of violation.nodes) {
+      const scalarCopyButton = await page.evaluate(
+        (selector) => document.querySelector(selector)?.classList.contains("scalar-code-copy"),
+        node.target.join(" "),
+      );
+      if (!(violation.id === "button-name" && scalarCopyButton)) nodes.push(node.target);
+    }
+    if (nodes.length > 0) problems.push({ id: violation.id, help: violation.help, nodes });
+  }
+  return problems;
+}
+
 describe("/docs", () => {
   it("serves the reference UI itself, under a policy with no unsafe script or style elements", async () => {
     const first = await fetch(`${h.stack.baseUrl}/docs`);
@@ -130,8 +151,7 @@ describe("/docs", () => {
     // The reference renders its sections as they are scrolled to: the viewport is what a
     // visitor sees, the reference beside the MCP setup.
     await screenshot(page, "docs-desktop", { fullPage: false });
-    // Our parts of the page (header, MCP setup, footer); the reference is Scalar's own markup.
-    expect(await seriousViolations(page, { exclude: ["#reference"] })).toEqual([]);
+    expect(await accessibilityProblems(page)).toEqual([]);
     await page.close();
   });
 
@@ -143,6 +163,7 @@ describe("/docs", () => {
       PHONE.width,
     );
     await page.waitForLoadState("networkidle");
+    expect(await accessibilityProblems(page)).toEqual([]);
     await screenshot(page, "docs-phone", { fullPage: false });
     await page.locator(".docs-aside").scrollIntoViewIfNeeded();
     await screenshot(page, "docs-phone-mcp", { fullPage: false });

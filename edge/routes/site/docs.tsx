@@ -47,9 +47,9 @@ export function docsPage(c: Context<AppEnv>) {
       scripts={[DOCS_JS.path, SCALAR_JS.path, COPY_JS.path]}
       head={<meta property="csp-nonce" content={nonce} />}
     >
-      <main id="main" class="docs">
+      {/* Not <main>: Scalar renders its own main landmark inside the reference. */}
+      <div class="docs">
         <div class="docs-reference">
-          <h1 class="sr-only">Stills API reference</h1>
           {/* Empty: Scalar hydrates server-rendered markup when the mount point has children. */}
           <div id="reference" data-url={OPENAPI_PATH} />
           <noscript>
@@ -62,7 +62,7 @@ export function docsPage(c: Context<AppEnv>) {
         <aside class="docs-aside" aria-label="MCP setup">
           <McpSetup origin={publicOrigin(c)} headingLevel={2} />
         </aside>
-      </main>
+      </div>
     </Page>,
   );
 }
