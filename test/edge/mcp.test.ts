@@ -1,0 +1,181 @@
+// The MCP endpoint inside workerd: the protocol's edges (methods, bodies, unknown tools, CORS),
+// a job still running when the wait ends, and the small pieces the previews rest on. The whole
+// server against the real stack is test/e2e/mcp.test.ts.
+import { exports } from "cloudflare:workers";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { decodeCursor, encodeCursor } from "../../edge/mcp/frame-pages.ts";
+import { jpegSize, toBase64 } from "../../edge/mcp/jpeg.ts";
+import { portableSchema } from "../../edge/mcp/portable-schema.ts";
+import { previewKeyOf } from "../../edge/mcp/previews.ts";
+import { createAccount, freshIp, ORIGIN } from "./support/api.ts";
+
+const JSON_AND_SSE = "application/json, text/event-stream";
+
+async function mcp(
+  body: unknown,
+  headers: Record<string, string>,
+  init: { method?: string; raw?: string } = {},
+) {
+  return exports.default.fetch(`${ORIGIN}/mcp`, {
+    method: init.method ?? "POST",
+    headers: {
+      "cf-connecting-ip": freshIp(),
+      "content-type": "application/json",
+      accept: JSON_AND_SSE,
+      "mcp-protocol-version": "2025-06-18",
+      ...headers,
+    },
+    body:
+      init.method === "GET" || init.method === "DELETE"
+        ? undefined
+        : (init.raw ?? JSON.stringify(body)),
+  });
+}
+
+/** The JSON-RPC message of a reply, sent as JSON or as one server-sent event. */
+async function reply(response: Response) {
+  const text = await response.text();
+  if (!response.headers.get("content-type")?.includes("text/event-stream")) return JSON.parse(text);
+  const data = text
+    .split("\n")
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => line.slice(6));
+  return JSON.parse(data[0]);
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe("the /mcp endpoint", () => {
+  it("answers GET and DELETE with 405: the server keeps no sessions", async () => {
+    const { auth } = await createAccount();
+    for (const method of ["GET", "DELETE"]) {
+      const response = await mcp(undefined, auth, { method });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get("allow")).toBe("POST, OPTIONS");
+      const body = (await response.json()) as { error: { message: string } };
+      expect(body.error.message).toContain("POST");
+    }
+  });
+
+  it("answers protocol faults with JSON-RPC errors, not the REST error body", async () => {
+    const { auth } = await createAccount();
+    const broken = await mcp(undefined, auth, { raw: "{not json" });
+    expect(broken.status).toBe(400);
+    expect(((await broken.json()) as { error: { code: number } }).error.code).toBe(-32700);
+
+    const unknown = await reply(
+      await mcp(
+        { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "delete_everything" } },
+        auth,
+      ),
+    );
+    expect(unknown).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(unknown.error.message).toContain("delete_everything");
+
+    const notification = await mcp({ jsonrpc: "2.0", method: "notifications/initialized" }, auth);
+    expect(notification.status).toBe(202);
+  });
+
+  it("lets browser-based clients call it: CORS preflight without a key", async () => {
+    const preflight = await exports.default.fetch(`${ORIGIN}/mcp`, {
+      method: "OPTIONS",
+      headers: {
+        origin: "https://agent.example",
+        "access-control-request-method": "POST",
+        "access-control-request-headers": "authorization, content-type, mcp-protocol-version",
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
+    expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-protocol-version");
+    expect(preflight.headers.get("access-control-expose-headers")).toContain("www-authenticate");
+  });
+
+  it("returns a job still queued when the wait ends, with its id to poll", async () => {
+    // No extractor answers in this suite, so the job stays queued. The clock is moved on 10 s
+    // at a time (timers stay real: the rate limiter's object runs on them).
+    vi.useFakeTimers({ toFake: ["Date"] });
+    const { auth } = await createAccount({ plan: "starter" });
+    const call = mcp(
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "extract_frames",
+          arguments: { url: "https://cdn.example.com/talk.mp4", timestamps: [3] },
+        },
+      },
+      auth,
+    ).then(reply);
+    let settled = false;
+    call.finally(() => {
+      settled = true;
+    });
+    for (let i = 0; i < 200 && !settled; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      vi.setSystemTime(Date.now() + 10_000);
+    }
+    const { result } = await call;
+    expect(result.isError).toBeFalsy();
+    const job = result.structuredContent.job;
+    expect(job.status).toBe("queued");
+    expect(result.content[0].text).toContain(`get_job with job_id "${job.id}" and wait: true`);
+    expect(result.structuredContent.images).toBeNull();
+  });
+});
+
+describe("the pieces previews rest on", () => {
+  it("reads a JPEG's size from its start-of-frame header", () => {
+    // SOI, an APP0 segment to skip, then SOF0 with height 288 and width 512.
+    const bytes = new Uint8Array([
+      0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0x00, 0x00, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0x20,
+      0x02, 0x00, 0x03, 0x01, 0x22, 0x00,
+    ]);
+    expect(jpegSize(bytes)).toEqual({ width: 512, height: 288 });
+    expect(jpegSize(new TextEncoder().encode("PNG not a jpeg at all"))).toBeNull();
+    expect(jpegSize(bytes.slice(0, 8))).toBeNull();
+  });
+
+  it("encodes bytes as base64 beyond one spread's worth", () => {
+    const bytes = new Uint8Array(100_000).map((_, i) => i % 256);
+    const decoded = Uint8Array.from(atob(toBase64(bytes)), (char) => char.charCodeAt(0));
+    expect(decoded).toEqual(bytes);
+  });
+
+  it("keeps a frame's preview beside it, under the same job and attempt", () => {
+    expect(previewKeyOf("job/0b7c5d2e-1111-4222-8333-944455556666/att-1/frame-0007.png")).toBe(
+      "job/0b7c5d2e-1111-4222-8333-944455556666/att-1/preview-frame-0007.jpg",
+    );
+  });
+
+  it("binds a cursor to its job and refuses anything else", () => {
+    const job = "0b7c5d2e-1111-4222-8333-944455556666";
+    const other = "1b7c5d2e-1111-4222-8333-944455556666";
+    expect(decodeCursor(encodeCursor(job, 8), job, 12)).toBe(8);
+    expect(() => decodeCursor(encodeCursor(other, 8), job, 12)).toThrow(/cursor/);
+    expect(() => decodeCursor(encodeCursor(job, 12), job, 12)).toThrow(/cursor/);
+    expect(() => decodeCursor("%%%", job, 12)).toThrow(/cursor/);
+  });
+
+  it("spells tool schemas the way one-type clients read them", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        note: { type: ["string", "null"], description: "why", maxLength: 9 },
+        options: { type: "object", additionalProperties: {} },
+        empty: { type: "object", properties: {} },
+      },
+    };
+    expect(portableSchema(schema)).toEqual({
+      type: "object",
+      properties: {
+        note: { description: "why", anyOf: [{ type: "string", maxLength: 9 }, { type: "null" }] },
+        options: { type: "object", additionalProperties: true },
+        empty: { type: "object", properties: {} },
+      },
+    });
+  });
+});
