@@ -146,7 +146,8 @@ const facebook: Rule = (link) => {
     // refused without parsing it, so no chain of embeds costs more than two parses.
     if (link.nested) return unsupported("Facebook", "an embed inside an embed");
     const inner = detect(params.get("href") as string, true);
-    return inner.ok && inner.platform === "facebook" ? inner : unsupported("Facebook", "embed");
+    if (!inner.ok) return inner;
+    return inner.platform === "facebook" ? inner : unsupported("Facebook", "embed");
   }
   if (first === "reel" && second && DIGITS.test(second)) {
     return ok("facebook", `https://www.facebook.com/reel/${second}`);

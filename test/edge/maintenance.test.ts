@@ -1,8 +1,9 @@
-// The cron run's credit renewal: plan credits back to the allowance once per period, pack
-// credits untouched, one ledger entry, and a second run for the same period changes nothing.
+// The cron run: plan credits back to the allowance once per period (pack credits untouched,
+// one ledger entry, a second run changes nothing, live Stripe subscriptions left to Stripe),
+// and expiry that survives R2 failures.
 import { env } from "cloudflare:workers";
-import { expect, it } from "vitest";
-import { renewPlanCredits } from "../../edge/maintenance.ts";
+import { describe, expect, it } from "vitest";
+import { expireJobs, renewPlanCredits } from "../../edge/maintenance.ts";
 import { addMonth } from "../../schema/accounts.ts";
 import { balanceOf, createAccount } from "./support/api.ts";
 
@@ -42,4 +43,66 @@ it("renews plan credits at the end of a period, once", async () => {
     .bind(account.accountId)
     .all();
   expect(results).toEqual([{ plan_delta: 50 }]);
+});
+
+it("leaves accounts with a live Stripe subscription to Stripe's invoice.paid", async () => {
+  const periodEnd = "2026-10-31T12:00:00.000Z";
+  const accounts: Record<string, string | null> = {};
+  for (const status of ["active", "trialing", "past_due", "canceled", null]) {
+    const account = await createAccount({ plan: "starter" });
+    await env.DB.prepare(
+      `UPDATE accounts SET plan_credits = 10, period_end = ?, stripe_subscription_id = ?,
+         subscription_status = ? WHERE id = ?`,
+    )
+      .bind(periodEnd, status ? `sub_${crypto.randomUUID()}` : null, status, account.accountId)
+      .run();
+    accounts[account.accountId] = status;
+  }
+  await renewPlanCredits(env, Date.parse("2026-11-01T00:00:00.000Z"));
+  for (const [id, status] of Object.entries(accounts)) {
+    const renewed = status === "canceled" || status === null;
+    expect((await balanceOf(id))?.plan, `subscription ${status}`).toBe(renewed ? 1500 : 10);
+  }
+});
+
+describe("expiry when R2 fails", () => {
+  async function completedJobWithFile(expiresAt: string) {
+    const account = await createAccount();
+    const id = crypto.randomUUID();
+    await env.DB.prepare(
+      `INSERT INTO jobs (id, account_id, status, url, source_url, platform, options, expires_at)
+       VALUES (?1, ?2, 'completed', 'https://a.test/v.mp4', 'https://a.test/v.mp4', 'direct', '{}', ?3)`,
+    )
+      .bind(id, account.accountId, expiresAt)
+      .run();
+    await env.FILES.put(`job/${id}/attempt/frame-0001.jpg`, "jpeg");
+    return id;
+  }
+
+  it("retries a job whose files could not be deleted on later runs, and still expires the rest", async () => {
+    const now = Date.parse("2030-01-01T00:00:00.000Z");
+    const stuck = await completedJobWithFile("2029-12-30T00:00:00.000Z");
+    const fine = await completedJobWithFile("2029-12-31T00:00:00.000Z");
+    const flaky = {
+      ...env,
+      FILES: {
+        list: (options: R2ListOptions) => env.FILES.list(options),
+        delete: async (keys: string[]) => {
+          if (keys.some((k) => k.startsWith(`job/${stuck}/`))) throw new Error("R2 unavailable");
+          return env.FILES.delete(keys);
+        },
+      },
+    } as unknown as Env;
+    const status = (id: string) =>
+      env.DB.prepare("SELECT status FROM jobs WHERE id = ?").bind(id).first("status");
+    const files = async (id: string) =>
+      (await env.FILES.list({ prefix: `job/${id}/` })).objects.length;
+
+    await expireJobs(flaky, now);
+    expect([await status(stuck), await files(stuck)]).toEqual(["completed", 1]);
+    expect([await status(fine), await files(fine)]).toEqual(["expired", 0]);
+
+    await expireJobs(env, now);
+    expect([await status(stuck), await files(stuck)]).toEqual(["expired", 0]);
+  });
 });
