@@ -16,7 +16,7 @@ import { PRICES, standInStripeApi, stripeEnv } from "./support/stripe-stand-in.t
 /** A cookie-keeping client of the worker, posting forms the way a browser does. */
 class Visitor {
   readonly cookies = new Map<string, string>();
-  constructor(readonly ip = freshIp()) {}
+  readonly ip = freshIp();
 
   /** Requests go to the worker with this env instead of the configured one (Stripe tests). */
   workerEnv: Env | undefined;
@@ -90,7 +90,7 @@ async function createKeyOnDashboard(visitor: Visitor, name: string) {
   expect(res.status).toBe(200);
   const keys = res.text.match(KEY_PATTERN) ?? [];
   expect(keys).toHaveLength(1);
-  return { key: keys[0], page: res.text };
+  return { key: keys[0] ?? "", page: res.text };
 }
 
 /** Text of the page without tags, to check what a person reads. */

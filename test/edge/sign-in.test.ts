@@ -13,7 +13,7 @@ const SESSION_COOKIE = "__Host-stills_session";
 /** A cookie-keeping client of the worker, posting forms the way a browser does. */
 class Visitor {
   readonly cookies = new Map<string, string>();
-  constructor(readonly ip = freshIp()) {}
+  readonly ip = freshIp();
 
   async request(
     method: string,
