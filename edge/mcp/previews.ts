@@ -11,6 +11,7 @@ import { jpegSize } from "./jpeg.ts";
 export const PREVIEW_LONG_SIDE = 512;
 export const PREVIEW_QUALITY = 80;
 export const PREVIEW_MIME_TYPE = "image/jpeg";
+const SCALE_TIMEOUT_MS = 20_000;
 
 export interface Preview {
   bytes: Uint8Array;
@@ -77,6 +78,8 @@ async function scale(env: WithImages, original: Uint8Array, signedUrl: string) {
   }
   const response = await fetch(signedUrl, {
     cf: { image: { ...box, format: "jpeg", quality: PREVIEW_QUALITY } },
+    // A stuck image service must fail the call, not hold it open.
+    signal: AbortSignal.timeout(SCALE_TIMEOUT_MS),
   });
   if (!response.ok) {
     await response.body?.cancel();

@@ -194,7 +194,9 @@ describe("OAuth for MCP clients", () => {
       authorization_servers: [base],
       bearer_methods_supported: ["header"],
     });
-    const server = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
+    const server = (await (
+      await fetch(`${base}/.well-known/oauth-authorization-server`)
+    ).json()) as Record<string, unknown>;
     expect(server).toMatchObject({
       issuer: base,
       authorization_endpoint: `${base}/oauth/authorize`,
@@ -245,7 +247,7 @@ describe("OAuth for MCP clients", () => {
       }),
     });
     expect(wrong.status).toBe(400);
-    expect((await wrong.json()).error).toBe("invalid_grant");
+    expect(((await wrong.json()) as { error: string }).error).toBe("invalid_grant");
     expect(provider.verifier).not.toBe("");
     expect(createHash("sha256").update(provider.verifier).digest("base64url")).toBe(
       authorizationUrl.searchParams.get("code_challenge"),
@@ -301,7 +303,7 @@ describe("OAuth for MCP clients", () => {
       }),
     });
     expect(refreshed.status).toBe(200);
-    const renewed = await refreshed.json();
+    const renewed = (await refreshed.json()) as OAuthTokens;
     expect(renewed.access_token).not.toBe(provider.saved?.access_token);
     const withRenewed = new Client({ name: "e2e", version: "1" });
     await withRenewed.connect(
@@ -328,7 +330,10 @@ describe("OAuth for MCP clients", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(revoked.status).toBe(401);
-    expect((await revoked.json()).data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
+    expect(((await revoked.json()) as { data: unknown }).data).toMatchObject({
+      name: "InvalidApiKey",
+      reason: "invalid",
+    });
   });
 
   it("answers a token that is not one as REST answers a malformed key", async () => {

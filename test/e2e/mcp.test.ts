@@ -16,7 +16,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey } from "../../schema/api-keys.ts";
 import { executeLocalSql, ROOT } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
-import { call, download, type Harness, startHarness } from "./support/harness.ts";
+import {
+  call,
+  download,
+  type Harness,
+  startHarness,
+  startReceiver,
+  verifyStandardWebhook,
+} from "./support/harness.ts";
 
 const run = promisify(execFile);
 const FPS = 10;
@@ -52,8 +59,12 @@ async function connect(headers: Record<string, string>) {
 type Result = CallToolResult & { structuredContent?: any };
 
 async function callTool(client: Client, name: string, args: Record<string, unknown> = {}) {
+  // The server reports progress while a job runs; a busy machine may need the whole wait.
   return (await client.callTool({ name, arguments: args }, undefined, {
-    timeout: 90_000,
+    timeout: 60_000,
+    resetTimeoutOnProgress: true,
+    maxTotalTimeout: 150_000,
+    onprogress: () => {},
   })) as Result;
 }
 
@@ -211,6 +222,35 @@ describe("the MCP server", () => {
     const again = await callTool(client, "view_frames", { job_id: job.id, limit: 2 });
     expect(images(again).map((i) => i.data)).toEqual(firstPage.slice(0, 2).map((i) => i.data));
     await client.close();
+  });
+
+  it("sends the same signed webhook for a job made through MCP", async () => {
+    const account = await h.newKey("starter");
+    const receiver = await startReceiver();
+    try {
+      const client = await connect(account.auth);
+      const made = await callTool(client, "extract_frames", {
+        url: wideVideo,
+        timestamps: [2],
+        resolution: "240",
+        webhook_url: receiver.url,
+      });
+      const job = made.structuredContent.job;
+      expect(job.status).toBe("completed");
+      for (let i = 0; i < 100 && receiver.received.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(receiver.received).toHaveLength(1);
+      const [hook] = receiver.received;
+      expect(verifyStandardWebhook(h.webhookSecret(account.email), hook)).toBe(true);
+      const event = JSON.parse(hook.body);
+      expect(event.type).toBe("job.completed");
+      expect(event.data.id).toBe(job.id);
+      expect(event.data.credits_charged).toBe(job.credits_charged);
+      await client.close();
+    } finally {
+      await receiver.close();
+    }
   });
 
   it("answers a missing, malformed, unknown or revoked key exactly as REST does", async () => {

@@ -8,6 +8,8 @@ import { jpegSize, toBase64 } from "../../edge/mcp/jpeg.ts";
 import { portableSchema } from "../../edge/mcp/portable-schema.ts";
 import { previewKeyOf } from "../../edge/mcp/previews.ts";
 import { createAccount, freshIp, ORIGIN } from "./support/api.ts";
+import { setExtractor } from "./support/fake-extractor.ts";
+import { runFakeExtraction } from "./support/pipeline.ts";
 
 const JSON_AND_SSE = "application/json, text/event-stream";
 
@@ -41,6 +43,15 @@ async function reply(response: Response) {
     .filter((line) => line.startsWith("data: "))
     .map((line) => line.slice(6));
   return JSON.parse(data[0]);
+}
+
+/** Every JSON-RPC message of a streamed reply, in order. */
+async function allMessages(response: Response) {
+  const text = await response.text();
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => JSON.parse(line.slice(6)) as any);
 }
 
 afterEach(() => {
@@ -125,6 +136,39 @@ describe("the /mcp endpoint", () => {
     expect(result.content[0].text).toContain(`get_job with job_id "${job.id}" and wait: true`);
     expect(result.structuredContent.images).toBeNull();
   });
+});
+
+describe("a long extraction", () => {
+  it("reports progress while it waits, then returns the completed job", async () => {
+    // The stand-in extractor takes about six seconds: long enough for one progress report.
+    setExtractor(async (request) => {
+      await new Promise((resolve) => setTimeout(resolve, 6_000));
+      await runFakeExtraction(request, { framesOk: 1 });
+      return Response.json({ status: "completed" });
+    });
+    const { auth } = await createAccount({ plan: "starter" });
+    const response = await mcp(
+      {
+        jsonrpc: "2.0",
+        id: 3,
+        method: "tools/call",
+        params: {
+          name: "extract_frames",
+          arguments: { url: "https://cdn.example.com/slow.mp4", timestamps: [1] },
+          _meta: { progressToken: "slow-1" },
+        },
+      },
+      auth,
+    );
+    const messages = await allMessages(response);
+    const progress = messages.filter((m) => m.method === "notifications/progress");
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0].params).toMatchObject({ progressToken: "slow-1", total: 50 });
+    expect(progress[0].params.progress).toBeGreaterThanOrEqual(5);
+    const final = messages.at(-1);
+    expect(final.id).toBe(3);
+    expect(final.result.structuredContent.job.status).toBe("completed");
+  }, 30_000);
 });
 
 describe("the pieces previews rest on", () => {

@@ -28,8 +28,11 @@ import {
   zodInput,
 } from "../inputs.ts";
 import { PREVIEW_LONG_SIDE } from "../previews.ts";
+import { reportingProgress } from "../progress.ts";
 import { jobSummary } from "../summaries.ts";
 import { defineTool, parseArguments, toolError, toolResult } from "../tool.ts";
+
+const WAIT_SECONDS = WAIT_LIMIT_MS / 1000;
 
 // The options only MCP has: the Idempotency-Key header as an argument, and images.
 const ExtractOptions = z.strictObject({
@@ -94,9 +97,11 @@ export const extractFrames = defineTool({
     idempotentHint: false,
     openWorldHint: true,
   },
-  async run(c, { body, options }) {
+  async run(c, { body, options }, extra) {
     const { jobId } = await createJob(c, body, options.idempotency_key);
-    const job = await readJob(c, jobId, true);
+    const job = await reportingProgress(extra, `Extracting (job ${jobId})`, WAIT_SECONDS, () =>
+      readJob(c, jobId, true),
+    );
     if (job.status === "failed") return toolError(jobFailure(job), { job });
     if (!options.images || job.status !== "completed") {
       return toolResult(jobSummary(job, true), { job, images: null });
@@ -141,8 +146,13 @@ export const getJob = defineTool({
   },
   output: JobSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-  async run(c, input) {
-    const job = await readJob(c, input.job_id, input.wait ?? false);
+  async run(c, input, extra) {
+    const job = await reportingProgress(
+      extra,
+      `Waiting for job ${input.job_id}`,
+      WAIT_SECONDS,
+      () => readJob(c, input.job_id, input.wait ?? false),
+    );
     return toolResult(jobSummary(job, input.wait ?? false), job);
   },
 });
