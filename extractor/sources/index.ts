@@ -12,6 +12,7 @@ import {
 } from "./errors.ts";
 import { readDrivePage } from "./google-drive.ts";
 import { openHlsPlaylist } from "./hls-origin.ts";
+import type { MinimumRate } from "./minimum-rate.ts";
 import type { Opened } from "./open-media.ts";
 import { openMedia } from "./open-media.ts";
 import type { AddressPolicy } from "./policy.ts";
@@ -24,6 +25,7 @@ import type { ResolvedMedia } from "./ytdlp.ts";
 import { resolveWithYtDlp } from "./ytdlp.ts";
 
 export { SourceError } from "./errors.ts";
+export type { MinimumRate } from "./minimum-rate.ts";
 export type { AddressPolicy } from "./policy.ts";
 export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
 export type { FetchedResponse, FetchOptions } from "./safe-fetch.ts";
@@ -42,6 +44,8 @@ export interface OpenSourceOptions {
   policy?: AddressPolicy;
   /** Longest wait for an origin's answer to one request. */
   answerTimeoutMs?: number;
+  /** What every media body must keep delivering while it is read. */
+  minRate?: MinimumRate;
   ytDlpBinary?: string;
 }
 
@@ -85,6 +89,7 @@ export async function openSource(
     budget,
     signal,
     answerTimeoutMs: options.answerTimeoutMs,
+    minRate: options.minRate,
   };
   const release = () => {
     clearTimeout(deadline);

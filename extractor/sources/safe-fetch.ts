@@ -1,6 +1,7 @@
 // HTTP(S) requests to addresses strangers chose: every hop re-checked, at most five redirects,
-// sockets pinned to checked addresses, deadlines on answering and on silence, and a byte budget
-// shared by every request of one job. Used for video downloads and for webhook calls.
+// sockets pinned to checked addresses, deadlines on answering and on silence, a minimum rate
+// once a body streams (minimum-rate.ts), and a byte budget shared by every request of one job.
+// Used for video downloads and for webhook calls.
 
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import http from "node:http";
@@ -8,6 +9,8 @@ import https from "node:https";
 import type { Readable } from "node:stream";
 import { Transform } from "node:stream";
 import { asSourceError, downloadFailed } from "./errors.ts";
+import type { MinimumRate, RateWatch } from "./minimum-rate.ts";
+import { watchRate } from "./minimum-rate.ts";
 import type { AddressPolicy } from "./policy.ts";
 import { checkedLookup, checkHop } from "./policy.ts";
 
@@ -52,6 +55,8 @@ export interface FetchOptions {
   answerTimeoutMs?: number;
   /** Longest silence on the socket, also while the body streams. */
   idleTimeoutMs?: number;
+  /** The least a body must deliver while we read it, after a grace period. */
+  minRate?: MinimumRate;
   signal?: AbortSignal;
   budget?: ByteBudget;
   /** Keep-alive agents built by createAgents(); by default every request gets a fresh socket. */
@@ -90,12 +95,13 @@ export async function safeFetch(
     const response = await requestOnce(url, method, headers, body, options);
     const location = response.headers.location;
     if (response.statusCode === undefined || !isRedirect(response.statusCode) || !location) {
+      const watch = options.minRate ? watchRate(response, options.minRate, url.host) : undefined;
       return {
         status: response.statusCode ?? 0,
         headers: response.headers,
         url,
         redirects,
-        body: counted(response, options.budget),
+        body: counted(response, options.budget, watch),
       };
     }
     // Dropped, not drained: a hostile redirect could stream a body forever, outside the budget.
@@ -206,10 +212,15 @@ function requestOnce(
 }
 
 /** The body with its errors turned into SourceErrors and its bytes counted against the budget. */
-function counted(response: IncomingMessage, budget: ByteBudget | undefined): Readable {
+function counted(
+  response: IncomingMessage,
+  budget: ByteBudget | undefined,
+  watch: RateWatch | undefined,
+): Readable {
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
       try {
+        watch?.received(chunk.length);
         budget?.take(chunk.length);
         callback(null, chunk);
       } catch (error) {
