@@ -6,6 +6,7 @@ import { spawn } from "node:child_process";
 import type { Readable } from "node:stream";
 import { PassThrough } from "node:stream";
 import { log } from "../log.ts";
+import { mediaIdentity, mediaSpawnOptions } from "../media-sandbox.ts";
 
 export type MediaTool = "ffmpeg" | "ffprobe";
 
@@ -53,10 +54,9 @@ const MEDIA_TOOL_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF
 export function startTool(tool: MediaTool, args: string[], options: RunOptions = {}): RunningTool {
   const commandLine = [toolPath(tool), ...args.map(shellQuote)].join(" ");
   const child: ChildProcessByStdio<null, Readable, Readable> = spawn(toolPath(tool), args, {
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
     // Decoders of untrusted media see no secrets (INTERNAL_TOKEN) and no proxy settings.
-    env: MEDIA_TOOL_ENV,
+    ...mediaSpawnOptions(MEDIA_TOOL_ENV),
+    stdio: ["ignore", "pipe", "pipe"],
   });
   const tail: string[] = [];
   let exited = false;
@@ -167,7 +167,14 @@ export async function checkMediaTools(): Promise<void> {
   for (const tool of ["ffmpeg", "ffprobe"] as const) {
     try {
       await runTool(tool, ["-version"], { maxOutputBytes: 1024 * 1024 });
-    } catch {
+    } catch (error) {
+      const as = mediaIdentity();
+      if (as && /EPERM|EACCES/.test(String((error as Error).message))) {
+        throw new Error(
+          `${tool} cannot be started as the media user ${as.label}: switching users needs ` +
+            "root (or CAP_SETUID and CAP_SETGID). Run as root, or set EXTRACTOR_MEDIA_USER=self.",
+        );
+      }
       throw new Error(
         `${tool} was not found or does not run (looked for "${toolPath(tool)}"). Install it ` +
           `(Debian/Ubuntu: apt-get install -y ffmpeg) or set ${tool.toUpperCase()}_PATH.`,

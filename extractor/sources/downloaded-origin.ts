@@ -1,9 +1,9 @@
 // For origins that ignore byte ranges: the one answer is written to a temp file as it arrives
 // and served from there, so the source is still downloaded only once however ffmpeg seeks.
 import { mkdtemp, open, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
+import { sourceDirPrefix } from "../leftovers.ts";
 import { asSourceError, downloadFailed } from "./errors.ts";
 import type { ChunkWriter, ServedMedia } from "./ranged-origin.ts";
 
@@ -25,7 +25,8 @@ export class DownloadedOrigin implements ServedMedia {
     this.contentType = contentType;
     this.announcedBytes = announcedBytes;
     this.body = body;
-    this.directory = mkdtemp(join(tmpdir(), "stills-source-"));
+    // Named with its owner, so a later start can remove it if this process dies hard.
+    this.directory = mkdtemp(sourceDirPrefix());
     this.done = this.download(head, body);
     this.done.catch(() => {});
   }

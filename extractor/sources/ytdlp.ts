@@ -3,6 +3,7 @@
 // JSON, choose the version to fetch ourselves, and map its failures to the spec's errors.
 import { spawn } from "node:child_process";
 import { tmpdir } from "node:os";
+import { mediaSpawnOptions } from "../media-sandbox.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import type { SourceError } from "./errors.ts";
 import { downloadFailed, noVideoFound, privateContent, refusedDestination } from "./errors.ts";
@@ -111,7 +112,10 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), LANG: "C.UTF-8" };
   const binary = options.binary ?? process.env.STILLS_YTDLP ?? "yt-dlp";
   return new Promise((resolve, reject) => {
-    const child = spawn(binary, args, { env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(binary, args, {
+      ...mediaSpawnOptions(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr = "";
