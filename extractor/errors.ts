@@ -73,6 +73,18 @@ export function withoutInternalUrls(text: string): string {
   return text.replace(/https?:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d+\/\S*/g, "<source>");
 }
 
+/**
+ * The exact address of one job's relay, and its secret path alone, replaced: catches the
+ * token wherever a tool quotes it, even outside a URL the pattern above recognises.
+ */
+export function withoutSourceAddress(text: string, input: string): string {
+  let cleaned = withoutInternalUrls(text);
+  if (!/^https?:/i.test(input)) return cleaned;
+  const secret = new URL(input).pathname.slice(1);
+  cleaned = cleaned.replaceAll(input, "<source>");
+  return secret.length >= 16 ? cleaned.replaceAll(secret, "<source>") : cleaned;
+}
+
 function pick(error: ExtractError): JobErrorShape {
   return { name: error.name, message: error.message, userMessage: error.userMessage };
 }

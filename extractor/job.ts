@@ -7,7 +7,7 @@ import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import type { DecodeContext, DecodedFrame } from "./decode.ts";
 import { DecodeRun, decodeGroup, FrameBufferPool } from "./decode.ts";
-import { DeadlineError, ExtractError, toJobError } from "./errors.ts";
+import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import { probeKeyframesBefore, probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
@@ -46,7 +46,8 @@ export interface ExtractionSettings {
 
 export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
 
-export const DEFAULT_DEADLINE_SECONDS = Number(process.env.EXTRACTOR_JOB_TIMEOUT_SECONDS) || 900;
+/** The service passes its configured deadline (extractor/config.ts); this is for the CLI. */
+export const DEFAULT_DEADLINE_SECONDS = 900;
 
 // Past this many seek points, asking where every keyframe is costs more than it can save.
 const MAX_KEYFRAME_QUERIES = 1000;
@@ -219,9 +220,11 @@ async function probeVideo(input: string, signal: AbortSignal): Promise<VideoProb
     probe = await probeMedia(input, signal);
   } catch (error) {
     if (signal.aborted || !(error instanceof MediaToolError)) throw error;
+    // ffprobe's last line names its input, which may be the relay's secret address.
+    const lastLine = error.stderrTail.trim().split("\n").pop() ?? "";
     throw new ExtractError(
       "NoVideoFound",
-      `not a readable video file: ${error.stderrTail.trim().split("\n").pop() ?? ""}`,
+      `not a readable video file: ${withoutInternalUrls(lastLine)}`,
       "The link does not lead to a video file that can be read (it may be empty or damaged).",
     );
   }

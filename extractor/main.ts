@@ -1,34 +1,54 @@
-// Entry point: `node extractor/main.ts`. Checks ffmpeg/ffprobe, then serves POST /extract.
-//   INTERNAL_TOKEN           shared secret the edge sends (required)
-//   EXTRACTOR_HOST / _PORT   where to listen (127.0.0.1:8788)
-//   EXTRACTOR_CONCURRENCY    jobs at once (2); more get 503 + Retry-After
-//   EXTRACTOR_JOB_TIMEOUT_SECONDS  wall-clock budget per job (900)
+// Entry point: `node extractor/main.ts`. Reads its settings (extractor/config.ts lists every
+// variable), decides who runs the media tools, checks ffmpeg/ffprobe, sweeps what an earlier
+// run killed hard left behind, then serves POST /extract.
+import { loadConfig } from "./config.ts";
 import { checkMediaTools } from "./ffmpeg/process.ts";
+import { sweepLeftovers } from "./leftovers.ts";
 import { log } from "./log.ts";
+import { chooseMediaUser, useMediaIdentity } from "./media-sandbox.ts";
 import { createExtractorServer } from "./server.ts";
+import { sourceOpener } from "./source-input.ts";
 
-const token = process.env.INTERNAL_TOKEN;
-if (!token) {
-  console.error(
-    "INTERNAL_TOKEN is not set: the extractor refuses to run without its shared secret.",
-  );
+function fail(message: string): never {
+  console.error(message);
   process.exit(1);
 }
 
+let config: ReturnType<typeof loadConfig>;
 try {
+  config = loadConfig();
+  const media = chooseMediaUser(config.mediaUser);
+  useMediaIdentity(media.identity);
+  if (media.identity) log("info", "media tools run as", { user: media.identity.label });
+  else if (media.warn) log("warn", "media tools share the extractor's user", { why: media.why });
   await checkMediaTools();
 } catch (error) {
-  console.error((error as Error).message);
-  process.exit(1);
+  fail((error as Error).message);
 }
 
-const host = process.env.EXTRACTOR_HOST || "127.0.0.1";
-const port = Number(process.env.EXTRACTOR_PORT) || 8788;
-const concurrency = Math.max(1, Number(process.env.EXTRACTOR_CONCURRENCY) || 2);
-const server = createExtractorServer({ token, concurrency });
+const swept = await sweepLeftovers();
+if (swept.tempDirs.length > 0 || swept.processGroups.length > 0 || swept.skipped) {
+  log("info", "swept what an earlier run left", {
+    temp_dirs: swept.tempDirs,
+    process_groups: swept.processGroups,
+    skipped: swept.skipped,
+  });
+}
 
-server.listen(port, host, () => {
-  log("info", "extractor listening", { url: `http://${host}:${port}`, concurrency });
+const server = createExtractorServer({
+  token: config.token,
+  concurrency: config.concurrency,
+  tenantSlots: config.tenantSlots,
+  deadlineSeconds: config.deadlineSeconds,
+  openSource: sourceOpener(config),
+});
+
+server.listen(config.port, config.host, () => {
+  log("info", "extractor listening", {
+    url: `http://${config.host}:${config.port}`,
+    concurrency: config.concurrency,
+    tenant_slots: config.tenantSlots,
+  });
 });
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {

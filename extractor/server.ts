@@ -1,28 +1,33 @@
 // The extractor's HTTP face (node:http, nothing more is needed):
 //   POST /extract  ExtractRequest → runs the job, uploads frames to the edge, posts the
 //                  ExtractResult to /internal/results, then answers 200 {status}; 502 when the
-//                  result could not be posted (the caller retries); 503 + Retry-After when full.
+//                  result could not be posted (the caller retries); 422 when the edge refused
+//                  it (final: running the job again would be refused again); 503 +
+//                  Retry-After when every slot is taken, or the request's tenant holds all of
+//                  its own (the same answer, so the queue waits without spending a retry).
 //   GET  /healthz  → 200.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { ExtractRequest, ExtractResult } from "../schema/messages.ts";
-import { DEADLINE_MESSAGE_START, toJobError } from "./errors.ts";
+import { DEADLINE_MESSAGE_START, toJobError, withoutSourceAddress } from "./errors.ts";
 import type { ExtractionOutcome } from "./job.ts";
 import { DEFAULT_DEADLINE_SECONDS, emptyOutcome, extractFrames } from "./job.ts";
 import { log } from "./log.ts";
-import { EdgeClient, EdgeSink } from "./output/edge-sink.ts";
+import { EdgeCallError, EdgeClient, EdgeSink } from "./output/edge-sink.ts";
 import { parseExtractRequest } from "./request-schema.ts";
+import { nonFiniteNumberIn } from "./result-check.ts";
 import type { OpenSource } from "./source-input.ts";
-import { defaultOpenSource } from "./source-input.ts";
 
 export interface ExtractorServerOptions {
   /** The shared secret the edge sends as `Authorization: Bearer …`. */
   token: string;
   /** Jobs run at once; further requests get 503. */
   concurrency: number;
+  /** Jobs one tenant may run at once (default: all of them); further ones get 503 too. */
+  tenantSlots?: number;
   deadlineSeconds?: number;
-  openSource?: OpenSource;
+  openSource: OpenSource;
   /** For the edge client (tests). */
   fetch?: typeof fetch;
   /** Seconds a refused caller should wait. */
@@ -33,28 +38,46 @@ const MAX_BODY_BYTES = 1024 * 1024;
 
 export function createExtractorServer(options: ExtractorServerOptions): Server {
   let running = 0;
+  const heldByTenant = new Map<string, number>();
+  const tenantSlots = options.tenantSlots ?? options.concurrency;
   const expectedAuth = digest(`Bearer ${options.token}`);
-  const openSource = options.openSource ?? defaultOpenSource;
+  const { openSource } = options;
   const deadlineSeconds = options.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS;
+
+  function busy(res: ServerResponse, why: "pool" | "tenant") {
+    res.setHeader("retry-after", String(options.retryAfterSeconds ?? 5));
+    return reply(res, 503, { error: "busy", why, running, capacity: options.concurrency });
+  }
 
   async function handleExtract(req: IncomingMessage, res: ServerResponse) {
     if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expectedAuth)) {
       return reply(res, 401, { error: "unauthorized" });
     }
-    if (running >= options.concurrency) {
-      res.setHeader("retry-after", String(options.retryAfterSeconds ?? 5));
-      return reply(res, 503, { error: "busy", running, capacity: options.concurrency });
-    }
+    if (running >= options.concurrency) return busy(res, "pool");
+    // The slot is taken before the body is read, so two requests cannot both see it free.
     running++;
+    let tenant: string | null = null;
     try {
       const body = await readJson(req);
       const parsed = parseExtractRequest(body);
       if (!parsed.ok) return reply(res, 400, { error: "invalid request", issues: parsed.issues });
-      const result = await runRequest(parsed.request);
-      const client = edgeClient(parsed.request);
+      const request = parsed.request;
+      const named = request.tenant ?? `job:${request.job_id}`;
+      const held = heldByTenant.get(named) ?? 0;
+      if (held >= tenantSlots) return busy(res, "tenant");
+      tenant = named;
+      heldByTenant.set(tenant, held + 1);
+      const result = await runRequest(request);
       try {
-        await client.postResult(result);
+        await edgeClient(request).postResult(result);
       } catch (error) {
+        if (refusedForGood(error)) {
+          log("error", "the edge refused the result", { job: result.job_id, error: String(error) });
+          return reply(res, 422, {
+            status: result.status,
+            error: `the edge refused the extractor's result (HTTP ${error.status})`,
+          });
+        }
         log("error", "could not post the result", { job: result.job_id, error: String(error) });
         return reply(res, 502, { status: result.status, error: "result not delivered" });
       }
@@ -64,6 +87,11 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       throw error;
     } finally {
       running--;
+      if (tenant !== null) {
+        const left = (heldByTenant.get(tenant) ?? 1) - 1;
+        if (left > 0) heldByTenant.set(tenant, left);
+        else heldByTenant.delete(tenant);
+      }
     }
   }
 
@@ -114,6 +142,17 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     } finally {
       await source?.close().catch(() => {});
     }
+    // ffmpeg names its input in errors, and a relay's address is a secret while it serves.
+    if (outcome.error && source) {
+      outcome.error.message = withoutSourceAddress(outcome.error.message, source.input);
+    }
+    const unfit = nonFiniteNumberIn(outcome);
+    if (unfit) {
+      outcome = failedOutcome(
+        request,
+        new Error(`the result held a number JSON cannot carry (${unfit})`),
+      );
+    }
     log("info", "job finished", {
       job: request.job_id,
       attempt: attemptId,
@@ -144,6 +183,15 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
   return server;
+}
+
+/**
+ * A 4xx (other than 408 and 429, which ask to come back) is the edge's final word on this
+ * result: posting it again, or running the job again, would meet the same refusal.
+ */
+function refusedForGood(error: unknown): error is EdgeCallError & { status: number } {
+  if (!(error instanceof EdgeCallError) || error.status === null) return false;
+  return error.status >= 400 && error.status < 500 && error.status !== 408 && error.status !== 429;
 }
 
 function ranOutOfTime(error: ExtractionOutcome["error"]): boolean {

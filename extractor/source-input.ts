@@ -1,8 +1,9 @@
-// How a job's URL becomes what ffmpeg reads: the sources module (extractor/sources/, its own
-// issue) resolves platforms, downloads or relays, and hands back a local path or a loopback
-// relay URL. Loaded lazily so the service starts (and /healthz answers) even while that module
-// is being worked on, and so tests can put their own opener in its place.
+// How a job's URL becomes what ffmpeg reads: the sources module (extractor/sources/) resolves
+// platforms, downloads or relays, and hands back a local path or a loopback relay URL. Loaded
+// lazily so the service starts (and /healthz answers) without paying for it first, and so tests
+// can put their own opener in its place.
 import type { ExtractRequest } from "../schema/messages.ts";
+import type { ExtractorConfig } from "./config.ts";
 
 export interface SourceHandle {
   /** A local file path or http://127.0.0.1:PORT/… of the loopback relay. */
@@ -20,14 +21,20 @@ export type OpenSource = (
   settings: { deadlineSeconds: number },
 ) => Promise<SourceHandle>;
 
-const DEFAULT_MAX_SOURCE_BYTES = 4 * 1024 ** 3;
+export type SourceSettings = Pick<
+  ExtractorConfig,
+  "allowPrivate" | "maxSourceBytes" | "sourceMinRate"
+>;
 
-export const defaultOpenSource: OpenSource = async (request, { deadlineSeconds }) => {
-  const sources = await import("./sources/index.ts");
-  return sources.openSource(request.url, request.platform, {
-    resolution: request.options.resolution,
-    allowPrivate: process.env.STILLS_ALLOW_PRIVATE_NETWORK === "1",
-    maxBytes: Number(process.env.EXTRACTOR_MAX_SOURCE_BYTES) || DEFAULT_MAX_SOURCE_BYTES,
-    deadlineMs: deadlineSeconds * 1000,
-  });
-};
+export function sourceOpener(settings: SourceSettings): OpenSource {
+  return async (request, { deadlineSeconds }) => {
+    const sources = await import("./sources/index.ts");
+    return sources.openSource(request.url, request.platform, {
+      resolution: request.options.resolution,
+      allowPrivate: settings.allowPrivate,
+      maxBytes: settings.maxSourceBytes,
+      minRate: settings.sourceMinRate,
+      deadlineMs: deadlineSeconds * 1000,
+    });
+  };
+}

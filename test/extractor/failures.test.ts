@@ -115,9 +115,9 @@ describe("inputs that are not (whole) videos", () => {
     const numbers = await deliveredNumbers(job);
     expect(numbers[0]).toBe(0);
     expect(numbers.slice(4)).toEqual([60, 75]);
-    outcome.frames.forEach((f, i) =>
-      expect(numbers[i]).toBeLessThanOrEqual(Math.round(f.timestamp * 30)),
-    );
+    for (const [i, f] of outcome.frames.entries()) {
+      expect(numbers[i]).toBeLessThanOrEqual(Math.round(f.timestamp * 30));
+    }
   });
 });
 
@@ -196,6 +196,27 @@ describe("what a failed job tells its user", () => {
       "ffmpeg exited 1: http://127.0.0.1:40123/3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6: Invalid data found";
     expect(withoutInternalUrls(line)).toBe("ffmpeg exited 1: <source> Invalid data found");
     expect(withoutInternalUrls("plain message")).toBe("plain message");
+  });
+
+  it("not even when the probe fails and ffprobe's last line quotes the relay's address", async () => {
+    const { createServer } = await import("node:http");
+    const token = "k2Jw9eVQ7mX0secretRelayPath4sT";
+    const relay = createServer((_req, res) => res.writeHead(404).end("gone"));
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const port = (relay.address() as { port: number }).port;
+    try {
+      const { outcome } = await runJob(`http://127.0.0.1:${port}/${token}`, {
+        mode: "count",
+        count: 1,
+      });
+      expect(outcome.error?.name).toBe("NoVideoFound");
+      // ffprobe said "http://127.0.0.1:PORT/TOKEN: Server returned 404 Not Found".
+      expect(outcome.error?.message).toBe(
+        "not a readable video file: <source> Server returned 404 Not Found",
+      );
+    } finally {
+      relay.close();
+    }
   });
 });
 

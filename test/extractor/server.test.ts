@@ -1,9 +1,12 @@
-// POST /extract end to end against a fake edge, with the source opener replaced by local files.
+// POST /extract end to end against a fake edge, with the source opener replaced by local files
+// (or the real one, for sources that misbehave).
 import type { Server } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createExtractorServer } from "../../extractor/server.ts";
 import type { OpenSource } from "../../extractor/source-input.ts";
+import { sourceOpener } from "../../extractor/source-input.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
@@ -25,8 +28,14 @@ afterEach(async () => {
   server = null;
 });
 
-async function startServer(openSource: OpenSource, concurrency = 2) {
-  server = createExtractorServer({ token: TOKEN, concurrency, openSource, retryAfterSeconds: 7 });
+async function startServer(openSource: OpenSource, concurrency = 2, tenantSlots?: number) {
+  server = createExtractorServer({
+    token: TOKEN,
+    concurrency,
+    tenantSlots,
+    openSource,
+    retryAfterSeconds: 7,
+  });
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -43,6 +52,7 @@ function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
   return {
     job_id: "11111111-2222-3333-4444-555555555555",
     kind: "job",
+    tenant: "account:a1",
     url: "https://example.com/v.mp4",
     platform: "direct",
     options: { mode: "count", count: 3, format: "jpg", resolution: 720, output: "urls" },
@@ -175,6 +185,149 @@ describe("POST /extract", () => {
     expect(refused.headers.get("retry-after")).toBe("7");
     release();
     expect((await first).status).toBe(200);
+  });
+});
+
+/** An opener that waits for `release` before handing over the video: jobs that hold slots. */
+function gatedOpener(video: string) {
+  let release = () => {};
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const opened: string[] = [];
+  const openSource: OpenSource = async (request) => {
+    opened.push(request.job_id);
+    await gate;
+    return { input: video, close: async () => {}, bytesRead: () => 0 };
+  };
+  return { openSource, opened, release: () => release() };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("slots per tenant", () => {
+  it("a tenant holding its slots gets 503 busy while another tenant's job runs", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 3, 1);
+    const first = post(request({ job_id: "job-a-1" }));
+    await sleep(100);
+    const again = await post(request({ job_id: "job-a-2" }));
+    expect(again.status).toBe(503);
+    expect(again.headers.get("retry-after")).toBe("7");
+    expect(await again.json()).toMatchObject({ error: "busy", why: "tenant" });
+    // Another tenant (a demo client) still gets in while the first holds its slot.
+    const other = post(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }));
+    await sleep(100);
+    expect(gated.opened).toEqual(["job-a-1", "job-b-1"]);
+    gated.release();
+    expect((await first).status).toBe(200);
+    expect((await other).status).toBe(200);
+    // Its slot given back, the first tenant runs again.
+    expect((await post(request({ job_id: "job-a-3" }))).status).toBe(200);
+  });
+
+  it("a request without a tenant is its own: never refused for another's slots", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 2, 1);
+    const first = post(request({ job_id: "job-x-1", tenant: undefined }));
+    await sleep(100);
+    const second = post(request({ job_id: "job-x-2", tenant: undefined }));
+    await sleep(100);
+    expect(gated.opened).toEqual(["job-x-1", "job-x-2"]);
+    gated.release();
+    expect((await first).status).toBe(200);
+    expect((await second).status).toBe(200);
+  });
+});
+
+describe("results the edge refuses", () => {
+  it("a 4xx from /internal/results is final: 422 to the caller, the result posted once", async () => {
+    await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
+    edge.resultsStatus = 400;
+    try {
+      const posted = edge.results.length;
+      const response = await post(request());
+      expect(response.status).toBe(422);
+      expect(await response.json()).toMatchObject({
+        status: "completed",
+        error: "the edge refused the extractor's result (HTTP 400)",
+      });
+      expect(edge.results.length).toBe(posted + 1);
+    } finally {
+      edge.resultsStatus = 202;
+    }
+  });
+
+  it("refuses a request whose numbers could overflow (a timestamp of 1.8e302 s)", async () => {
+    await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
+    const posted = edge.results.length;
+    const response = await post(
+      request({ options: { ...request().options, mode: "timestamps", timestamps: [1.8e302] } }),
+    );
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { issues: string[] }).issues.join()).toMatch(
+      /options\.timestamps\.0/,
+    );
+    expect(edge.results.length).toBe(posted);
+  });
+});
+
+describe("a source's secret address", () => {
+  it("never reaches the job's error, even when ffprobe's last line quotes it", async () => {
+    const token = "Zq9secretRelayToken0123456789abcdef";
+    const relay = createServer((_req, res) => res.writeHead(404).end("gone"));
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const input = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/${token}`;
+    try {
+      await startServer(async () => ({ input, close: async () => {}, bytesRead: () => 0 }));
+      await post(request());
+      const error = edge.results.at(-1)?.error;
+      expect(error?.name).toBe("NoVideoFound");
+      expect(error?.message).toContain("<source>");
+      expect(JSON.stringify(edge.results.at(-1))).not.toContain(token);
+    } finally {
+      relay.close();
+    }
+  });
+});
+
+describe("a source that trickles", () => {
+  it("ends the job as DownloadFailed at the minimum rate, long before its deadline", async () => {
+    let sent = 0;
+    const origin = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "video/mp4", "content-length": 10_000 });
+      const timer = setInterval(() => {
+        res.write(Buffer.from([0]));
+        sent += 1;
+      }, 200);
+      res.on("close", () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => origin.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(origin.address() as AddressInfo).port}/slow.mp4`;
+    try {
+      server = createExtractorServer({
+        token: TOKEN,
+        concurrency: 2,
+        deadlineSeconds: 120,
+        openSource: sourceOpener({
+          allowPrivate: true,
+          maxSourceBytes: 1024 * 1024,
+          sourceMinRate: { graceMs: 500, windowMs: 500, bytesPerSecond: 1024 },
+        }),
+      });
+      await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+      base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const response = await post(request({ url }));
+      expect(await response.json()).toEqual({ status: "failed" });
+      expect(edge.results.at(-1)?.error).toMatchObject({
+        name: "DownloadFailed",
+        message: expect.stringMatching(/below the minimum of 1024 bytes\/s/),
+      });
+      // At 5 bytes a second the 10,000 bytes would have taken over half an hour.
+      expect(sent).toBeLessThan(20);
+    } finally {
+      origin.close();
+    }
   });
 });
 

@@ -1,0 +1,79 @@
+// The extractor's settings, read once from the environment at start and passed down. Every
+// variable is listed here, with its default; a bad value stops the start with its name.
+import { z } from "zod";
+import type { MinimumRate } from "./sources/minimum-rate.ts";
+
+export interface ExtractorConfig {
+  /** Shared secret the edge sends as `Authorization: Bearer …`. */
+  token: string;
+  host: string;
+  port: number;
+  /** Jobs run at once; more answer 503 and the queue tries again later. */
+  concurrency: number;
+  /** Slots one tenant (an account, a demo client) may hold at once. */
+  tenantSlots: number;
+  /** Wall-clock budget of one job. */
+  deadlineSeconds: number;
+  /** Bytes one job may take from origins. */
+  maxSourceBytes: number;
+  allowPrivate: boolean;
+  /** What a source must keep sending while it is read (sources/minimum-rate.ts). */
+  sourceMinRate: MinimumRate;
+  /** EXTRACTOR_MEDIA_USER as given: who runs ffmpeg and yt-dlp (media-sandbox.ts). */
+  mediaUser: string | undefined;
+}
+
+const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
+const seconds = (fallback: number) => z.coerce.number().positive().max(86_400).default(fallback);
+
+const environment = z.object({
+  INTERNAL_TOKEN: z.string({
+    error: "is not set: the extractor refuses to run without its shared secret",
+  }),
+  EXTRACTOR_HOST: z.string().default("127.0.0.1"),
+  EXTRACTOR_PORT: z.coerce.number().int().min(1).max(65_535).default(8788),
+  EXTRACTOR_CONCURRENCY: count(2),
+  EXTRACTOR_TENANT_SLOTS: z.coerce.number().int().min(1).optional(),
+  EXTRACTOR_JOB_TIMEOUT_SECONDS: seconds(900),
+  EXTRACTOR_MAX_SOURCE_BYTES: count(4 * 1024 ** 3),
+  STILLS_ALLOW_PRIVATE_NETWORK: z.enum(["0", "1"]).default("0"),
+  EXTRACTOR_SOURCE_GRACE_SECONDS: seconds(10),
+  EXTRACTOR_SOURCE_RATE_WINDOW_SECONDS: seconds(10),
+  EXTRACTOR_SOURCE_MIN_BYTES_PER_SECOND: z.coerce
+    .number()
+    .min(0)
+    .default(32 * 1024),
+  EXTRACTOR_MEDIA_USER: z.string().optional(),
+});
+
+/** No tenant takes more than half the pool, so one client never blocks every other. */
+export function defaultTenantSlots(concurrency: number): number {
+  return Math.max(1, Math.floor(concurrency / 2));
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtractorConfig {
+  // An empty variable means "not set", as in a shell's FOO= .
+  const given = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const parsed = environment.safeParse(given);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+    throw new Error(`extractor settings: ${problems.join("; ")}`);
+  }
+  const e = parsed.data;
+  return {
+    token: e.INTERNAL_TOKEN,
+    host: e.EXTRACTOR_HOST,
+    port: e.EXTRACTOR_PORT,
+    concurrency: e.EXTRACTOR_CONCURRENCY,
+    tenantSlots: e.EXTRACTOR_TENANT_SLOTS ?? defaultTenantSlots(e.EXTRACTOR_CONCURRENCY),
+    deadlineSeconds: e.EXTRACTOR_JOB_TIMEOUT_SECONDS,
+    maxSourceBytes: e.EXTRACTOR_MAX_SOURCE_BYTES,
+    allowPrivate: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",
+    sourceMinRate: {
+      graceMs: e.EXTRACTOR_SOURCE_GRACE_SECONDS * 1000,
+      windowMs: e.EXTRACTOR_SOURCE_RATE_WINDOW_SECONDS * 1000,
+      bytesPerSecond: e.EXTRACTOR_SOURCE_MIN_BYTES_PER_SECOND,
+    },
+    mediaUser: e.EXTRACTOR_MEDIA_USER,
+  };
+}
