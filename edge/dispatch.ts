@@ -2,10 +2,29 @@
 // Cloudflare Container (the EXTRACTOR binding); locally it is a Node process at EXTRACTOR_URL.
 import type { ExtractRequest } from "../schema/messages.ts";
 
+interface DispatchSettings {
+  /**
+   * "detached" (set by scripts/lib/stack.mjs for the local stack only): the jobs consumer
+   * acks at once and holds the extractor call in waitUntil, so one long job does not hold
+   * the local queue, which delivers one batch at a time (see edge/queues/jobs.ts).
+   */
+  EXTRACTOR_DISPATCH?: string;
+}
+
+declare global {
+  interface Env extends DispatchSettings {}
+  namespace Cloudflare {
+    interface Env extends DispatchSettings {}
+  }
+}
+
 export interface ExtractorClient {
   /** Runs the job to the end; resolves with the extractor's answer (2xx once the result is posted). */
   extract(request: ExtractRequest): Promise<Response>;
 }
+
+/** Instances in production's container pool (wrangler.toml max_instances). */
+export const CONTAINER_POOL_SIZE = 8;
 
 function post(
   fetcher: (req: Request) => Promise<Response>,
@@ -22,14 +41,29 @@ function post(
   );
 }
 
+/**
+ * The pool instance a job runs on. A tenant's jobs all go to one instance, whose per-tenant
+ * slot cap then holds for the whole pool: one account or demo client cannot occupy every
+ * instance. Other tenants spread over the pool; a job without a tenant goes by its id.
+ */
+export function poolInstanceFor(request: ExtractRequest): number {
+  if (request.tenant === undefined) {
+    return Number.parseInt(request.job_id.slice(0, 2), 16) % CONTAINER_POOL_SIZE;
+  }
+  // FNV-1a: stable and even enough to spread tenants; nothing here needs to be secret.
+  let hash = 2166136261;
+  for (let i = 0; i < request.tenant.length; i++) {
+    hash = Math.imul(hash ^ request.tenant.charCodeAt(i), 16777619);
+  }
+  return (hash >>> 0) % CONTAINER_POOL_SIZE;
+}
+
 export function extractorFor(env: Env): ExtractorClient {
   const container = env.EXTRACTOR;
   if (container) {
     return {
       extract(request) {
-        // Jobs spread over a small pool of container instances by id.
-        const slot = Number.parseInt(request.job_id.slice(0, 2), 16) % 8;
-        const stub = container.get(container.idFromName(`extractor-${slot}`));
+        const stub = container.get(container.idFromName(`extractor-${poolInstanceFor(request)}`));
         return post((req) => stub.fetch(req), "http://extractor", env.INTERNAL_TOKEN, request);
       },
     };
@@ -37,4 +71,9 @@ export function extractorFor(env: Env): ExtractorClient {
   return {
     extract: (request) => post((req) => fetch(req), env.EXTRACTOR_URL, env.INTERNAL_TOKEN, request),
   };
+}
+
+/** True when the consumer should not hold the queue while the extractor works (local stack). */
+export function dispatchesDetached(env: Env): boolean {
+  return !env.EXTRACTOR && env.EXTRACTOR_DISPATCH === "detached";
 }
