@@ -8,15 +8,34 @@ export interface Stack {
   extractorUrl: string;
   stateDir: string;
   secrets: { INTERNAL_TOKEN: string; FILE_URL_SECRET: string };
+  /** The mode-0600 file wrangler reads the edge's secrets from (--env-file). */
+  secretsFile: string;
   children: { edge: ChildProcess; readonly extractor: ChildProcess };
+  /** Times the stack restarted an extractor that died on its own. */
+  readonly extractorRestarts: number;
+  /** Resolves with the running extractor once it answers /healthz (after a restart, too). */
+  extractorReady(timeoutMs?: number): Promise<ChildProcess>;
+  /** The latest lines a child wrote to stderr (quiet mode keeps them instead of printing). */
+  logTail(name: "edge" | "extractor"): string;
   stop(): Promise<void>;
+  /** Stops the extractor on purpose: it stays down until restartExtractor. */
   stopExtractor(signal?: NodeJS.Signals): Promise<void>;
   restartExtractor(): Promise<ChildProcess>;
 }
 
+export interface StackSettings {
+  [variable: string]: string | boolean | ((line: string) => void) | undefined;
+  quiet?: boolean;
+  /** Where the stack's own lines go (restarts); console.error unless quiet. */
+  log?: (line: string) => void;
+}
+
 export const ROOT: string;
+export const RESTART_BACKOFF: { firstMs: number; maxMs: number; resetAfterMs: number };
+export function restartDelayMs(failuresInARow: number): number;
 export function freePort(): Promise<number>;
-export function startStack(settings?: Record<string, string | boolean | undefined>): Promise<Stack>;
+export function startStack(settings?: StackSettings): Promise<Stack>;
+export function writeEdgeSecrets(stateDir: string, secrets: Record<string, string>): string;
 export function createKey(options: {
   email: string;
   plan?: string;

@@ -3,7 +3,7 @@
 // `npm start`, the end-to-end tests and the benchmarks, so all three run the same stack.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 
@@ -43,6 +43,22 @@ function loadSecrets(stateDir) {
   return secrets;
 }
 
+/**
+ * The edge's secrets as a .dev.vars-style file, readable by this user only, for
+ * `wrangler dev --env-file`: on wrangler's command line `ps` would show them to everyone.
+ */
+export function writeEdgeSecrets(stateDir, secrets) {
+  const file = join(stateDir, "edge-secrets.env");
+  const lines = Object.entries(secrets).map(([name, value]) => {
+    if (!/^[A-Za-z0-9_.:/+=-]*$/.test(value)) throw new Error(`${name} holds unsafe characters`);
+    return `${name}=${value}\n`;
+  });
+  writeFileSync(file, lines.join(""), { mode: 0o600 });
+  // writeFileSync's mode applies only when it creates the file.
+  chmodSync(file, 0o600);
+  return file;
+}
+
 export function wrangler(args, options = {}) {
   return spawnSync(process.execPath, [WRANGLER, ...args], {
     cwd: ROOT,
@@ -76,8 +92,8 @@ function requireTools() {
 async function waitForHttp(url, child, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null)
-      throw new Error(`${url} exited before it was ready (code ${child.exitCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${url} exited before it was ready (${child.signalCode ?? child.exitCode})`);
     try {
       const res = await fetch(url);
       await res.body?.cancel();
@@ -88,47 +104,165 @@ async function waitForHttp(url, child, timeoutMs) {
   throw new Error(`${url} was not ready after ${timeoutMs} ms`);
 }
 
+/** The last lines a child wrote to a piped stderr (quiet mode), so the pipe never fills. */
+function keepTail(child, lines = 200) {
+  const tail = [];
+  let partial = "";
+  child.stderr?.setEncoding("utf8");
+  child.stderr?.on("data", (chunk) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop() ?? "";
+    tail.push(...parts);
+    if (tail.length > lines) tail.splice(0, tail.length - lines);
+  });
+  return () => [...tail, ...(partial ? [partial] : [])].join("\n");
+}
+
+/**
+ * Restart delays after the extractor dies on its own, as container platforms do: 0.5 s,
+ * doubling to 30 s, back to 0.5 s once an instance has run for 10 s.
+ */
+export const RESTART_BACKOFF = { firstMs: 500, maxMs: 30_000, resetAfterMs: 10_000 };
+
+export function restartDelayMs(failuresInARow) {
+  return Math.min(RESTART_BACKOFF.maxMs, RESTART_BACKOFF.firstMs * 2 ** failuresInARow);
+}
+
+/**
+ * Keeps one extractor process running: when it exits without being asked to (a crash,
+ * kill -9), a new one starts after a growing delay, with a log line. Asked stops
+ * (stopExtractor, stop) are never restarted.
+ */
+function superviseExtractor({ spawnChild, healthUrl, log }) {
+  let child = null;
+  let wanted = true;
+  let timer = null;
+  let restarts = 0;
+  let failuresInARow = 0;
+  let startedAt = 0;
+  let tail = () => "";
+  const exited = (c) => c.exitCode !== null || c.signalCode !== null;
+  const waitExit = (c) => exited(c) || new Promise((r) => c.once("exit", r));
+
+  function start() {
+    const spawned = spawnChild();
+    child = spawned;
+    startedAt = Date.now();
+    tail = keepTail(spawned);
+    spawned.once("exit", (code, signal) => {
+      if (spawned !== child || !wanted) return;
+      if (Date.now() - startedAt >= RESTART_BACKOFF.resetAfterMs) failuresInARow = 0;
+      const delay = restartDelayMs(failuresInARow);
+      failuresInARow += 1;
+      log(
+        `extractor exited (${signal ?? `code ${code}`}); restarting it in ${delay / 1000} s ` +
+          `(restart ${restarts + 1})`,
+      );
+      timer = setTimeout(() => {
+        timer = null;
+        if (!wanted) return;
+        restarts += 1;
+        start();
+      }, delay);
+    });
+    return spawned;
+  }
+
+  return {
+    start,
+    get child() {
+      return child;
+    },
+    get restarts() {
+      return restarts;
+    },
+    logTail: () => tail(),
+    /** Resolves with the current process once it answers /healthz (after a restart, too). */
+    async ready(timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const current = child;
+        try {
+          if (!exited(current)) {
+            await waitForHttp(healthUrl, current, Math.max(1, deadline - Date.now()));
+            if (current === child && !exited(current)) return current;
+          }
+        } catch {}
+        if (Date.now() > deadline)
+          throw new Error(`the extractor was not back after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop(signal = "SIGTERM") {
+      wanted = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      if (child && !exited(child)) child.kill(signal);
+      if (child) await waitExit(child);
+    },
+    resume() {
+      wanted = true;
+      failuresInARow = 0;
+      return start();
+    },
+  };
+}
+
 /**
  * Starts the edge and the extractor. Settings come from `settings` or the environment:
- * PORT, EXTRACTOR_PORT, STILLS_ALLOW_PRIVATE_NETWORK, STILLS_DEMO_DAILY_LIMIT.
+ * PORT, EXTRACTOR_PORT, STILLS_ALLOW_PRIVATE_NETWORK, STILLS_DEMO_DAILY_LIMIT, any EXTRACTOR_*
+ * variable (extractor/config.ts), `quiet` (children's output kept, not printed) and `log`
+ * (where the stack's own lines go; console.error unless quiet).
  */
 export async function startStack(settings = {}) {
   requireTools();
-  const env = { ...process.env, ...settings };
+  const { quiet = false, log: logOption, ...variables } = settings;
+  const log = logOption ?? (quiet ? () => {} : (line) => console.error(line));
+  const env = { ...process.env, ...variables };
   const stateDir = resolve(ROOT, env.STILLS_STATE_DIR ?? ".wrangler/state");
   const port = Number(env.PORT ?? 8787);
   const extractorPort = Number(env.EXTRACTOR_PORT ?? (await freePort()));
   const secrets = loadSecrets(stateDir);
   applyMigrations(stateDir);
+  const secretsFile = writeEdgeSecrets(stateDir, {
+    INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
+    FILE_URL_SECRET: secrets.FILE_URL_SECRET,
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   const extractorUrl = `http://127.0.0.1:${extractorPort}`;
   const shared = {
-    INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
     STILLS_ALLOW_PRIVATE_NETWORK: env.STILLS_ALLOW_PRIVATE_NETWORK ?? "0",
     STILLS_DEMO_DAILY_LIMIT: env.STILLS_DEMO_DAILY_LIMIT ?? "5",
   };
   const edgeVars = {
     ...shared,
-    FILE_URL_SECRET: secrets.FILE_URL_SECRET,
     EXTRACTOR_URL: extractorUrl,
     PUBLIC_BASE_URL: baseUrl,
+    // The local queue delivers one batch at a time: see edge/queues/jobs.ts.
+    EXTRACTOR_DISPATCH: "detached",
   };
-  const quiet = settings.quiet ?? false;
   const stdio = quiet ? ["ignore", "ignore", "pipe"] : ["ignore", "inherit", "inherit"];
 
+  // The extractor gets its secret in its environment (never its command line), which only
+  // this user can read (/proc/<pid>/environ); its media tools run without it.
   const extractorEnv = {
     ...env,
     ...shared,
+    INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
     EXTRACTOR_PORT: String(extractorPort),
     EXTRACTOR_HOST: "127.0.0.1",
   };
-  const spawnExtractor = () =>
-    spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
-      cwd: ROOT,
-      env: extractorEnv,
-      stdio,
-    });
-  let extractor = spawnExtractor();
+  const extractor = superviseExtractor({
+    spawnChild: () =>
+      spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
+        cwd: ROOT,
+        env: extractorEnv,
+        stdio,
+      }),
+    healthUrl: `${extractorUrl}/healthz`,
+    log,
+  });
+  const firstExtractor = extractor.start();
   const edge = spawn(
     process.execPath,
     [
@@ -146,21 +280,24 @@ export async function startStack(settings = {}) {
       "--show-interactive-dev-session=false",
       "--log-level",
       quiet ? "error" : "info",
+      "--env-file",
+      secretsFile,
+      // Lets the consumer return while waitUntil holds the extractor call (local only).
+      "--compatibility-flag",
+      "queue_consumer_no_wait_for_wait_until",
       ...Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
     { cwd: ROOT, env: { ...env, ...OFFLINE_ENV }, stdio, detached: true },
   );
+  const edgeTail = keepTail(edge);
   const exited = (child) => child.exitCode !== null || child.signalCode !== null;
   const waitExit = (child) => exited(child) || new Promise((r) => child.once("exit", r));
-  const stopExtractor = async (signal = "SIGTERM") => {
-    if (!exited(extractor)) extractor.kill(signal);
-    await waitExit(extractor);
-  };
+  const stopExtractor = (signal = "SIGTERM") => extractor.stop(signal);
   const restartExtractor = async () => {
-    await stopExtractor();
-    extractor = spawnExtractor();
-    await waitForHttp(`${extractorUrl}/healthz`, extractor, 30_000);
-    return extractor;
+    await extractor.stop();
+    const child = extractor.resume();
+    await waitForHttp(`${extractorUrl}/healthz`, child, 30_000);
+    return child;
   };
   const stop = async () => {
     // wrangler runs workerd as its child: end the whole group.
@@ -169,16 +306,17 @@ export async function startStack(settings = {}) {
         process.kill(-edge.pid, "SIGTERM");
       } catch {}
     }
-    await Promise.all([stopExtractor(), waitExit(edge)]);
+    await Promise.all([extractor.stop(), waitExit(edge)]);
   };
   try {
     await Promise.all([
-      waitForHttp(`${extractorUrl}/healthz`, extractor, 30_000),
+      waitForHttp(`${extractorUrl}/healthz`, firstExtractor, 30_000),
       waitForHttp(`${baseUrl}/v1/pricing`, edge, 60_000),
     ]);
   } catch (err) {
     await stop();
-    throw err;
+    const logs = [edgeTail(), extractor.logTail()].filter(Boolean).join("\n");
+    throw new Error(`${err.message}${logs ? `\n${logs}` : ""}`);
   }
   return {
     baseUrl,
@@ -186,12 +324,18 @@ export async function startStack(settings = {}) {
     extractorUrl,
     stateDir,
     secrets,
+    secretsFile,
     children: {
       edge,
       get extractor() {
-        return extractor;
+        return extractor.child;
       },
     },
+    get extractorRestarts() {
+      return extractor.restarts;
+    },
+    extractorReady: (timeoutMs) => extractor.ready(timeoutMs),
+    logTail: (name) => (name === "edge" ? edgeTail() : extractor.logTail()),
     stop,
     stopExtractor,
     restartExtractor,

@@ -1,6 +1,8 @@
 // Faults on the real stack: the extractor killed in the middle of a job, the same result
 // delivered twice, and the extractor down at dispatch. Each job must finish once and be
-// charged once.
+// charged once. A crashed extractor is started again by the stack, as the container platform
+// does, and no secret is ever on a command line.
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
@@ -34,7 +36,9 @@ async function waitFor<T>(
     if (value !== undefined) return value;
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`timed out waiting for ${what}`);
+  // What the stack logged explains a wait that never ended better than the wait itself.
+  const logs = `${h.stack.logTail("edge")}\n${h.stack.logTail("extractor")}`.slice(-4000);
+  throw new Error(`timed out waiting for ${what}\n${logs}`);
 }
 
 async function chargeEntries(account: { auth: Record<string, string> }, jobId: string) {
@@ -164,3 +168,46 @@ it("waits while the extractor is down at dispatch, then runs the job", async () 
   expect(job.credits_charged).toBe(1);
   expect(await chargeEntries(account, id)).toHaveLength(1);
 }, 180_000);
+
+it("restarts an extractor killed with SIGKILL, logs it, and jobs run on the new one", async () => {
+  const killed = h.stack.children.extractor;
+  const restartsBefore = h.stack.extractorRestarts;
+  killed.kill("SIGKILL");
+  const back = await h.stack.extractorReady(30_000);
+  expect(back.pid).not.toBe(killed.pid);
+  expect(killed.signalCode).toBe("SIGKILL");
+  expect(h.stack.extractorRestarts).toBe(restartsBefore + 1);
+  expect(h.stackLog.at(-1)).toMatch(/^extractor exited \(SIGKILL\); restarting it in [\d.]+ s/);
+
+  const account = await h.newKey("starter");
+  const done = await call(h.stack, "POST", "/jobs?wait=true", {
+    body: { url: shortVideo, timestamps: [1] },
+    headers: account.auth,
+  });
+  expect(done.body.status).toBe("completed");
+}, 120_000);
+
+it("keeps the secrets off every command line: wrangler reads them from a mode-0600 file", () => {
+  const { INTERNAL_TOKEN, FILE_URL_SECRET } = h.stack.secrets;
+  const exposed: string[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let commandLine = "";
+    try {
+      commandLine = readFileSync(`/proc/${entry}/cmdline`, "latin1");
+    } catch {
+      continue;
+    }
+    if (commandLine.includes(INTERNAL_TOKEN) || commandLine.includes(FILE_URL_SECRET)) {
+      exposed.push(`${entry}: ${commandLine.replaceAll("\0", " ").slice(0, 200)}`);
+    }
+  }
+  expect(exposed).toEqual([]);
+  // wrangler was pointed at the file (its own command line says where), which only we read.
+  const wranglerLine = readFileSync(`/proc/${h.stack.children.edge.pid}/cmdline`, "latin1");
+  expect(wranglerLine.split("\0")).toContain(h.stack.secretsFile);
+  expect(statSync(h.stack.secretsFile).mode & 0o777).toBe(0o600);
+  expect(readFileSync(h.stack.secretsFile, "utf8")).toBe(
+    `INTERNAL_TOKEN=${INTERNAL_TOKEN}\nFILE_URL_SECRET=${FILE_URL_SECRET}\n`,
+  );
+});

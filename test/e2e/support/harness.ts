@@ -18,6 +18,8 @@ import { fileRoute, startTestServer, type TestServer } from "../../sources/suppo
 
 export interface Harness {
   stack: Stack;
+  /** Lines the stack itself logged (an extractor restart, say). */
+  stackLog: string[];
   videos: TestServer;
   serveVideo(path: string, file: string, contentType?: string): string;
   newKey(
@@ -30,16 +32,19 @@ export interface Harness {
 
 export async function startHarness(settings: Record<string, string> = {}): Promise<Harness> {
   const stateDir = mkdtempSync(join(tmpdir(), "stills-e2e-"));
+  const stackLog: string[] = [];
   const stack = await startStack({
     STILLS_STATE_DIR: stateDir,
     PORT: String(await freePort()),
     STILLS_ALLOW_PRIVATE_NETWORK: "1",
     quiet: true,
+    log: (line) => stackLog.push(line),
     ...settings,
   });
   const videos = await startTestServer();
   return {
     stack,
+    stackLog,
     videos,
     serveVideo(path, file, contentType = "video/mp4") {
       videos.route(path, fileRoute(file, { ranges: true, contentType }));
