@@ -78,7 +78,11 @@ export async function framePage(
   const content: ContentBlock[] = [];
   for (const { frame, preview, note } of rendered) {
     const where = `Frame ${frame.index} of ${job.frames.length} at ${seconds(frame.timestamp)}`;
-    const picture = frame.pts != null ? ` (picture shown from ${seconds(frame.pts)})` : "";
+    // The picture on screen at t started at pts; say so only when that is another moment.
+    const picture =
+      frame.pts != null && Math.abs(frame.pts - frame.timestamp) >= 0.001
+        ? ` (the picture shown since ${seconds(frame.pts)})`
+        : "";
     content.push({ type: "text", text: preview ? `${where}${picture}:` : `${where}: ${note}.` });
     if (preview) {
       content.push({ type: "image", data: toBase64(preview.bytes), mimeType: PREVIEW_MIME_TYPE });
