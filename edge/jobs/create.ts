@@ -1,5 +1,5 @@
-// Creating a job: validate the source, apply plan limits, hold credits, record the job and
-// queue it. An Idempotency-Key makes a retried create return the first job unchanged.
+// Creating a job: check the source, apply plan limits, hold what the job is sure to cost, record
+// the job and queue it. An Idempotency-Key makes a retried create return the first job unchanged.
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { CreateJobRequest } from "../../schema/api.ts";
@@ -12,6 +12,7 @@ import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { failJob } from "../queues/results.ts";
 import { checkSourceUrl, checkWebhookUrl } from "../sources.ts";
+import { jobNotice } from "./notice.ts";
 import { checkPlanLimits, creditHold, normaliseOptions } from "./options.ts";
 
 export const ACTIVE_STATUSES = ["queued", "processing"] as const;
@@ -160,7 +161,15 @@ async function recordJob(
         job.options.webhook_url ?? null,
         job.hold,
         job.options.resolution,
-        QUEUED_NOTICE,
+        jobNotice({
+          id: job.jobId,
+          status: "queued",
+          expiresAt: null,
+          framesCount: null,
+          zipped: false,
+          resolutionNote: null,
+          errorMessage: null,
+        }),
         job.maxActive,
       ),
     db
@@ -189,6 +198,3 @@ async function recordJob(
   const [inserted] = await db.batch(statements);
   return inserted.meta.changes === 1;
 }
-
-const QUEUED_NOTICE =
-  "Queued. Poll GET /v1/jobs/{id}, pass wait=true, or set webhook_url to hear when it is done.";
