@@ -377,6 +377,29 @@ describe("the MCP server", () => {
       expect(looked.height).toBe(240);
       expect(looked.frame).toBe([1, 2.5][i] * FPS);
     }
+
+    // A job delivered as a ZIP alone has no single frames to show, and says so.
+    const zipped = await callTool(client, "extract_frames", {
+      url: wideVideo,
+      count: 2,
+      resolution: "240",
+      output: "zip",
+      images: true,
+    });
+    expect(zipped.structuredContent.job.zip_url).toEqual(expect.any(String));
+    expect(images(zipped)).toHaveLength(0);
+    expect(zipped.structuredContent.images.frames).toEqual([
+      expect.objectContaining({
+        index: 1,
+        shown: false,
+        note: "delivered only inside the job's ZIP",
+      }),
+      expect.objectContaining({
+        index: 2,
+        shown: false,
+        note: "delivered only inside the job's ZIP",
+      }),
+    ]);
     await client.close();
   });
 
