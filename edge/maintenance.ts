@@ -121,8 +121,18 @@ export async function renewPlanCredits(env: Env, now: number) {
   }
 }
 
+/** Sign-in codes and sessions past their expiry: nothing reads them any more. */
+export async function purgeExpiredSignIns(env: Env, now: number) {
+  const at = new Date(now).toISOString();
+  await env.DB.batch([
+    env.DB.prepare("DELETE FROM sign_in_codes WHERE expires_at <= ?1").bind(at),
+    env.DB.prepare("DELETE FROM sessions WHERE expires_at <= ?1").bind(at),
+  ]);
+}
+
 export async function runScheduledMaintenance(env: Env, now: number) {
   await attempt("expiring jobs", () => expireJobs(env, now));
   await attempt("failing stuck jobs", () => failStuckJobs(env, now));
   await attempt("renewing plan credits", () => renewPlanCredits(env, now));
+  await attempt("purging expired sign-ins", () => purgeExpiredSignIns(env, now));
 }

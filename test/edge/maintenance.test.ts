@@ -3,7 +3,7 @@
 // and expiry that survives R2 failures.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { expireJobs, renewPlanCredits } from "../../edge/maintenance.ts";
+import { expireJobs, purgeExpiredSignIns, renewPlanCredits } from "../../edge/maintenance.ts";
 import { addMonth } from "../../schema/accounts.ts";
 import { balanceOf, createAccount } from "./support/api.ts";
 
@@ -105,4 +105,28 @@ describe("expiry when R2 fails", () => {
     await expireJobs(env, now);
     expect([await status(stuck), await files(stuck)]).toEqual(["expired", 0]);
   });
+});
+
+it("purges sign-in codes and sessions past their expiry, and keeps live ones", async () => {
+  const account = await createAccount();
+  const now = Date.parse("2026-11-01T00:00:00.000Z");
+  const before = "2026-10-31T23:59:59.000Z";
+  const after = "2026-11-01T00:10:00.000Z";
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO sign_in_codes (email, code_hash, expires_at) VALUES (?1, 'h', ?2), (?3, 'h', ?4)",
+    ).bind("old-code@example.com", before, "live-code@example.com", after),
+    env.DB.prepare(
+      "INSERT INTO sessions (token_hash, account_id, expires_at) VALUES ('purge-old', ?1, ?2), ('purge-live', ?1, ?3)",
+    ).bind(account.accountId, before, after),
+  ]);
+  await purgeExpiredSignIns(env, now);
+  const codes = await env.DB.prepare(
+    "SELECT email FROM sign_in_codes WHERE email IN ('old-code@example.com', 'live-code@example.com')",
+  ).all();
+  expect(codes.results).toEqual([{ email: "live-code@example.com" }]);
+  const sessions = await env.DB.prepare(
+    "SELECT token_hash FROM sessions WHERE token_hash IN ('purge-old', 'purge-live')",
+  ).all();
+  expect(sessions.results).toEqual([{ token_hash: "purge-live" }]);
 });
