@@ -9,7 +9,6 @@ import { withConnectorKey } from "./oauth/tokens.ts";
 import { handleQueueBatch } from "./queues/index.ts";
 import { accountRouter } from "./routes/account/index.tsx";
 import { billingRouter } from "./routes/billing/index.ts";
-import { mountDocs } from "./routes/docs/index.ts";
 import { filesRouter } from "./routes/files/index.ts";
 import { internalRouter } from "./routes/internal/index.ts";
 import { siteRouter } from "./routes/site/index.tsx";
@@ -30,7 +29,6 @@ app
   .route("/", billingRouter)
   .route("/", mcpRouter)
   .route("/", oauthRouter);
-mountDocs(app);
 
 export default {
   fetch: async (request, env, ctx) => app.fetch(await withConnectorKey(request, env), env, ctx),

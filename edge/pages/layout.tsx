@@ -4,6 +4,7 @@
 // forbid everything else.
 
 import { createMiddleware } from "hono/factory";
+import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../context.ts";
 import { SITE_CSS, SITE_ICON } from "./assets.ts";
@@ -66,28 +67,32 @@ export function Page(props: {
   head?: Child;
   children?: Child;
 }) {
+  // The doctype keeps browsers in standards mode; JSX cannot write it, so it is raw text.
   return (
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{props.title}</title>
-        {props.description && <meta name="description" content={props.description} />}
-        <link rel="icon" href={SITE_ICON.path} type="image/svg+xml" />
-        <link rel="stylesheet" href={SITE_CSS.path} />
-        {props.styles?.map((href) => (
-          <link rel="stylesheet" href={href} />
-        ))}
-        {props.head}
-        {props.scripts?.map((src) => (
-          <script src={src} defer />
-        ))}
-      </head>
-      <body>
-        <SiteHeader path={props.path} actions={props.headerActions} />
-        {props.children}
-        <SiteFooter />
-      </body>
-    </html>
+    <>
+      {raw("<!doctype html>")}
+      <html lang="en">
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{props.title}</title>
+          {props.description && <meta name="description" content={props.description} />}
+          <link rel="icon" href={SITE_ICON.path} type="image/svg+xml" />
+          <link rel="stylesheet" href={SITE_CSS.path} />
+          {props.styles?.map((href) => (
+            <link rel="stylesheet" href={href} />
+          ))}
+          {props.head}
+          {props.scripts?.map((src) => (
+            <script src={src} defer />
+          ))}
+        </head>
+        <body>
+          <SiteHeader path={props.path} actions={props.headerActions} />
+          {props.children}
+          <SiteFooter />
+        </body>
+      </html>
+    </>
   );
 }

@@ -27,7 +27,7 @@ export async function renderPage(
   if (filesOrigin !== new URL(c.req.url).origin) {
     c.header("Content-Security-Policy", contentSecurityPolicy({ imageOrigins: [filesOrigin] }));
   }
-  return c.html(`<!doctype html>${await page}`, status);
+  return c.html(page, status);
 }
 
 function SignOutForm() {

@@ -41,9 +41,3 @@ export function describeApi(api: OpenAPIHono<AppEnv>) {
     ],
   }));
 }
-
-/**
- * Kept for edge/index.ts, which still calls it: the document now comes with the API router
- * (edge/routes/v1.ts), so there is nothing left to mount on the app itself.
- */
-export function mountDocs(_app: OpenAPIHono<AppEnv>) {}
