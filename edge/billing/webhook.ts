@@ -14,15 +14,15 @@ import {
   subscriptionStateStatements,
 } from "../../schema/ledger.ts";
 import { CREDIT_PACK, isPlanName } from "../../schema/plans.ts";
-import { isUniqueViolation } from "../credits.ts";
-import { ApiError } from "../errors.ts";
 import {
   CheckoutSessionSchema,
   InvoiceSchema,
   invoiceSubscription,
   type StripeEvent,
   SubscriptionSchema,
-} from "./events.ts";
+} from "../../schema/stripe.ts";
+import { isUniqueViolation } from "../credits.ts";
+import { ApiError } from "../errors.ts";
 import { planOfPrice } from "./stripe.ts";
 
 export type Outcome = "applied" | "duplicate" | "ignored";

@@ -3,8 +3,8 @@
 // is applied once (edge/billing/webhook.ts). Checkout and the portal are started from the
 // dashboard through edge/billing/checkout.ts.
 import Stripe from "stripe";
+import { StripeEventSchema } from "../../../schema/stripe.ts";
 import { createRouter, jsonBody } from "../../app.ts";
-import { StripeEventSchema } from "../../billing/events.ts";
 import { applyStripeEvent } from "../../billing/webhook.ts";
 import { ApiError } from "../../errors.ts";
 
