@@ -11,6 +11,12 @@ interface StillsSecrets {
   STRIPE_WEBHOOK_SECRET?: string;
   /** API key of the transactional mail service when MAIL_SENDER = "resend". */
   RESEND_API_KEY?: string;
+  /**
+   * R2 API token (Object Read only, this bucket) whose S3 credentials sign frame and ZIP URLs
+   * for R2's S3 endpoint. Without both, file URLs stay on the edge's /files/*.
+   */
+  R2_ACCESS_KEY_ID?: string;
+  R2_SECRET_ACCESS_KEY?: string;
 }
 
 interface Env extends StillsSecrets {}

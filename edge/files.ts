@@ -1,10 +1,24 @@
-// Signed file URLs (DESIGN.md): the edge signs its own URLs with an HMAC whose expiry is the
-// job's expires_at, and streams the R2 object. URLs are minted when a job is read, never
-// stored, so a key rotation or an expired job invalidates every URL at once.
+// File URLs (DESIGN.md), minted when a job is read and never stored, so a key rotation or an
+// expired job invalidates every URL at once. Two kinds, chosen here and nowhere else:
+// - with R2's S3 credentials configured (production), URLs presigned for R2's S3 endpoint,
+//   so clients fetch files straight from R2 (edge/storage/r2-presign.ts);
+// - otherwise (locally: miniflare has no S3 endpoint), the edge signs its own URLs with an
+//   HMAC whose expiry is the job's expires_at and streams the object at /files/*.
+// Callers (REST, webhooks, dashboard thumbnails, MCP previews) only call fileLinker().
+import { env } from "cloudflare:workers";
 import { hmacSha256, timingSafeEqualHex, toHex } from "./crypto.ts";
+import { R2Presigner, r2S3Settings } from "./storage/r2-presign.ts";
 
 export interface FileLinker {
   url(key: string): Promise<string>;
+}
+
+/**
+ * The R2 S3 settings of this deployment, or null. Read from the worker's environment each
+ * time (`cloudflare:workers`), so every caller gets the same choice without passing it on.
+ */
+export function presignSettings() {
+  return r2S3Settings(env);
 }
 
 function signingInput(key: string, expires: number) {
@@ -12,6 +26,24 @@ function signingInput(key: string, expires: number) {
 }
 
 export function fileLinker(secret: string, baseUrl: string, expiresAt: string): FileLinker {
+  const settings = presignSettings();
+  return settings
+    ? presignedLinker(new R2Presigner(settings), expiresAt)
+    : edgeLinker(secret, baseUrl, expiresAt);
+}
+
+function presignedLinker(presigner: R2Presigner, expiresAt: string): FileLinker {
+  return {
+    async url(key) {
+      const parsed = parseFileKey(key);
+      // Keys come from our own rows (checked at /internal/results); anything else is a bug.
+      if (!parsed) throw new Error(`not a file key: ${key.slice(0, 200)}`);
+      return presigner.url({ key, expiresAt, responseHeaders: fileHeaders(parsed) });
+    },
+  };
+}
+
+function edgeLinker(secret: string, baseUrl: string, expiresAt: string): FileLinker {
   const expires = Math.floor(Date.parse(expiresAt) / 1000);
   return {
     async url(key) {
@@ -43,6 +75,21 @@ export const CONTENT_TYPES: Record<string, string> = {
   webp: "image/webp",
   zip: "application/zip",
 };
+
+/**
+ * The headers a file is answered with, wherever it is served from: /files/* sets them, and
+ * presigned URLs ask R2 for the same ones (response-content-type and friends).
+ */
+export function fileHeaders(parsed: { jobId: string; name: string }): Record<string, string> {
+  const extension = parsed.name.split(".").pop() ?? "";
+  return {
+    "content-type": CONTENT_TYPES[extension] ?? "application/octet-stream",
+    "cache-control": "private, max-age=3600",
+    ...(extension === "zip"
+      ? { "content-disposition": `attachment; filename="${parsed.jobId}.zip"` }
+      : {}),
+  };
+}
 
 /** Objects live under `{kind}/{job_id}/{attempt_id}/{name}`. */
 export function parseFileKey(

@@ -7,6 +7,8 @@ import { createMiddleware } from "hono/factory";
 import { raw } from "hono/html";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../context.ts";
+import { presignSettings } from "../files.ts";
+import { presignedOrigin } from "../storage/r2-presign.ts";
 import { SITE_CSS, SITE_ICON } from "./assets.ts";
 import { SiteFooter, SiteHeader } from "./chrome.tsx";
 
@@ -19,14 +21,28 @@ export interface PolicyOptions {
   styleAttributes?: boolean;
 }
 
+/**
+ * Frames come from R2's S3 endpoint when file URLs are presigned (edge/files.ts), so every
+ * page may show images from that origin then, and only then.
+ */
+function fileOrigins(): string[] {
+  const settings = presignSettings();
+  return settings ? [presignedOrigin(settings)] : [];
+}
+
 export function contentSecurityPolicy(options: PolicyOptions = {}): string {
+  return policy(options, fileOrigins());
+}
+
+function policy(options: PolicyOptions, fileImageOrigins: string[]): string {
+  const imageOrigins = [...new Set([...(options.imageOrigins ?? []), ...fileImageOrigins])];
   const styles = options.styleNonce ? `'self' 'nonce-${options.styleNonce}'` : "'self'";
   return [
     "default-src 'none'",
     "script-src 'self'",
     `style-src ${styles}`,
     ...(options.styleAttributes ? ["style-src-attr 'unsafe-inline'"] : []),
-    ["img-src 'self' data: blob:", ...(options.imageOrigins ?? [])].join(" "),
+    ["img-src 'self' data: blob:", ...imageOrigins].join(" "),
     "font-src 'self'",
     "connect-src 'self'",
     "form-action 'self'",
@@ -35,7 +51,8 @@ export function contentSecurityPolicy(options: PolicyOptions = {}): string {
   ].join("; ");
 }
 
-export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
+/** The policy of a deployment without presigned file URLs (pages compute theirs per request). */
+export const CONTENT_SECURITY_POLICY = policy({}, []);
 
 /**
  * Security headers of every HTML page. Mount it on each page router. A handler that needs a
@@ -44,7 +61,7 @@ export const CONTENT_SECURITY_POLICY = contentSecurityPolicy();
 export const pageHeaders = createMiddleware<AppEnv>(async (c, next) => {
   await next();
   if (!c.res.headers.has("Content-Security-Policy")) {
-    c.header("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+    c.header("Content-Security-Policy", contentSecurityPolicy());
   }
   c.header("X-Content-Type-Options", "nosniff");
   c.header("Referrer-Policy", "same-origin");

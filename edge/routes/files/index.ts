@@ -1,10 +1,11 @@
-// Signed file URLs: no API key, only a valid signature, and only while the job is completed
+// Signed file URLs (the kind minted when R2's S3 credentials are not configured, and any
+// such URL still held after they are): no API key, only a valid signature, and only while the job is completed
 // and not expired. Not rate limited: a job's URLs are meant to be fetched all at once.
 import { eq } from "drizzle-orm";
 import { demoJobs, jobs } from "../../../schema/db.ts";
 import { createRouter } from "../../app.ts";
 import type { Db } from "../../context.ts";
-import { CONTENT_TYPES, checkFileSignature, parseFileKey } from "../../files.ts";
+import { checkFileSignature, fileHeaders, parseFileKey } from "../../files.ts";
 import { filesAreLive } from "../../serialize.ts";
 
 async function ownerOf(db: Db, kind: "job" | "demo", id: string) {
@@ -52,16 +53,12 @@ export const filesRouter = createRouter().get("/files/*", async (c) => {
   if (!owner || !filesAreLive(owner)) return forbidden("the job's files are no longer available");
   const object = await c.env.FILES.get(key);
   if (!object) return forbidden("the job's files are no longer available");
-  const extension = parsed.name.split(".").pop() ?? "";
   return new Response(object.body, {
     headers: {
-      "content-type": CONTENT_TYPES[extension] ?? "application/octet-stream",
+      // The same headers presigned URLs ask R2 for (edge/files.ts).
+      ...fileHeaders(parsed),
       "content-length": String(object.size),
       etag: object.httpEtag,
-      "cache-control": "private, max-age=3600",
-      ...(extension === "zip"
-        ? { "content-disposition": `attachment; filename="${parsed.jobId}.zip"` }
-        : {}),
     },
   });
 });
