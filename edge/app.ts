@@ -8,6 +8,7 @@ import type { ZodError } from "zod";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
 import { applyRateHeaders, enforceIpRate } from "./middleware/rate-limit.ts";
+import { BOOKMARK_HEADER, sessionBookmark } from "./storage/d1-sessions.ts";
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -75,10 +76,14 @@ export function jsonBody(maxBytes: number): MiddlewareHandler<AppEnv> {
 export function createApp() {
   const app = createRouter();
   app.use(async (c, next) => {
+    // The primary; read routes switch to a replica session (edge/storage/d1-sessions.ts).
     c.set("db", drizzle(c.env.DB));
     c.set("clientIp", c.req.header("cf-connecting-ip") ?? "unknown");
     await next();
     applyRateHeaders(c);
+    // A client that sends this back reads at least what this answer saw.
+    const bookmark = sessionBookmark(c);
+    if (bookmark) c.header(BOOKMARK_HEADER, bookmark);
   });
   app.use(limitEveryBody);
   app.onError((err, c) => errorResponse(err, c));

@@ -2,6 +2,7 @@
 import type { DrizzleD1Database } from "drizzle-orm/d1";
 import type { AccountRow } from "../schema/db.ts";
 import type { RateDecision } from "./durable/rate-limiter.ts";
+import type { D1Reads } from "./storage/d1-sessions.ts";
 
 export type Db = DrizzleD1Database;
 
@@ -13,5 +14,7 @@ export interface AppEnv {
     apiKeyId: string;
     clientIp: string;
     rate: RateDecision | undefined;
+    /** Set when the request reads through a D1 session (edge/storage/d1-sessions.ts). */
+    d1Reads: D1Reads | undefined;
   };
 }

@@ -1,4 +1,7 @@
-// Reading jobs: one job with its frames and signed URLs, the newest-first list, and wait=true.
+// Reading jobs: one job with its frames and file URLs, the newest-first list, and wait=true.
+// The REST read routes read through a D1 session that a nearby replica may answer
+// (edge/storage/d1-sessions.ts); the two places a lagging replica would give a wrong answer
+// go to the primary: a job it does not know yet, and wait=true's polls.
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
@@ -6,6 +9,7 @@ import type { AppEnv, Db } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { fileLinker } from "../files.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
+import { freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
 
 export const WAIT_LIMIT_MS = 50_000;
 const WAIT_POLL_MS = 500;
@@ -31,12 +35,16 @@ export function jobNotFound(id: string) {
   });
 }
 
-async function findJob(c: Context<AppEnv>, id: string): Promise<JobRow> {
-  const [row] = await c
-    .get("db")
+function jobRow(c: Context<AppEnv>, db: Db, id: string) {
+  return db
     .select()
     .from(jobs)
     .where(and(eq(jobs.id, id), eq(jobs.accountId, c.get("account").id)));
+}
+
+/** The job's row as the primary has it now (wait=true polls here, never on a replica). */
+async function findJobOnPrimary(c: Context<AppEnv>, id: string): Promise<JobRow> {
+  const [row] = await jobRow(c, freshPrimary(c), id);
   // Another account's job answers exactly like a missing one.
   if (!row) throw jobNotFound(id);
   return row;
@@ -61,23 +69,24 @@ async function waitUntilFinal<T extends { status: string }>(
 
 /** The job and its frames in one D1 round trip. */
 async function findJobWithFrames(c: Context<AppEnv>, id: string) {
-  const db = c.get("db");
-  const [jobRows, frameList] = await db.batch([
-    db
-      .select()
-      .from(jobs)
-      .where(and(eq(jobs.id, id), eq(jobs.accountId, c.get("account").id))),
-    frameRows(db, id),
-  ]);
+  const load = async (db: Db) => {
+    const [jobRows, frameList] = await db.batch([jobRow(c, db, id), frameRows(db, id)]);
+    return { row: jobRows[0] as JobRow | undefined, frameList };
+  };
+  let found = await load(c.get("db"));
+  // A job created a moment ago may not have reached this replica: the primary decides.
+  if (!found.row && mayBeBehind(c)) found = await load(freshPrimary(c));
   // Another account's job answers exactly like a missing one.
-  if (!jobRows[0]) throw jobNotFound(id);
-  return { row: jobRows[0], frameList };
+  if (!found.row) throw jobNotFound(id);
+  return { row: found.row, frameList: found.frameList };
 }
 
 export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {
   let found = await findJobWithFrames(c, id);
   if (wait && !FINAL.has(found.row.status)) {
-    const row = await waitUntilFinal(found.row, () => findJob(c, id), WAIT_LIMIT_MS);
+    // Polled on the primary, so the wait never ends on a replica behind the settlement; the
+    // final read continues in the session that saw it final (its bookmark covers it).
+    const row = await waitUntilFinal(found.row, () => findJobOnPrimary(c, id), WAIT_LIMIT_MS);
     found = FINAL.has(row.status) ? await findJobWithFrames(c, id) : { row, frameList: [] };
   }
   return jobToApi(found.row, found.frameList, linkerFor(c, found.row));
@@ -114,12 +123,16 @@ export async function listJobs(
 }
 
 async function findDemo(c: Context<AppEnv>, id: string): Promise<DemoJobRow> {
-  const [row] = await c.get("db").select().from(demoJobs).where(eq(demoJobs.id, id));
+  const load = (db: Db) => db.select().from(demoJobs).where(eq(demoJobs.id, id));
+  let [row] = await load(c.get("db"));
+  // The landing page reads its demo straight after creating it, without a bookmark.
+  if (!row && mayBeBehind(c)) [row] = await load(freshPrimary(c));
   if (!row) throw jobNotFound(id);
   return row;
 }
 
 export async function readDemoJob(c: Context<AppEnv>, id: string) {
   const row = await findDemo(c, id);
+  // Read after findDemo: the session it switched to (if any) is at least as new as the row.
   return demoJobToApi(row, await frameRows(c.get("db"), id), linkerFor(c, row));
 }

@@ -4,7 +4,13 @@ import { createRouter, jsonBody } from "../../app.ts";
 import { createDemoJob } from "../../jobs/demo.ts";
 import { readDemoJob } from "../../jobs/read.ts";
 import { publicRate } from "../../middleware/auth.ts";
-import { errorResponses, jsonResponse, PUBLIC_SECURITY } from "../responses.ts";
+import { readAfterWrite, replicaReads } from "../../storage/d1-sessions.ts";
+import {
+  BookmarkRequestHeaders,
+  bookmarkedResponse,
+  errorResponses,
+  PUBLIC_SECURITY,
+} from "../responses.ts";
 
 /** The demo takes one URL: a few KiB is plenty, and it is unauthenticated. */
 const DEMO_BODY_BYTES = 4 * 1024;
@@ -21,7 +27,7 @@ export const createDemoRoute = createRoute({
     body: { required: true, content: { "application/json": { schema: DemoRequestSchema } } },
   },
   responses: {
-    201: jsonResponse(DemoJobSchema, "The demo job"),
+    201: bookmarkedResponse(DemoJobSchema, "The demo job"),
     ...errorResponses(400, 429),
   },
 });
@@ -33,16 +39,19 @@ export const getDemoRoute = createRoute({
   operationId: "getDemo",
   summary: "Read a demo job",
   security: PUBLIC_SECURITY,
-  middleware: [publicRate] as const,
-  request: { params: JobIdParamSchema },
+  middleware: [publicRate, replicaReads] as const,
+  request: { params: JobIdParamSchema, headers: BookmarkRequestHeaders },
   responses: {
-    200: jsonResponse(DemoJobSchema, "The demo job"),
+    200: bookmarkedResponse(DemoJobSchema, "The demo job"),
     ...errorResponses(404, 429),
   },
 });
 
 export const demoRouter = createRouter()
-  .openapi(createDemoRoute, async (c) =>
-    c.json(await createDemoJob(c, c.req.valid("json").url), 201),
-  )
+  .openapi(createDemoRoute, async (c) => {
+    // The demo is written and read back through a session that starts on the primary, so the
+    // answer's X-D1-Bookmark covers it.
+    readAfterWrite(c);
+    return c.json(await createDemoJob(c, c.req.valid("json").url), 201);
+  })
   .openapi(getDemoRoute, async (c) => c.json(await readDemoJob(c, c.req.valid("param").id), 200));

@@ -9,7 +9,13 @@ import {
 } from "../../../schema/api.ts";
 import { jsonBody } from "../../app.ts";
 import { requireApiKey } from "../../middleware/auth.ts";
-import { AUTH_SECURITY, errorResponses, jsonResponse } from "../responses.ts";
+import { replicaReads } from "../../storage/d1-sessions.ts";
+import {
+  AUTH_SECURITY,
+  BookmarkRequestHeaders,
+  bookmarkedResponse,
+  errorResponses,
+} from "../responses.ts";
 
 /** 500 timestamps of a week-long video, two URLs and the options fit in well under this. */
 const CREATE_JOB_BODY_BYTES = 32 * 1024;
@@ -34,7 +40,7 @@ export const createJobRoute = createRoute({
     body: { required: true, content: { "application/json": { schema: CreateJobRequestSchema } } },
   },
   responses: {
-    201: jsonResponse(JobSchema, "The job (with wait=true it may already be finished)"),
+    201: bookmarkedResponse(JobSchema, "The job (with wait=true it may already be finished)"),
     ...errorResponses(400, 401, 402, 429),
   },
 });
@@ -46,10 +52,10 @@ export const listJobsRoute = createRoute({
   operationId: "listJobs",
   summary: "List jobs, newest first (rows carry no file URLs)",
   security: AUTH_SECURITY,
-  middleware: [requireApiKey] as const,
-  request: { query: ListJobsQuerySchema },
+  middleware: [requireApiKey, replicaReads] as const,
+  request: { query: ListJobsQuerySchema, headers: BookmarkRequestHeaders },
   responses: {
-    200: jsonResponse(JobListSchema, "A page of jobs"),
+    200: bookmarkedResponse(JobListSchema, "A page of jobs"),
     ...errorResponses(400, 401, 429),
   },
 });
@@ -61,10 +67,10 @@ export const getJobRoute = createRoute({
   operationId: "getJob",
   summary: "Read a job, with signed frame URLs while it is completed and not expired",
   security: AUTH_SECURITY,
-  middleware: [requireApiKey] as const,
-  request: { params: JobIdParamSchema, query: WaitQuerySchema },
+  middleware: [requireApiKey, replicaReads] as const,
+  request: { params: JobIdParamSchema, query: WaitQuerySchema, headers: BookmarkRequestHeaders },
   responses: {
-    200: jsonResponse(JobSchema, "The job"),
+    200: bookmarkedResponse(JobSchema, "The job"),
     ...errorResponses(400, 401, 404, 429),
   },
 });

@@ -2,8 +2,14 @@ import { createRoute } from "@hono/zod-openapi";
 import { UsageSchema } from "../../../schema/api.ts";
 import { createRouter } from "../../app.ts";
 import { requireApiKey } from "../../middleware/auth.ts";
+import { replicaReads } from "../../storage/d1-sessions.ts";
 import { usageBody } from "../../usage.ts";
-import { AUTH_SECURITY, errorResponses, jsonResponse } from "../responses.ts";
+import {
+  AUTH_SECURITY,
+  BookmarkRequestHeaders,
+  bookmarkedResponse,
+  errorResponses,
+} from "../responses.ts";
 
 export const getUsageRoute = createRoute({
   method: "get",
@@ -12,9 +18,10 @@ export const getUsageRoute = createRoute({
   operationId: "getUsage",
   summary: "Plan, credit balance, limits and this period's usage",
   security: AUTH_SECURITY,
-  middleware: [requireApiKey] as const,
+  middleware: [requireApiKey, replicaReads] as const,
+  request: { headers: BookmarkRequestHeaders },
   responses: {
-    200: jsonResponse(UsageSchema, "Usage of the calling account"),
+    200: bookmarkedResponse(UsageSchema, "Usage of the calling account"),
     ...errorResponses(401, 429),
   },
 });
