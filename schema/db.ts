@@ -100,6 +100,8 @@ export const jobs = sqliteTable(
   (t) => [
     index("jobs_account_created").on(t.accountId, t.createdAt),
     index("jobs_status_expires").on(t.status, t.expiresAt),
+    // Counting an account's active jobs at every creation reads only those jobs.
+    index("jobs_account_status").on(t.accountId, t.status),
   ],
 );
 

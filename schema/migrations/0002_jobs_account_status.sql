@@ -1,0 +1,1 @@
+CREATE INDEX `jobs_account_status` ON `jobs` (`account_id`,`status`);
