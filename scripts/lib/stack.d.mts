@@ -28,6 +28,8 @@ export interface StackSettings {
   quiet?: boolean;
   /** Where the stack's own lines go (restarts); console.error unless quiet. */
   log?: (line: string) => void;
+  /** Run the edge from a copy of its sources, so edits in the tree do not restart it. */
+  snapshot?: boolean;
 }
 
 export const ROOT: string;

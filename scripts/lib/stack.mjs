@@ -3,7 +3,16 @@
 // `npm start`, the end-to-end tests and the benchmarks, so all three run the same stack.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 
@@ -57,6 +66,23 @@ export function writeEdgeSecrets(stateDir, secrets) {
   // writeFileSync's mode applies only when it creates the file.
   chmodSync(file, 0o600);
   return file;
+}
+
+/**
+ * A copy of what the edge is built from, for stacks that must not change under a test:
+ * `wrangler dev` rebuilds and restarts the worker whenever a source file changes, and a
+ * restart drops what only lives in memory (delayed queue messages, calls held in waitUntil),
+ * so an edit elsewhere in the tree would silently lose a test's jobs.
+ */
+function snapshotSources(stateDir) {
+  const dir = join(stateDir, "edge-source");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const entry of ["edge", "schema", "wrangler.toml", "tsconfig.json", "package.json"]) {
+    cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
+  return dir;
 }
 
 export function wrangler(args, options = {}) {
@@ -211,12 +237,13 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
 /**
  * Starts the edge and the extractor. Settings come from `settings` or the environment:
  * PORT, EXTRACTOR_PORT, STILLS_ALLOW_PRIVATE_NETWORK, STILLS_DEMO_DAILY_LIMIT, any EXTRACTOR_*
- * variable (extractor/config.ts), `quiet` (children's output kept, not printed) and `log`
- * (where the stack's own lines go; console.error unless quiet).
+ * variable (extractor/config.ts), `quiet` (children's output kept, not printed), `log`
+ * (where the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge
+ * from a copy of its sources, so edits in the tree do not restart it: tests).
  */
 export async function startStack(settings = {}) {
   requireTools();
-  const { quiet = false, log: logOption, ...variables } = settings;
+  const { quiet = false, log: logOption, snapshot = false, ...variables } = settings;
   const log = logOption ?? (quiet ? () => {} : (line) => console.error(line));
   const env = { ...process.env, ...variables };
   const stateDir = resolve(ROOT, env.STILLS_STATE_DIR ?? ".wrangler/state");
@@ -287,7 +314,12 @@ export async function startStack(settings = {}) {
       "queue_consumer_no_wait_for_wait_until",
       ...Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
-    { cwd: ROOT, env: { ...env, ...OFFLINE_ENV }, stdio, detached: true },
+    {
+      cwd: snapshot ? snapshotSources(stateDir) : ROOT,
+      env: { ...env, ...OFFLINE_ENV },
+      stdio,
+      detached: true,
+    },
   );
   const edgeTail = keepTail(edge);
   const exited = (child) => child.exitCode !== null || child.signalCode !== null;

@@ -38,6 +38,8 @@ export async function startHarness(settings: Record<string, string> = {}): Promi
     PORT: String(await freePort()),
     STILLS_ALLOW_PRIVATE_NETWORK: "1",
     quiet: true,
+    // Other work in the tree must not rebuild the edge under a test (scripts/lib/stack.mjs).
+    snapshot: true,
     log: (line) => stackLog.push(line),
     ...settings,
   });
