@@ -10,7 +10,9 @@ const RECENT_LEDGER_ENTRIES = 20;
 
 export async function usageBody(c: Context<AppEnv>) {
   const db = c.get("db");
-  // The balance must be live: the account row the key check cached may be seconds old.
+  // Read again rather than taken from the key check's cache, which may be seconds old. GET
+  // /v1/usage reads through a replica session (edge/storage/d1-sessions.ts): with the
+  // X-D1-Bookmark of the client's last write it includes that write; without, it may lag.
   const [account] = await db
     .select()
     .from(accounts)
