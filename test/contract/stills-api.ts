@@ -326,7 +326,10 @@ export interface operations {
         skip?: number;
         status?: "queued" | "processing" | "completed" | "failed";
       };
-      header?: never;
+      header?: {
+        /** @description The X-D1-Bookmark of an earlier answer: read at least what it saw */
+        "x-d1-bookmark"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -341,6 +344,8 @@ export interface operations {
           "X-RateLimit-Remaining"?: number;
           /** @description Seconds until the allowance is whole again */
           "X-RateLimit-Reset"?: number;
+          /** @description Where in the database's history this answer was read. Send it back as the request header of the same name and later reads are served by a replica at least this new (your own writes included) */
+          "X-D1-Bookmark"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -439,6 +444,8 @@ export interface operations {
           "X-RateLimit-Remaining"?: number;
           /** @description Seconds until the allowance is whole again */
           "X-RateLimit-Reset"?: number;
+          /** @description Where in the database's history this answer was read. Send it back as the request header of the same name and later reads are served by a replica at least this new (your own writes included) */
+          "X-D1-Bookmark"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -530,7 +537,10 @@ export interface operations {
         /** @description Block up to 50 s for the result */
         wait?: boolean;
       };
-      header?: never;
+      header?: {
+        /** @description The X-D1-Bookmark of an earlier answer: read at least what it saw */
+        "x-d1-bookmark"?: string;
+      };
       path: {
         id: string;
       };
@@ -547,6 +557,8 @@ export interface operations {
           "X-RateLimit-Remaining"?: number;
           /** @description Seconds until the allowance is whole again */
           "X-RateLimit-Reset"?: number;
+          /** @description Where in the database's history this answer was read. Send it back as the request header of the same name and later reads are served by a replica at least this new (your own writes included) */
+          "X-D1-Bookmark"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -635,7 +647,10 @@ export interface operations {
   getUsage: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The X-D1-Bookmark of an earlier answer: read at least what it saw */
+        "x-d1-bookmark"?: string;
+      };
       path?: never;
       cookie?: never;
     };
@@ -650,6 +665,8 @@ export interface operations {
           "X-RateLimit-Remaining"?: number;
           /** @description Seconds until the allowance is whole again */
           "X-RateLimit-Reset"?: number;
+          /** @description Where in the database's history this answer was read. Send it back as the request header of the same name and later reads are served by a replica at least this new (your own writes included) */
+          "X-D1-Bookmark"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -785,6 +802,8 @@ export interface operations {
           "X-RateLimit-Remaining"?: number;
           /** @description Seconds until the allowance is whole again */
           "X-RateLimit-Reset"?: number;
+          /** @description Where in the database's history this answer was read. Send it back as the request header of the same name and later reads are served by a replica at least this new (your own writes included) */
+          "X-D1-Bookmark"?: string;
           [name: string]: unknown;
         };
         content: {
@@ -843,7 +862,10 @@ export interface operations {
   getDemo: {
     parameters: {
       query?: never;
-      header?: never;
+      header?: {
+        /** @description The X-D1-Bookmark of an earlier answer: read at least what it saw */
+        "x-d1-bookmark"?: string;
+      };
       path: {
         id: string;
       };
@@ -860,6 +882,8 @@ export interface operations {
           "X-RateLimit-Remaining"?: number;
           /** @description Seconds until the allowance is whole again */
           "X-RateLimit-Reset"?: number;
+          /** @description Where in the database's history this answer was read. Send it back as the request header of the same name and later reads are served by a replica at least this new (your own writes included) */
+          "X-D1-Bookmark"?: string;
           [name: string]: unknown;
         };
         content: {
