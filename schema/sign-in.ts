@@ -24,7 +24,10 @@ export function safeNextPath(next: unknown): string {
   }
   const url = new URL(next, NEXT_BASE);
   if (url.origin !== NEXT_BASE) return DEFAULT_NEXT;
-  return `${url.pathname}${url.search}${url.hash}`;
+  const path = `${url.pathname}${url.search}${url.hash}`;
+  // The checks above read the raw string; normalising can still make `//host` of it
+  // (`/.//evil.com`, `/..//evil.com`, `/%2e//evil.com`), which a browser reads as another host.
+  return path.startsWith("//") ? DEFAULT_NEXT : path;
 }
 
 const nextPath = z.unknown().optional().transform(safeNextPath);

@@ -1,21 +1,17 @@
 // Each OAuth consent makes a key of the account for that client ("MCP: <client name>"): the
 // access tokens carry it, so the client acts exactly as an API-key caller, shows up in the
-// account's key list, and is cut off by revoking that key.
-import { apiKeyHint, generateApiKey, hashApiKey } from "../../schema/api-keys.ts";
-import { apiKeys } from "../../schema/db.ts";
-import type { Db } from "../context.ts";
+// account's key list, and is cut off by revoking that key. It counts against the account's
+// key cap like any other key, so consents cannot mint keys (and per-key rate limits) at will.
+import { createKey, MAX_ACTIVE_KEYS } from "../routes/account/data.ts";
 
 const MAX_NAME_LENGTH = 80;
 
-export async function issueConnectorKey(db: Db, accountId: string, clientName: string) {
-  const key = generateApiKey();
-  const keyId = crypto.randomUUID();
-  await db.insert(apiKeys).values({
-    id: keyId,
-    accountId,
-    keyHash: await hashApiKey(key),
-    hint: apiKeyHint(key),
-    name: `MCP: ${clientName}`.slice(0, MAX_NAME_LENGTH),
-  });
-  return { key, keyId };
+export async function issueConnectorKey(env: Env, accountId: string, clientName: string) {
+  const issued = await createKey(env, accountId, `MCP: ${clientName}`.slice(0, MAX_NAME_LENGTH));
+  if (!issued) {
+    throw new Error(
+      `Your account already holds ${MAX_ACTIVE_KEYS} API keys. Revoke one in the dashboard, then connect this app again.`,
+    );
+  }
+  return issued;
 }

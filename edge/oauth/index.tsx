@@ -93,7 +93,7 @@ oauthRouter.post(AUTHORIZE_PATH, async (c) => {
     const approved = await oauth.approveConsent(c.req.raw, handle);
     const client = await oauth.lookupClient(approved.request.clientId);
     const name = client?.clientName?.trim() || approved.request.clientId;
-    const { key, keyId } = await issueConnectorKey(c.get("db"), account.id, name);
+    const { key, keyId } = await issueConnectorKey(c.env, account.id, name);
     const props: ConnectorProps = { accountId: account.id, keyId, key };
     const { redirectTo } = await oauth.completeAuthorization({
       request: approved.request,

@@ -442,6 +442,9 @@ describe("sessions", () => {
     "https://evil.example/",
     "//evil.example/path",
     "/\\evil.example",
+    "/.//evil.example",
+    "/..//evil.example",
+    "/%2e//evil.example",
     "javascript:alert(1)",
     "/dash\nboard",
   ])("`next` = %j never leaves the site", async (next) => {
