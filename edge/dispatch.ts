@@ -42,20 +42,29 @@ function post(
 }
 
 /**
- * The pool instance a job runs on. A tenant's jobs all go to one instance, whose per-tenant
- * slot cap then holds for the whole pool: one account or demo client cannot occupy every
- * instance. Other tenants spread over the pool; a job without a tenant goes by its id.
+ * Instances one tenant's jobs spread over. Each instance runs at most EXTRACTOR_TENANT_SLOTS
+ * (default 1) of a tenant's jobs, so a tenant holds at most this many instances' worth of the
+ * pool (4 of 8), yet a paying account still runs several jobs at once.
+ */
+export const TENANT_INSTANCES = 4;
+
+function fnv1a(text: string): number {
+  // Stable and even enough to spread tenants and jobs; nothing here needs to be secret.
+  let hash = 2166136261;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+  return hash >>> 0;
+}
+
+/**
+ * The pool instance a job runs on. A tenant's jobs go to TENANT_INSTANCES neighbouring
+ * instances starting at one its name picks (the job id picks among them), and each instance's
+ * per-tenant slot cap then bounds the tenant pool-wide: one account or demo client cannot
+ * occupy every instance. A job without a tenant goes by its id.
  */
 export function poolInstanceFor(request: ExtractRequest): number {
-  if (request.tenant === undefined) {
-    return Number.parseInt(request.job_id.slice(0, 2), 16) % CONTAINER_POOL_SIZE;
-  }
-  // FNV-1a: stable and even enough to spread tenants; nothing here needs to be secret.
-  let hash = 2166136261;
-  for (let i = 0; i < request.tenant.length; i++) {
-    hash = Math.imul(hash ^ request.tenant.charCodeAt(i), 16777619);
-  }
-  return (hash >>> 0) % CONTAINER_POOL_SIZE;
+  const byJob = fnv1a(request.job_id);
+  if (request.tenant === undefined) return byJob % CONTAINER_POOL_SIZE;
+  return (fnv1a(request.tenant) + (byJob % TENANT_INSTANCES)) % CONTAINER_POOL_SIZE;
 }
 
 export function extractorFor(env: Env): ExtractorClient {

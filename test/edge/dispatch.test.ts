@@ -2,7 +2,12 @@
 // production, an HTTP address locally. Both send the same authenticated request.
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { extractorFor } from "../../edge/dispatch.ts";
+import {
+  CONTAINER_POOL_SIZE,
+  extractorFor,
+  poolInstanceFor,
+  TENANT_INSTANCES,
+} from "../../edge/dispatch.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { extractorCalls, setExtractor } from "./support/fake-extractor.ts";
 
@@ -52,4 +57,28 @@ it("in production sends the same request to a container of a fixed pool, chosen 
   expect(seen[2].instance).toBe(seen[0].instance);
   expect(seen[1].instance).not.toBe(seen[0].instance);
   expect(extractorCalls).toEqual([]);
+});
+
+it("spreads one tenant's jobs over TENANT_INSTANCES instances of the pool, never more", () => {
+  const instancesOf = (tenant: string) =>
+    new Set(
+      Array.from({ length: 200 }, (_, i) =>
+        poolInstanceFor({
+          ...request,
+          tenant,
+          job_id: `3f2a9c1e-0000-4000-8000-${String(i).padStart(12, "0")}`,
+        }),
+      ),
+    );
+  for (const tenant of ["account:a", "account:b", "demo:c0ffee"]) {
+    const instances = instancesOf(tenant);
+    expect(instances.size).toBe(TENANT_INSTANCES);
+    for (const instance of instances) {
+      expect(instance).toBeGreaterThanOrEqual(0);
+      expect(instance).toBeLessThan(CONTAINER_POOL_SIZE);
+    }
+  }
+  // The same job always goes to the same instance.
+  const job = { ...request, tenant: "account:a" };
+  expect(poolInstanceFor(job)).toBe(poolInstanceFor({ ...job }));
 });
