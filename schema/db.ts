@@ -38,6 +38,13 @@ export const accounts = sqliteTable("accounts", {
    * that arrives late never overwrites a newer state.
    */
   subscriptionEventAt: integer("subscription_event_at"),
+  /**
+   * The highest monthly allowance already granted this period (set whenever a period starts or
+   * a plan changes): switching plans back and forth within one period grants it only once.
+   * Null means the allowance of the plan the account is on (accounts created before it existed,
+   * or created with their plan's credits and never changed since).
+   */
+  periodAllowanceGranted: integer("period_allowance_granted"),
   createdAt: createdAt(),
 });
 

@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `period_allowance_granted` integer;
