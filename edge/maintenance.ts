@@ -1,7 +1,7 @@
 // The cron run: expires finished jobs past their retention (deleting their files), fails jobs
 // that have been stuck far longer than any extraction can take, and renews plan credits.
 import { addMonth } from "../schema/accounts.ts";
-import { isPlanName, PLANS } from "../schema/plans.ts";
+import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
 import { isUniqueViolation } from "./credits.ts";
 import { deletePrefix, failJob } from "./queues/results.ts";
 
@@ -85,36 +85,32 @@ async function failStuckJobs(env: Env, now: number) {
 /**
  * Plan credits reset to the monthly allowance when a period ends; pack credits stay. An
  * account with a live Stripe subscription is renewed by Stripe's invoice.paid event instead
- * (edge/billing), so the cron leaves it alone: renewing it here too would grant twice.
+ * (edge/billing), so the cron leaves it alone: renewing it here too would grant twice. A paid
+ * plan is renewed here only while it was set by hand; one whose subscription stopped paying is
+ * renewed on free (schema/ledger.ts, periodRenewalStatements).
  */
 export async function renewPlanCredits(env: Env, now: number) {
+  const live = LIVE_STATUSES.map((_, i) => `?${i + 2}`).join(", ");
   const { results } = await env.DB.prepare(
-    `SELECT id, plan, period_end FROM accounts WHERE period_end <= ?1
+    `SELECT id, period_end FROM accounts WHERE period_end <= ?1
        AND NOT (stripe_subscription_id IS NOT NULL
-                AND coalesce(subscription_status, '') IN ('active', 'trialing', 'past_due'))
+                AND coalesce(subscription_status, '') IN (${live}))
      LIMIT 500`,
   )
-    .bind(new Date(now).toISOString())
-    .all<{ id: string; plan: string; period_end: string }>();
+    .bind(new Date(now).toISOString(), ...LIVE_STATUSES)
+    .all<{ id: string; period_end: string }>();
   for (const account of results) {
-    const allowance = PLANS[isPlanName(account.plan) ? account.plan : "free"].monthly_credits;
     const start = account.period_end;
-    const entryId = `renewal:${account.id}:${start}`;
+    const statements = periodRenewalStatements({
+      entryId: `renewal:${account.id}:${start}`,
+      accountId: account.id,
+      periodEnd: start,
+      nextPeriodEnd: addMonth(new Date(start)).toISOString(),
+    });
     try {
       // The delta is read in the same transaction that applies it; the entry id makes a
       // second run for the same period fail as a whole.
-      await env.DB.batch([
-        env.DB.prepare(
-          `INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
-           SELECT ?1, id, 'renewal', ?2 - plan_credits, 'plan credits renewed for the new period'
-           FROM accounts WHERE id = ?3`,
-        ).bind(entryId, allowance, account.id),
-        env.DB.prepare(
-          `UPDATE accounts SET plan_credits = plan_credits +
-             (SELECT plan_delta FROM credit_ledger WHERE id = ?1), period_start = ?2, period_end = ?3
-           WHERE id = ?4`,
-        ).bind(entryId, start, addMonth(new Date(start)).toISOString(), account.id),
-      ]);
+      await env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
     }

@@ -3,6 +3,8 @@
 // each event does; replays; and events delivered out of order.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { renewPlanCredits } from "../../edge/maintenance.ts";
+import { addMonth } from "../../schema/accounts.ts";
 import { api, createAccount, type TestAccount } from "./support/api.ts";
 import {
   balancesAndLedger,
@@ -547,5 +549,247 @@ describe("events out of order", () => {
         `order ${order.map((e) => events.indexOf(e)).join(",")}`,
       ).toEqual(expected);
     }
+  });
+});
+
+/**
+ * Spends `credits` plan credits as a settled job would: one ledger entry and the same change
+ * to the balance, so the ledger still sums to the balances.
+ */
+async function spend(accountId: string, credits: number) {
+  const entryId = `test-spend:${crypto.randomUUID()}`;
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note) VALUES (?, ?, 'charge', ?, 'test spend')",
+    ).bind(entryId, accountId, -credits),
+    env.DB.prepare("UPDATE accounts SET plan_credits = plan_credits - ? WHERE id = ?").bind(
+      credits,
+      accountId,
+    ),
+  ]);
+}
+
+describe("what a period grants", () => {
+  it("switching plans back and forth grants the higher allowance once per period", async () => {
+    const { account, subscription: sub, customer } = await subscribed("starter");
+    const state = (price: string, created: number) =>
+      stripeEvent(
+        "customer.subscription.updated",
+        subscription({ id: sub, accountId: account.accountId, customer, price }),
+        created,
+      );
+    let t = 1_800_000_000;
+    /** Stripe's clock: each change is stamped a minute after the one before. */
+    const next = () => {
+      t += 60;
+      return t;
+    };
+    expect((await deliver(state(PRICES.pro, next()))).body.outcome).toBe("applied");
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 5000 });
+    await spend(account.accountId, 3499);
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 1501 });
+
+    // Two round trips: down keeps at most 1500, up again grants nothing more this period.
+    for (let trip = 0; trip < 2; trip++) {
+      expect((await deliver(state(PRICES.starter, next()))).body.outcome).toBe("applied");
+      expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 1500 });
+      expect((await deliver(state(PRICES.pro, next()))).body.outcome).toBe("applied");
+      expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 1500 });
+      expect((await usage(account)).plan).toBe("pro");
+    }
+    // Scale was never granted this period: an upgrade to it adds 25000 − 5000.
+    expect((await deliver(state(PRICES.scale, next()))).body.outcome).toBe("applied");
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 21_500 });
+    expect((await deliver(state(PRICES.starter, next()))).body.outcome).toBe("applied");
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 1500 });
+
+    // A renewal starts a new period: starter's allowance, and an upgrade adds the difference.
+    const renewal = invoice({
+      subscription: sub,
+      customer,
+      periodStart: t + 30 * DAY,
+      periodEnd: t + 60 * DAY,
+    });
+    expect((await deliver(stripeEvent("invoice.paid", renewal, t + 30 * DAY))).body.outcome).toBe(
+      "applied",
+    );
+    await spend(account.accountId, 1000);
+    expect((await deliver(state(PRICES.pro, t + 31 * DAY))).body.outcome).toBe("applied");
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 4000 });
+    expect(
+      (await ledgerKinds(account.accountId)).filter((row) => row.kind === "plan-change"),
+    ).toEqual([
+      { kind: "plan-change", plan_delta: 3500, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: -1, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: 0, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: 0, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: 0, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: 20_000, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: -20_000, pack_delta: 0 },
+      { kind: "plan-change", plan_delta: 3500, pack_delta: 0 },
+    ]);
+  });
+
+  it("a plan start that arrives after the subscription's own event grants nothing more", async () => {
+    const t = 1_800_000_000;
+    // The late Checkout event is older than the subscription's event (stale), or just as old.
+    for (const checkoutAt of [t - 5, t]) {
+      const account = await createAccount();
+      const n = crypto.randomUUID().slice(0, 8);
+      const ids = { id: `sub_late_${n}`, accountId: account.accountId, customer: `cus_late_${n}` };
+      const created = stripeEvent(
+        "customer.subscription.created",
+        subscription({ ...ids, price: PRICES.pro }),
+        t,
+      );
+      expect((await deliver(created)).body.outcome).toBe("applied");
+      expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 5000 });
+      await spend(account.accountId, 4000);
+
+      const checkout = stripeEvent(
+        "checkout.session.completed",
+        checkoutSession({ ...ids, purchase: "pro", subscription: ids.id }),
+        checkoutAt,
+      );
+      expect((await deliver(checkout)).body.outcome).toBe("applied");
+      expect(
+        await expectLedgerMatches(account.accountId),
+        `checkout at ${checkoutAt}`,
+      ).toMatchObject({ plan: 1000 });
+      expect(await subscriptionOf(account.accountId)).toMatchObject({
+        plan: "pro",
+        subscription_status: "active",
+        stripe_subscription_id: ids.id,
+      });
+      expect((await usage(account)).credits).toMatchObject({ plan: 1000, monthly_allowance: 5000 });
+    }
+  });
+
+  it("a plan start before the subscription's event starts the period; the event adds nothing", async () => {
+    const { account, subscription: sub, customer } = await subscribed("pro");
+    await spend(account.accountId, 4000);
+    const created = stripeEvent(
+      "customer.subscription.created",
+      subscription({ id: sub, accountId: account.accountId, customer, price: PRICES.pro }),
+      1_800_000_001,
+    );
+    expect((await deliver(created)).body.outcome).toBe("applied");
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 1000 });
+  });
+});
+
+describe("a subscription that stops paying", () => {
+  it("unpaid, paused or expired: back on free, renewed by the cron on free; paid again: the plan anew", async () => {
+    for (const status of ["unpaid", "paused", "incomplete_expired"]) {
+      const { account, subscription: sub, customer } = await subscribed("pro");
+      const item = { id: sub, accountId: account.accountId, customer, price: PRICES.pro };
+      await spend(account.accountId, 1000);
+      const stopped = stripeEvent(
+        "customer.subscription.updated",
+        subscription({ ...item, status }),
+        1_802_700_000,
+      );
+      expect((await deliver(stopped)).body.outcome).toBe("applied");
+      const stoppedAt = new Date(1_802_700_000 * 1000);
+      expect(await subscriptionOf(account.accountId), status).toMatchObject({
+        plan: "free",
+        subscription_status: status,
+        // Unpaid and paused may be paid again (the portal, not a second Checkout).
+        stripe_subscription_id: status === "incomplete_expired" ? null : sub,
+        period_start: stoppedAt.toISOString(),
+        period_end: addMonth(stoppedAt).toISOString(),
+      });
+      expect(await expectLedgerMatches(account.accountId), status).toMatchObject({ plan: 60 });
+      const body = await usage(account);
+      expect(body.plan).toBe("free");
+      expect(body.credits).toMatchObject({ plan: 60, monthly_allowance: 60 });
+
+      // The cron renews it at the period end: the free allowance, not pro's 5000.
+      await spend(account.accountId, 50);
+      await renewPlanCredits(env, addMonth(stoppedAt).getTime() + 1000);
+      expect(await expectLedgerMatches(account.accountId), status).toMatchObject({ plan: 60 });
+      expect((await subscriptionOf(account.accountId))?.plan).toBe("free");
+
+      if (status === "incomplete_expired") continue;
+      // Paid again: the subscription's active event starts the plan with its allowance.
+      await spend(account.accountId, 30);
+      const resumed = stripeEvent(
+        "customer.subscription.updated",
+        subscription({ ...item, status: "active" }),
+        1_806_000_000,
+      );
+      expect((await deliver(resumed)).body.outcome).toBe("applied");
+      expect(await subscriptionOf(account.accountId)).toMatchObject({
+        plan: "pro",
+        subscription_status: "active",
+      });
+      expect(await expectLedgerMatches(account.accountId), status).toMatchObject({ plan: 5000 });
+    }
+  });
+
+  it("an invoice paid while unpaid leaves the plan to the subscription's active event", async () => {
+    const { account, subscription: sub, customer } = await subscribed("pro");
+    const item = { id: sub, accountId: account.accountId, customer, price: PRICES.pro };
+    const unpaid = stripeEvent(
+      "customer.subscription.updated",
+      subscription({ ...item, status: "unpaid" }),
+      1_802_700_000,
+    );
+    // Stripe stamps the active event before the invoice event, and delivers it last.
+    const active = stripeEvent("customer.subscription.updated", subscription(item), 1_802_800_000);
+    const paid = stripeEvent(
+      "invoice.paid",
+      invoice({
+        subscription: sub,
+        customer,
+        periodStart: 1_802_592_000,
+        periodEnd: 1_805_184_000,
+      }),
+      1_802_800_005,
+    );
+    for (const event of [unpaid, paid, active]) {
+      expect((await deliver(event)).body.outcome).toBe("applied");
+    }
+    expect(await subscriptionOf(account.accountId)).toMatchObject({
+      plan: "pro",
+      subscription_status: "active",
+    });
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 5000 });
+  });
+
+  it("an account still on free keeps its credits when a subscription that never paid ends", async () => {
+    const account = await createAccount();
+    await spend(account.accountId, 50);
+    const item = {
+      id: `sub_never_${crypto.randomUUID().slice(0, 8)}`,
+      accountId: account.accountId,
+      customer: "cus_never",
+      price: PRICES.pro,
+    };
+    const before = await subscriptionOf(account.accountId);
+    const events = [
+      stripeEvent(
+        "customer.subscription.created",
+        subscription({ ...item, status: "incomplete" }),
+        1_800_000_000,
+      ),
+      stripeEvent(
+        "customer.subscription.deleted",
+        subscription({ ...item, status: "canceled", endedAt: 1_800_090_000 }),
+        1_800_090_000,
+      ),
+    ];
+    for (const event of events) expect((await deliver(event)).body.outcome).toBe("applied");
+    expect(await expectLedgerMatches(account.accountId)).toMatchObject({ plan: 10 });
+    expect(await subscriptionOf(account.accountId)).toMatchObject({
+      plan: "free",
+      subscription_status: "canceled",
+      stripe_subscription_id: null,
+    });
+    expect((await ledgerKinds(account.accountId)).map((row) => row.kind)).toEqual([
+      "grant",
+      "charge",
+    ]);
+    expect(before?.plan).toBe("free");
   });
 });

@@ -1,11 +1,15 @@
 // The ledger rule: every balance change is a ledger entry, so an account's plan, pack and
 // reserved credits equal the sums of its entries after any sequence of purchases, renewals,
-// plan changes, admin grants, jobs (reserved and settled through the real API) and refunds
-// (failed jobs releasing their hold) — and a replayed renewal resets plan credits only once.
+// plan changes (back and forth), subscriptions that stop paying and are paid again, cron
+// renewals, admin grants, jobs (reserved and settled through the real API) and refunds (failed
+// jobs releasing their hold) — and a replayed renewal resets plan credits only once. Plan
+// credits never exceed the highest allowance granted in the period, and switching plans back
+// and forth a second time within a period grants nothing.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { renewPlanCredits } from "../../edge/maintenance.ts";
 import { grantPackStatements, type Statement, setPlanStatements } from "../../schema/ledger.ts";
-import { PLAN_NAMES, type PlanName } from "../../schema/plans.ts";
+import { isPlanName, PLAN_NAMES, PLANS, type PlanName } from "../../schema/plans.ts";
 import { api, createAccount, type TestAccount } from "./support/api.ts";
 import {
   balancesAndLedger,
@@ -35,6 +39,20 @@ async function expectLedgerSums(accountId: string, step = "") {
     `balances equal the ledger ${step}`,
   ).toEqual({ plan: row.ledger_plan, pack: row.ledger_pack, reserved: row.ledger_reserved });
   return row;
+}
+
+/** Plan credits and the most this period may have granted (the allowance when never recorded). */
+async function periodGrant(accountId: string) {
+  const row = await env.DB.prepare(
+    "SELECT plan, plan_credits, period_allowance_granted FROM accounts WHERE id = ?",
+  )
+    .bind(accountId)
+    .first<{ plan: string; plan_credits: number; period_allowance_granted: number | null }>();
+  if (!row || !isPlanName(row.plan)) throw new Error(`no account ${accountId}`);
+  return {
+    plan: row.plan_credits,
+    granted: row.period_allowance_granted ?? PLANS[row.plan].monthly_credits,
+  };
 }
 
 async function renewalEntries(accountId: string) {
@@ -136,7 +154,7 @@ describe("balances equal the sum of the ledger", WITH_JOBS, () => {
       sent.push(event);
       expect((await deliver(event)).status).toBe(200);
     };
-    const state = (plan: Exclude<PlanName, "free">, created: number, extra = {}) =>
+    const state = (plan: Exclude<PlanName, "free">, created: number, extra: object = {}) =>
       stripeEvent(
         "customer.subscription.updated",
         subscription({
@@ -231,6 +249,32 @@ describe("balances equal the sum of the ledger", WITH_JOBS, () => {
           ),
         );
       },
+      async switchBack() {
+        // Away and back, twice: the first round trip may grant (an upgrade is paid for), the
+        // second one grants nothing at any point, so it never lifts plan credits.
+        if (!live) await steps.subscribe();
+        if (!live) return;
+        const home = live.plan;
+        const away = pick(paidPlans.filter((plan) => plan !== home));
+        for (const plan of [away, home]) await send(state(plan, tick()));
+        const before = (await periodGrant(account.accountId)).plan;
+        for (const plan of [away, home]) {
+          await send(state(plan, tick()));
+          const now = (await periodGrant(account.accountId)).plan;
+          expect(now, `${home} → ${away} → ${home}, again: at ${plan}`).toBeLessThanOrEqual(before);
+        }
+      },
+      async stopPaying() {
+        // Retries exhausted, or a trial ended without a payment method; a later step's
+        // active event (change, cancel, switchBack) is the subscription paid again.
+        if (!live) await steps.subscribe();
+        if (!live) return;
+        await send(state(live.plan, tick(), { status: pick(["unpaid", "paused"]) }));
+      },
+      async cron() {
+        tick(31 * DAY);
+        await renewPlanCredits(env, clock * 1000);
+      },
       async late() {
         // An update Stripe sent earlier that arrives only now.
         if (live) await send(state(pick(paidPlans), clock - 3600));
@@ -277,9 +321,22 @@ describe("balances equal the sum of the ledger", WITH_JOBS, () => {
       expect(row.plan).toBeGreaterThanOrEqual(0);
       expect(row.pack).toBeGreaterThanOrEqual(0);
       expect(row.reserved).toBe(0);
+      const period = await periodGrant(account.accountId);
+      expect(
+        period.plan,
+        `plan credits within the period's grant ${done.join(" → ")}`,
+      ).toBeLessThanOrEqual(period.granted);
     }
     // The sequence exercised what it claims to.
-    for (const kind of ["job", "refund", "pack", "subscribe", "renew"]) {
+    for (const kind of [
+      "job",
+      "refund",
+      "pack",
+      "subscribe",
+      "renew",
+      "switchBack",
+      "stopPaying",
+    ]) {
       expect(done, `the sequence includes ${kind}`).toContain(kind);
     }
     const { results } = await env.DB.prepare(
@@ -288,7 +345,10 @@ describe("balances equal the sum of the ledger", WITH_JOBS, () => {
       .bind(account.accountId)
       .all<{ kind: string }>();
     expect(results.map((row) => row.kind)).toEqual(
-      expect.arrayContaining(["charge", "release", "reserve", "renewal", "pack", "plan-start"]),
+      expect.arrayContaining([
+        ...["charge", "release", "reserve", "renewal", "pack", "plan-start", "plan-change"],
+        "back-to-free",
+      ]),
     );
   });
 });

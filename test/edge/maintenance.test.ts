@@ -1,6 +1,6 @@
 // The cron run: plan credits back to the allowance once per period (pack credits untouched,
-// one ledger entry, a second run changes nothing, live Stripe subscriptions left to Stripe),
-// and expiry that survives R2 failures.
+// one ledger entry, a second run changes nothing, live Stripe subscriptions left to Stripe, a
+// paid plan renewed only while set by hand), and expiry that survives R2 failures.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { expireJobs, purgeExpiredSignIns, renewPlanCredits } from "../../edge/maintenance.ts";
@@ -45,23 +45,57 @@ it("renews plan credits at the end of a period, once", async () => {
   expect(results).toEqual([{ plan_delta: 50 }]);
 });
 
-it("leaves accounts with a live Stripe subscription to Stripe's invoice.paid", async () => {
+it("leaves live subscriptions to Stripe, renews hand-set plans, and never a subscription that stopped paying", async () => {
   const periodEnd = "2026-10-31T12:00:00.000Z";
-  const accounts: Record<string, string | null> = {};
-  for (const status of ["active", "trialing", "past_due", "canceled", null]) {
+  const cases = [
+    // Renewed by Stripe's invoice.paid: the cron leaves them as they are.
+    { status: "active", attached: true, renewed: { plan: "starter", credits: 10 } },
+    { status: "trialing", attached: true, renewed: { plan: "starter", credits: 10 } },
+    { status: "past_due", attached: true, renewed: { plan: "starter", credits: 10 } },
+    // A paid plan still attached to a subscription that no longer pays (as left by the code
+    // before this rule): renewed on free, never with the paid allowance.
+    { status: "unpaid", attached: true, renewed: { plan: "free", credits: 60 } },
+    { status: "paused", attached: true, renewed: { plan: "free", credits: 60 } },
+    { status: "canceled", attached: true, renewed: { plan: "free", credits: 60 } },
+    { status: "incomplete_expired", attached: true, renewed: { plan: "free", credits: 60 } },
+    // Set by hand (no subscription ever, or set after one ended): the operator's plan renews.
+    { status: null, attached: false, renewed: { plan: "starter", credits: 1500 } },
+    { status: "canceled", attached: false, renewed: { plan: "starter", credits: 1500 } },
+  ];
+  const accounts = [];
+  for (const item of cases) {
     const account = await createAccount({ plan: "starter" });
-    await env.DB.prepare(
-      `UPDATE accounts SET plan_credits = 10, period_end = ?, stripe_subscription_id = ?,
-         subscription_status = ? WHERE id = ?`,
-    )
-      .bind(periodEnd, status ? `sub_${crypto.randomUUID()}` : null, status, account.accountId)
-      .run();
-    accounts[account.accountId] = status;
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO credit_ledger (id, account_id, kind, plan_delta) VALUES (?, ?, 'charge', -1490)",
+      ).bind(`spent:${account.accountId}`, account.accountId),
+      env.DB.prepare(
+        `UPDATE accounts SET plan_credits = 10, period_end = ?, stripe_subscription_id = ?,
+           subscription_status = ? WHERE id = ?`,
+      ).bind(
+        periodEnd,
+        item.attached ? `sub_${crypto.randomUUID()}` : null,
+        item.status,
+        account.accountId,
+      ),
+    ]);
+    accounts.push({ ...item, id: account.accountId });
   }
   await renewPlanCredits(env, Date.parse("2026-11-01T00:00:00.000Z"));
-  for (const [id, status] of Object.entries(accounts)) {
-    const renewed = status === "canceled" || status === null;
-    expect((await balanceOf(id))?.plan, `subscription ${status}`).toBe(renewed ? 1500 : 10);
+  await renewPlanCredits(env, Date.parse("2026-11-01T00:00:00.000Z"));
+  for (const item of accounts) {
+    const what = `subscription ${item.status}${item.attached ? "" : ", none attached"}`;
+    const row = await env.DB.prepare(
+      `SELECT a.plan, a.plan_credits, a.period_allowance_granted AS granted,
+              (SELECT sum(plan_delta) FROM credit_ledger WHERE account_id = a.id) AS ledger
+       FROM accounts a WHERE id = ?`,
+    )
+      .bind(item.id)
+      .first<{ plan: string; plan_credits: number; granted: number | null; ledger: number }>();
+    expect({ plan: row?.plan, credits: row?.plan_credits }, what).toEqual(item.renewed);
+    expect(row?.ledger, `${what}: the ledger sums to the balance`).toBe(row?.plan_credits);
+    const renewedHere = item.renewed.credits !== 10;
+    expect(row?.granted, what).toBe(renewedHere ? item.renewed.credits : null);
   }
 });
 
