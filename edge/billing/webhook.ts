@@ -138,12 +138,7 @@ async function checkoutPaid(env: Env, event: StripeEvent): Promise<Effect | unde
 }
 
 async function subscriptionChanged(env: Env, event: StripeEvent): Promise<Effect> {
-  const subscription = parse(SubscriptionSchema, event);
-  const accountId = await findAccount(
-    env,
-    [subscription.metadata.account_id],
-    subscription.customer,
-  );
+  const { subscription, accountId } = await subscriptionOfEvent(env, event);
   if (!accountId) return { accountId: null, statements: [] };
   const item = subscription.items.data[0];
   const plan = planOfPrice(env, item.price.id) ?? null;
@@ -166,12 +161,7 @@ async function subscriptionChanged(env: Env, event: StripeEvent): Promise<Effect
 }
 
 async function subscriptionEnded(env: Env, event: StripeEvent): Promise<Effect> {
-  const subscription = parse(SubscriptionSchema, event);
-  const accountId = await findAccount(
-    env,
-    [subscription.metadata.account_id],
-    subscription.customer,
-  );
+  const { subscription, accountId } = await subscriptionOfEvent(env, event);
   if (!accountId) return { accountId: null, statements: [] };
   return {
     accountId,
@@ -228,6 +218,17 @@ async function paymentFailed(env: Env, event: StripeEvent): Promise<Effect | und
  * The account an event is about: by the account id our Checkout put in the session or the
  * subscription's metadata, else by the Stripe customer stored when Checkout began.
  */
+/** The event's subscription and the account it belongs to (null when it is not ours). */
+async function subscriptionOfEvent(env: Env, event: StripeEvent) {
+  const subscription = parse(SubscriptionSchema, event);
+  const accountId = await findAccount(
+    env,
+    [subscription.metadata.account_id],
+    subscription.customer,
+  );
+  return { subscription, accountId };
+}
+
 async function findAccount(
   env: Env,
   accountIds: (string | null | undefined)[],

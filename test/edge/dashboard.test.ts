@@ -1,74 +1,12 @@
-// The dashboard, signed in through the real sign-in flow: keys shown once, listed by hint and
-// revoked (refused by the API from the next request on, on every isolate), the job list with
-// signed thumbnails after a real run through the pipeline, credits plan and pack apart, the
-// ledger, the webhook secret, billing without Stripe, and forms from other sites refused.
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { checkFileSignature } from "../../edge/files.ts";
-import { app } from "../../edge/index.ts";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
-import { api, freshIp, ORIGIN } from "./support/api.ts";
+import { api, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { frameBytes, runFakeExtraction } from "./support/pipeline.ts";
 import { PRICES, standInStripeApi, stripeEnv } from "./support/stripe-stand-in.ts";
-
-/** A cookie-keeping client of the worker, posting forms the way a browser does. */
-class Visitor {
-  readonly cookies = new Map<string, string>();
-  readonly ip = freshIp();
-
-  /** Requests go to the worker with this env instead of the configured one (Stripe tests). */
-  workerEnv: Env | undefined;
-
-  private async send(url: string, init: RequestInit): Promise<Response> {
-    if (!this.workerEnv) return exports.default.fetch(url, init);
-    const ctx = createExecutionContext();
-    const response = await app.fetch(new Request(url, init), this.workerEnv, ctx);
-    await waitOnExecutionContext(ctx);
-    return response;
-  }
-
-  async request(
-    method: string,
-    path: string,
-    options: { form?: Record<string, string>; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { "cf-connecting-ip": this.ip };
-    let body: string | undefined;
-    if (options.form) {
-      body = new URLSearchParams(options.form).toString();
-      headers["content-type"] = "application/x-www-form-urlencoded";
-      headers.origin = ORIGIN;
-    }
-    if (this.cookies.size > 0) {
-      headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-    }
-    Object.assign(headers, options.headers);
-    const response = await this.send(`${ORIGIN}${path}`, {
-      method,
-      headers,
-      body,
-      redirect: "manual",
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const pair = line.split(";")[0];
-      const name = pair.slice(0, pair.indexOf("="));
-      const value = pair.slice(pair.indexOf("=") + 1);
-      if (value === "" || /max-age=0/i.test(line)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: response.status, headers: response.headers, text: await response.text() };
-  }
-
-  get(path: string) {
-    return this.request("GET", path);
-  }
-
-  post(path: string, form: Record<string, string>, headers?: Record<string, string>) {
-    return this.request("POST", path, { form, headers });
-  }
-}
+import { Visitor } from "./support/visitor.ts";
 
 /** Signs a new visitor in with the code the local outbox holds, as a person would. */
 async function signedIn(email = `${crypto.randomUUID()}@example.com`) {

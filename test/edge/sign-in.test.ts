@@ -2,61 +2,13 @@
 // codes read from the local outbox, wrong, expired and exhausted codes, the send limits, the
 // account a first sign-in creates (60 credits as a ledger entry), sessions and sign-out, the
 // cross-site form check and the security headers of every page.
-import { env, exports } from "cloudflare:workers";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { CONTENT_SECURITY_POLICY } from "../../edge/pages/layout.tsx";
 import { accountIdFor } from "../../schema/accounts.ts";
-import { freshIp, ORIGIN } from "./support/api.ts";
+import { Visitor } from "./support/visitor.ts";
 
 const SESSION_COOKIE = "__Host-stills_session";
-
-/** A cookie-keeping client of the worker, posting forms the way a browser does. */
-class Visitor {
-  readonly cookies = new Map<string, string>();
-  readonly ip = freshIp();
-
-  async request(
-    method: string,
-    path: string,
-    options: { form?: Record<string, string>; headers?: Record<string, string> } = {},
-  ) {
-    const headers: Record<string, string> = { "cf-connecting-ip": this.ip };
-    let body: string | undefined;
-    if (options.form) {
-      body = new URLSearchParams(options.form).toString();
-      headers["content-type"] = "application/x-www-form-urlencoded";
-      headers.origin = ORIGIN;
-      headers["sec-fetch-site"] = "same-origin";
-    }
-    if (this.cookies.size > 0) {
-      headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
-    }
-    Object.assign(headers, options.headers);
-    for (const [name, value] of Object.entries(headers)) if (value === "") delete headers[name];
-    const response = await exports.default.fetch(`${ORIGIN}${path}`, {
-      method,
-      headers,
-      body,
-      redirect: "manual",
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(";");
-      const [name, value] = [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)];
-      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a));
-      if (expired || value === "") this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return { status: response.status, headers: response.headers, text: await response.text() };
-  }
-
-  get(path: string) {
-    return this.request("GET", path);
-  }
-
-  post(path: string, form: Record<string, string>, headers?: Record<string, string>) {
-    return this.request("POST", path, { form, headers });
-  }
-}
 
 const newEmail = () => `${crypto.randomUUID()}@Example.com`;
 
