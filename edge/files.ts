@@ -74,6 +74,7 @@ export const CONTENT_TYPES: Record<string, string> = {
   png: "image/png",
   webp: "image/webp",
   zip: "application/zip",
+  vtt: "text/vtt; charset=utf-8",
 };
 
 /**

@@ -2,6 +2,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { DemoJobSchema, FrameSchema, JobSchema } from "../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
+import type { ResultCaptions, ResultStoryboard } from "../schema/messages.ts";
 import type { FileLinker } from "./files.ts";
 import { jobNotice } from "./jobs/notice.ts";
 
@@ -31,6 +32,12 @@ async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise
       url: linker && f.key && f.status === "ok" ? await linker.url(f.key) : null,
       error: f.error,
       pts: f.pts,
+      // Additions (v1 clients ignore them): present only when the job asked for them.
+      ...(f.sceneScore !== null ? { scene_score: f.sceneScore } : {}),
+      ...(f.movedReason !== null
+        ? { moved_to: f.movedTo, moved_reason: f.movedReason as Frame["moved_reason"] }
+        : {}),
+      ...(f.caption !== null ? { caption: f.caption } : {}),
     })),
   );
 }
@@ -70,12 +77,48 @@ export async function jobToApi(
       zipped: row.zipKey !== null,
       resolutionNote: row.resolutionNote,
       errorMessage: error?.userMessage ?? null,
+      captionsNote: (row.captions as StoredCaptions | null)?.note ?? null,
     }),
     error,
+    video: (row.video as Job["video"]) ?? null,
+    captions: await captionsToApi(row.captions as StoredCaptions | null, linker),
+    storyboard: await storyboardToApi(row.storyboard as ResultStoryboard | null, linker),
     created_at: row.createdAt,
     started_at: row.startedAt,
     completed_at: row.completedAt,
     expires_at: row.expiresAt,
+  };
+}
+
+/** jobs.captions (edge/jobs/settle.ts): the file, or why there is none. */
+type StoredCaptions = Partial<ResultCaptions> & { note?: string };
+
+async function captionsToApi(
+  stored: StoredCaptions | null,
+  linker: FileLinker | null,
+): Promise<Job["captions"]> {
+  if (!stored?.key || !stored.source) return null;
+  return {
+    url: linker ? await linker.url(stored.key) : null,
+    language: stored.language ?? null,
+    source: stored.source,
+  };
+}
+
+async function storyboardToApi(
+  stored: ResultStoryboard | null,
+  linker: FileLinker | null,
+): Promise<Job["storyboard"]> {
+  if (!stored) return null;
+  const link = (key: string) => (linker ? linker.url(key) : Promise.resolve(null));
+  return {
+    image_url: await link(stored.image_key),
+    sprite_url: await link(stored.sprite_key),
+    vtt_url: await link(stored.vtt_key),
+    columns: stored.columns,
+    rows: stored.rows,
+    tile_width: stored.tile_width,
+    tile_height: stored.tile_height,
   };
 }
 

@@ -81,6 +81,16 @@ export class FrameWriter {
     }
   }
 
+  /**
+   * Stores a file of the job beside its frames (captions, storyboard), always as its own file
+   * so it has a URL, and in the ZIP when there is one. Call before finish().
+   */
+  async addFile(name: string, bytes: Uint8Array, contentType: string): Promise<string> {
+    const stored = await this.sink.putFrame(name, bytes, contentType);
+    await this.zip?.add(name, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    return stored.key;
+  }
+
   async finish(): Promise<{ key: string; bytes: number } | null> {
     return this.zip ? this.zip.finish() : null;
   }

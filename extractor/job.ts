@@ -5,11 +5,13 @@ import type { PlannedFrame } from "../schema/frame-plan.ts";
 import { planFrames } from "../schema/frame-plan.ts";
 import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.ts";
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
+import { attachCaptions } from "./context/captions.ts";
+import { describeVideo } from "./context/video.ts";
 import type { DecodeContext, DecodedFrame } from "./decode.ts";
 import { DecodeRun, decodeGroup, FrameBufferPool } from "./decode.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
-import type { VideoProbe } from "./ffmpeg/probe.ts";
+import type { MediaProbe, VideoProbe } from "./ffmpeg/probe.ts";
 import { probeKeyframesBefore, probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
 import { FrameWriter } from "./frame-writer.ts";
@@ -17,6 +19,7 @@ import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
+import type { SourceHandle } from "./source-input.ts";
 import {
   decodeCostModel,
   minimumSkipSeconds,
@@ -32,6 +35,8 @@ export interface ExtractionJob {
   /** Process only the first maxVideoSeconds of a longer video instead of failing (demo). */
   clipToMax: boolean;
   maxFrames: number;
+  /** The opened source (platform info, subtitle access), when the service opened one. */
+  source?: SourceHandle | null;
 }
 
 export interface ExtractionSettings {
@@ -126,12 +131,14 @@ async function runJob(
   outcome: ExtractionOutcome,
 ): Promise<void> {
   const { signal } = settings;
-  const video = await probeVideo(job.input, signal);
+  const probe = await probeVideo(job.input, signal);
+  const video = probe.video;
   const duration = video.durationSeconds ?? (await scanVideoDuration(job.input, video, signal));
   if (duration === null || !(duration > 0)) {
     throw new ExtractError("NoVideoFound", "the video has no frames", NO_VIDEO_MESSAGE);
   }
   outcome.duration_seconds = round3(duration);
+  outcome.video = describeVideo(probe, duration, job.source ?? null);
   if (video.displayWidth * video.displayHeight > MAX_SOURCE_PIXELS) {
     throw new ExtractError(
       "ExtractionFailed",
@@ -187,6 +194,21 @@ async function runJob(
     await writer.open();
     try {
       await decodeAll(context, wanted, writer, settings);
+      if (job.options.captions) {
+        const found = await attachCaptions(
+          {
+            input: job.input,
+            probe,
+            source: job.source ?? null,
+            options: job.options,
+            signal,
+            store: (name, bytes, type) => writer.addFile(name, bytes, type),
+          },
+          [...results.values()],
+        );
+        outcome.captions = found.captions;
+        outcome.captions_note = found.note;
+      }
       outcome.zip = await writer.finish();
     } catch (error) {
       await writer.abort();
@@ -214,7 +236,10 @@ async function runJob(
 
 const NO_VIDEO_MESSAGE = "No video was found at this link.";
 
-async function probeVideo(input: string, signal: AbortSignal): Promise<VideoProbe> {
+async function probeVideo(
+  input: string,
+  signal: AbortSignal,
+): Promise<MediaProbe & { video: VideoProbe }> {
   let probe: Awaited<ReturnType<typeof probeMedia>>;
   try {
     probe = await probeMedia(input, signal);
@@ -232,7 +257,7 @@ async function probeVideo(input: string, signal: AbortSignal): Promise<VideoProb
     const what = probe.hasAudio ? "audio only, no video track" : "no video track";
     throw new ExtractError("NoVideoFound", `${probe.formatName}: ${what}`, NO_VIDEO_MESSAGE);
   }
-  return probe.video;
+  return { ...probe, video: probe.video };
 }
 
 /**

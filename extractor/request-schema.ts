@@ -2,14 +2,14 @@
 // (schema/messages.ts): the edge builds the request, the extractor trusts nothing it did not
 // check.
 import type { ExtractRequest } from "../schema/messages.ts";
-import { extractRequestSchema } from "../schema/messages.ts";
+import { ExtractRequestSchema } from "../schema/messages.ts";
 
-export { extractRequestSchema };
+export { ExtractRequestSchema as extractRequestSchema };
 
 export function parseExtractRequest(
   body: unknown,
 ): { ok: true; request: ExtractRequest } | { ok: false; issues: string[] } {
-  const parsed = extractRequestSchema.safeParse(body);
+  const parsed = ExtractRequestSchema.safeParse(body);
   if (parsed.success) return { ok: true, request: parsed.data };
   return {
     ok: false,

@@ -126,6 +126,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           maxVideoSeconds: request.max_video_seconds,
           clipToMax: request.clip_to_max,
           maxFrames: request.max_frames,
+          source,
         },
         sink,
         { deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000) },

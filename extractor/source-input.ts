@@ -14,6 +14,8 @@ export interface SourceHandle {
   resolutionNote?: string | null;
   /** Why serving the media failed, if it did (explains an ffmpeg failure). */
   failure?(): unknown;
+  /** What the platform says about the video (yt-dlp's info), for job.video; issue #15. */
+  info?: Record<string, unknown> | null;
 }
 
 export type OpenSource = (

@@ -6,6 +6,9 @@ import { MAX_URL_LENGTH } from "./url-safety.ts";
 
 export { MAX_URL_LENGTH };
 
+export const EXTRACTION_MODES = ["interval", "count", "timestamps", "scenes", "keyframes"] as const;
+export type ExtractionMode = (typeof EXTRACTION_MODES)[number];
+
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "expired"] as const;
 export const LISTABLE_STATUSES = ["queued", "processing", "completed", "failed"] as const;
 export const API_ERROR_NAMES = [
@@ -52,6 +55,13 @@ export const JobErrorSchema = z
   })
   .openapi("JobError");
 
+/** Why a frame was moved off the requested moment (`skip`). */
+export const SKIP_REASONS = ["black", "blurry", "duplicate"] as const;
+export type SkipReason = (typeof SKIP_REASONS)[number];
+
+/** Longest caption text carried on one frame; longer cues are cut (data, never markup). */
+export const MAX_CAPTION_CHARS = 1000;
+
 export const FrameSchema = z
   .object({
     index: z.number().int().min(1).openapi({ description: "1-based position in the result" }),
@@ -67,8 +77,63 @@ export const FrameSchema = z
     pts: z.number().nullable().optional().openapi({
       description: "Presentation time of the decoded frame shown at `timestamp`, in seconds",
     }),
+    scene_score: z.number().min(0).max(1).nullable().optional().openapi({
+      description: "scenes mode: how strongly the picture changed at this cut, 0 to 1",
+    }),
+    moved_to: z.number().nullable().optional().openapi({
+      description:
+        "With `skip`: the moment the delivered frame was taken from, when the frame at `timestamp` was skipped",
+    }),
+    moved_reason: z.enum(SKIP_REASONS).nullable().optional().openapi({
+      description:
+        "With `skip`: why the frame at `timestamp` was skipped (moved_to is null when no good frame lay within the window)",
+    }),
+    caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional().openapi({
+      description: "With `captions`: the caption text on screen at the delivered frame's time",
+    }),
   })
   .openapi("Frame");
+
+/** What the extractor learned about the source. Free, on every completed job. */
+export const VideoSchema = z
+  .object({
+    duration_seconds: z.number().nullable(),
+    width: z.number().int().nullable().openapi({ description: "As displayed (after rotation)" }),
+    height: z.number().int().nullable().openapi({ description: "As displayed (after rotation)" }),
+    frame_rate: z.number().nullable(),
+    codec: z.string().max(100).nullable(),
+    rotation: z.number().int(),
+    has_audio: z.boolean(),
+    title: z.string().max(2000).nullable().optional().openapi({ description: "Platform links" }),
+    uploader: z.string().max(500).nullable().optional(),
+    channel: z.string().max(500).nullable().optional(),
+    upload_date: z.string().max(10).nullable().optional().openapi({ example: "2024-05-01" }),
+    view_count: z.number().int().min(0).nullable().optional(),
+    page_url: z.string().max(MAX_URL_LENGTH).nullable().optional(),
+  })
+  .openapi("Video");
+
+export const CAPTION_SOURCES = ["uploader", "automatic", "embedded"] as const;
+
+export const CaptionsSchema = z
+  .object({
+    url: z.url().nullable().openapi({ description: "WebVTT file, signed like the frames" }),
+    language: z.string().max(35).nullable(),
+    source: z.enum(CAPTION_SOURCES),
+  })
+  .openapi("Captions");
+
+export const StoryboardSchema = z
+  .object({
+    image_url: z.url().nullable().openapi({ description: "Contact sheet: the frames in a grid" }),
+    sprite_url: z.url().nullable().openapi({ description: "Thumbnail sprite the VTT points into" }),
+    vtt_url: z.url().nullable().openapi({ description: "WebVTT thumbnail track (#xywh cues)" }),
+    columns: z.number().int(),
+    rows: z.number().int(),
+    tile_width: z.number().int(),
+    tile_height: z.number().int(),
+  })
+  .openapi("Storyboard");
 
 const JOB_STATUS = z.enum(JOB_STATUSES);
 
@@ -94,6 +159,9 @@ export const JobSchema = z
     resolution_note: z.string().nullable(),
     notice: z.string(),
     error: JobErrorSchema.nullable(),
+    video: VideoSchema.nullable().optional(),
+    captions: CaptionsSchema.nullable().optional(),
+    storyboard: StoryboardSchema.nullable().optional(),
     created_at: dateTime,
     started_at: nullableDateTime,
     completed_at: nullableDateTime,
@@ -183,8 +251,9 @@ export const CreateJobRequestSchema = z
       .string()
       .max(MAX_URL_LENGTH)
       .openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
-    mode: z.enum(["interval", "count", "timestamps"]).optional().openapi({
-      description: "Inferred from count or timestamps when omitted",
+    mode: z.enum(EXTRACTION_MODES).optional().openapi({
+      description:
+        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change; `keyframes`: the stream's own keyframes (both take `count` as an upper bound)",
     }),
     every: z.number().min(0.1).max(3600).optional().openapi({ description: "Seconds; default 1" }),
     count: z.number().int().min(1).max(MAX_COUNT).optional(),
@@ -199,6 +268,24 @@ export const CreateJobRequestSchema = z
     max_width: z.number().int().min(64).max(MAX_WIDTH).optional(),
     output: z.enum(["urls", "zip", "both"]).optional().openapi({ description: "Default urls" }),
     webhook_url: z.string().max(MAX_URL_LENGTH).optional().openapi({ format: "uri" }),
+    sensitivity: z.number().min(0).max(1).optional().openapi({
+      description: "scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5",
+    }),
+    skip: z.array(z.enum(SKIP_REASONS)).min(1).max(3).optional().openapi({
+      description:
+        "Replace a black, blurred or repeated frame by the nearest good one (see the frame's moved_to)",
+    }),
+    storyboard: z.boolean().optional().openapi({
+      description: "Also make a contact sheet and a WebVTT thumbnail track of the frames",
+    }),
+    captions: z.boolean().optional().openapi({
+      description: "Return the video's captions (WebVTT) and the text on screen at each frame",
+    }),
+    captions_language: z
+      .string()
+      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/)
+      .optional()
+      .openapi({ description: "BCP 47 language of the captions; default the video's own" }),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
   .superRefine((body, ctx) => {
@@ -227,6 +314,18 @@ export const CreateJobRequestSchema = z
           body.start !== undefined ? "start" : "end",
         );
       }
+    }
+    if (mode === "scenes" || mode === "keyframes") {
+      if (body.every !== undefined) flag("every applies to interval mode only", "every");
+      if (body.timestamps !== undefined) {
+        flag(`${mode} mode finds its own moments; it takes no timestamps`, "timestamps");
+      }
+    }
+    if (body.sensitivity !== undefined && mode !== "scenes") {
+      flag("sensitivity applies to scenes mode only", "sensitivity");
+    }
+    if (body.captions_language !== undefined && body.captions !== true) {
+      flag("captions_language needs captions: true", "captions_language");
     }
     if (body.start !== undefined && body.end !== undefined && body.end <= body.start) {
       flag("end must be greater than start", "end");

@@ -99,6 +99,16 @@ export const jobs = sqliteTable(
     notice: text("notice").notNull().default(""),
     error: text("error", { mode: "json" }),
     attempts: integer("attempts").notNull().default(0),
+    /** The attempt the job was last dispatched as (edge/jobs/lifecycle.ts). */
+    attemptId: text("attempt_id"),
+    /** While processing: when the running attempt counts as lost unless it renews its lease. */
+    leaseExpiresAt: text("lease_expires_at"),
+    /** What the extractor learned about the source (schema/api.ts VideoSchema). */
+    video: text("video", { mode: "json" }),
+    /** The captions file: { key, language, source }, or { note } when there are none. */
+    captions: text("captions", { mode: "json" }),
+    /** The storyboard's files and grid (schema/messages.ts ResultStoryboardSchema). */
+    storyboard: text("storyboard", { mode: "json" }),
     createdAt: createdAt(),
     startedAt: text("started_at"),
     completedAt: text("completed_at"),
@@ -129,6 +139,8 @@ export const demoJobs = sqliteTable(
     height: integer("height"),
     error: text("error", { mode: "json" }),
     attempts: integer("attempts").notNull().default(0),
+    attemptId: text("attempt_id"),
+    leaseExpiresAt: text("lease_expires_at"),
     createdAt: createdAt(),
     startedAt: text("started_at"),
     completedAt: text("completed_at"),
@@ -148,6 +160,10 @@ export const frames = sqliteTable(
     status: text("status").notNull(),
     key: text("r2_key"),
     error: text("error"),
+    sceneScore: real("scene_score"),
+    movedTo: real("moved_to"),
+    movedReason: text("moved_reason"),
+    caption: text("caption"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.index] })],
 );

@@ -1,91 +1,50 @@
-// What crosses the queues and the edge ⇄ extractor boundary. Plain TypeScript types: both
-// sides are ours. The request to the extractor also has its zod schema here, which the
-// extractor parses with (it trusts nothing it did not check).
+// What crosses the queues and the edge ⇄ extractor boundary, each shape defined once as a zod
+// schema; the types are inferred from them. The edge builds requests and checks results with
+// these, the extractor checks requests with them: neither side trusts what it did not check.
 import { z } from "zod";
-import { MAX_COUNT, MAX_MEDIA_SECONDS, MAX_WIDTH } from "./api.ts";
-import type { Resolution } from "./plans.ts";
+import {
+  CAPTION_SOURCES,
+  EXTRACTION_MODES,
+  MAX_CAPTION_CHARS,
+  MAX_COUNT,
+  MAX_MEDIA_SECONDS,
+  MAX_WIDTH,
+  SKIP_REASONS,
+  VideoSchema,
+} from "./api.ts";
 import { RESOLUTIONS } from "./plans.ts";
 
-export type ExtractionMode = "interval" | "count" | "timestamps";
-export type ImageFormat = "jpg" | "png" | "webp";
-export type OutputKind = "urls" | "zip" | "both";
+export type { ExtractionMode } from "./api.ts";
 
-/** Normalised job options, after defaults and mode inference. */
-export interface JobOptions {
-  mode: ExtractionMode;
-  every?: number;
-  count?: number;
-  timestamps?: number[];
-  start?: number;
-  end?: number;
-  format: ImageFormat;
-  resolution: Resolution;
-  max_width?: number;
-  output: OutputKind;
-  webhook_url?: string;
-}
-
-/** The jobs-queue message: just enough to find the job again. */
-export interface JobMessage {
-  kind: "job" | "demo";
-  id: string;
-  /**
-   * Failed dispatches so far, when the consumer re-sends the job itself instead of retrying
-   * the message (local stack: see edge/queues/jobs.ts). Absent means none.
-   */
-  failures?: number;
-}
-
-/** The results-queue message: where the extractor's result is stored in R2. */
-export interface ResultMessage {
-  kind: "job" | "demo";
-  job_id: string;
-  result_key: string;
-}
-
-/** The webhook-queue message: one event to deliver. */
-export interface WebhookMessage {
-  event_id: string;
-  type: "job.completed" | "job.failed";
-  job_id: string;
-}
-
-/** What the edge posts to the extractor's POST /extract. */
-export interface ExtractRequest {
-  job_id: string;
-  kind: "job" | "demo";
-  /**
-   * Who holds the extractor slot: `account:<id>`, or `demo:<ip hash>` for demo jobs. The
-   * extractor caps the slots one tenant holds at once; without a tenant the job is its own.
-   */
-  tenant?: string;
-  url: string;
-  platform: string;
-  options: JobOptions;
-  /** Longest video the plan allows, seconds; demo jobs clip to this instead of failing. */
-  max_video_seconds: number;
-  /** When true, a video longer than max_video_seconds is processed only up to it (demo). */
-  clip_to_max: boolean;
-  max_frames: number;
-  /** Where the extractor sends frames and its result, with the shared secret. */
-  callback: { base_url: string; token: string };
-}
+export const JOB_KINDS = ["job", "demo"] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
+export const IMAGE_FORMATS = ["jpg", "png", "webp"] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+export const OUTPUT_KINDS = ["urls", "zip", "both"] as const;
+export type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 const seconds = z.number().min(0).max(MAX_MEDIA_SECONDS);
 
-const jobOptionsSchema = z
+/** Normalised job options, after defaults and mode inference (edge/jobs/options.ts). */
+export const JobOptionsSchema = z
   .object({
-    mode: z.enum(["interval", "count", "timestamps"]),
+    mode: z.enum(EXTRACTION_MODES),
     every: z.number().min(0.1).max(3600).optional(),
     count: z.number().int().min(1).max(MAX_COUNT).optional(),
     timestamps: z.array(seconds).min(1).max(500).optional(),
     start: seconds.optional(),
     end: z.number().gt(0).max(MAX_MEDIA_SECONDS).optional(),
-    format: z.enum(["jpg", "png", "webp"]),
+    format: z.enum(IMAGE_FORMATS),
     resolution: z.literal(RESOLUTIONS),
     max_width: z.number().int().min(64).max(MAX_WIDTH).optional(),
-    output: z.enum(["urls", "zip", "both"]),
+    output: z.enum(OUTPUT_KINDS),
     webhook_url: z.string().max(8192).optional(),
+    /** scenes mode: 0 only hard cuts … 1 every small change. */
+    sensitivity: z.number().min(0).max(1).optional(),
+    skip: z.array(z.enum(SKIP_REASONS)).max(3).optional(),
+    storyboard: z.boolean().optional(),
+    captions: z.boolean().optional(),
+    captions_language: z.string().max(35).optional(),
   })
   .refine((o) => o.mode !== "count" || o.count !== undefined, {
     message: "count mode needs count",
@@ -99,23 +58,62 @@ const jobOptionsSchema = z
     message: "end must be after start",
     path: ["end"],
   });
+export type JobOptions = z.infer<typeof JobOptionsSchema>;
+
+/** The jobs-queue message: just enough to find the job again. */
+export const JobMessageSchema = z.object({
+  kind: z.enum(JOB_KINDS),
+  id: z.string(),
+  /**
+   * Failed dispatches so far, when the consumer re-sends the job itself instead of retrying
+   * the message (local stack: see edge/queues/jobs.ts). Absent means none.
+   */
+  failures: z.number().int().min(0).optional(),
+});
+export type JobMessage = z.infer<typeof JobMessageSchema>;
+
+/** The results-queue message: where the extractor's result is stored in R2. */
+export const ResultMessageSchema = z.object({
+  kind: z.enum(JOB_KINDS),
+  job_id: z.string(),
+  result_key: z.string(),
+});
+export type ResultMessage = z.infer<typeof ResultMessageSchema>;
+
+/** The webhook-queue message: one event to deliver. */
+export const WebhookMessageSchema = z.object({
+  event_id: z.string(),
+  type: z.enum(["job.completed", "job.failed"]),
+  job_id: z.string(),
+});
+export type WebhookMessage = z.infer<typeof WebhookMessageSchema>;
 
 /**
  * POST /extract's body. The bounds are the API's (schema/api.ts), so every time a job can
  * compute stays finite through JSON, whatever reaches the extractor.
  */
-export const extractRequestSchema = z.object({
+export const ExtractRequestSchema = z.object({
   job_id: z.string().min(1).max(100),
-  kind: z.enum(["job", "demo"]),
+  kind: z.enum(JOB_KINDS),
+  /**
+   * Who holds the extractor slot: `account:<id>`, or `demo:<ip hash>` for demo jobs. The
+   * extractor caps the slots one tenant holds at once; without a tenant the job is its own.
+   */
   tenant: z.string().min(1).max(200).optional(),
   url: z.string().min(1).max(8192),
   platform: z.string().max(100),
-  options: jobOptionsSchema,
+  options: JobOptionsSchema,
+  /** Longest video the plan allows, seconds; demo jobs clip to this instead of failing. */
   max_video_seconds: z.number().positive().max(MAX_MEDIA_SECONDS),
+  /** When true, a video longer than max_video_seconds is processed only up to it (demo). */
   clip_to_max: z.boolean(),
   max_frames: z.number().int().positive().max(MAX_COUNT),
+  /** Where the extractor sends frames and its result, with the token that lets it. */
   callback: z.object({ base_url: z.url(), token: z.string().min(1).max(1000) }),
-}) satisfies z.ZodType<ExtractRequest>;
+});
+export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;
+/** The name the extractor has always imported. */
+export const extractRequestSchema = ExtractRequestSchema;
 
 /** The errors a job can end with once its video has been fetched (DESIGN.md). */
 export const EXTRACT_ERROR_NAMES = [
@@ -128,32 +126,129 @@ export const EXTRACT_ERROR_NAMES = [
 ] as const;
 export type ExtractErrorName = (typeof EXTRACT_ERROR_NAMES)[number];
 
-export interface FrameResult {
-  index: number;
-  timestamp: number;
-  status: "ok" | "error";
-  /** R2 key the frame was stored under, when ok. */
-  key: string | null;
-  /** The frame's own presentation time, seconds from the start of the source. */
-  pts: number | null;
-  error: string | null;
-}
+/** Far beyond any video, small enough to stay finite through every sum. */
+const MOST_RESULT_SECONDS = 1e9;
+const resultSeconds = z.number().min(0).max(MOST_RESULT_SECONDS);
+const pixels = z.number().int().min(0).max(65_535);
+const fileKey = z.string().max(300);
+/** The most frames a result may carry: far above every plan's limit. */
+export const MOST_RESULT_FRAMES = 100_000;
 
-export interface ExtractResult {
-  job_id: string;
-  kind: "job" | "demo";
-  /** Unique per attempt; the edge settles each job once whatever arrives twice. */
-  attempt_id: string;
-  status: "completed" | "failed";
-  duration_seconds: number | null;
-  /** Seconds of video the job processed (after range and clipping), for billing. */
-  processed_seconds: number | null;
-  width: number | null;
-  height: number | null;
-  requested_resolution: number | null;
-  delivered_resolution: number | null;
-  resolution_note: string | null;
-  frames: FrameResult[];
-  zip: { key: string; bytes: number } | null;
-  error: { name: ExtractErrorName; message: string; userMessage: string } | null;
+export const FrameResultSchema = z.object({
+  index: z.number().int().min(1).max(MOST_RESULT_FRAMES),
+  /** The requested moment, seconds from the start of the source. */
+  timestamp: resultSeconds,
+  status: z.enum(["ok", "error"]),
+  /** R2 key the frame was stored under, when ok (null when it is only in the ZIP). */
+  key: fileKey.nullable(),
+  /** The delivered frame's own presentation time, seconds from the start of the source. */
+  pts: resultSeconds.nullable(),
+  error: z.string().max(2_000).nullable(),
+  scene_score: z.number().min(0).max(1).nullable().optional(),
+  /** With skip: the moment the delivered picture was taken from instead of `timestamp`. */
+  moved_to: resultSeconds.nullable().optional(),
+  moved_reason: z.enum(SKIP_REASONS).nullable().optional(),
+  /** With captions: the cue text on screen at the delivered frame's time. */
+  caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional(),
+});
+export type FrameResult = z.infer<typeof FrameResultSchema>;
+
+export const ResultCaptionsSchema = z.object({
+  key: fileKey,
+  language: z.string().max(35).nullable(),
+  source: z.enum(CAPTION_SOURCES),
+});
+export type ResultCaptions = z.infer<typeof ResultCaptionsSchema>;
+
+export const ResultStoryboardSchema = z.object({
+  image_key: fileKey,
+  sprite_key: fileKey,
+  vtt_key: fileKey,
+  columns: z.number().int().min(1).max(100),
+  rows: z.number().int().min(1).max(10_000),
+  tile_width: pixels,
+  tile_height: pixels,
+});
+export type ResultStoryboard = z.infer<typeof ResultStoryboardSchema>;
+
+export type VideoFacts = z.infer<typeof VideoSchema>;
+
+/**
+ * What the extractor posts when a job ends. Checked in full at the edge (the refinements
+ * below, and the job-specific ones in edge/routes/internal/result.ts): every number finite
+ * (1e400 parses as Infinity), every file key under the result's own attempt.
+ */
+export const ExtractResultSchema = z
+  .object({
+    job_id: z.string().min(1).max(100),
+    kind: z.enum(JOB_KINDS),
+    /** Unique per attempt; the edge settles each job once whatever arrives twice. */
+    attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
+    status: z.enum(["completed", "failed"]),
+    duration_seconds: resultSeconds.nullable(),
+    /** Seconds of video the job processed (after range and clipping), for billing. */
+    processed_seconds: resultSeconds.nullable(),
+    width: pixels.nullable(),
+    height: pixels.nullable(),
+    requested_resolution: pixels.nullable(),
+    delivered_resolution: pixels.nullable(),
+    resolution_note: z.string().max(2_000).nullable(),
+    frames: z.array(FrameResultSchema).max(MOST_RESULT_FRAMES),
+    zip: z
+      .object({
+        key: fileKey,
+        bytes: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 40),
+      })
+      .nullable(),
+    error: z
+      .object({
+        name: z.enum(EXTRACT_ERROR_NAMES),
+        message: z.string().max(10_000),
+        userMessage: z.string().max(2_000),
+      })
+      .nullable(),
+    /** What the extractor learned about the source (free; job.video). */
+    video: VideoSchema.nullable().optional(),
+    /** The captions file, when the job asked for captions and the video has some. */
+    captions: ResultCaptionsSchema.nullable().optional(),
+    /** Why a job that asked for captions has none (a sentence for the job's notice). */
+    captions_note: z.string().max(500).nullable().optional(),
+    storyboard: ResultStoryboardSchema.nullable().optional(),
+  })
+  .refine((r) => new Set(r.frames.map((f) => f.index)).size === r.frames.length, {
+    message: "frame indexes must not repeat",
+  })
+  .refine(
+    (r) =>
+      r.frames.every((f) =>
+        f.status === "ok" ? f.key !== null || r.zip !== null : f.key === null,
+      ),
+    { message: "an ok frame has a file (its own, or the ZIP) and an error frame has none" },
+  )
+  .refine(
+    (r) => {
+      // A result may only point at files of its own attempt: a buggy or compromised extractor
+      // must not be able to hand one job's signed URLs to another job's files.
+      const prefix = `${r.kind}/${r.job_id}/${r.attempt_id}/`;
+      return resultFileKeys(r).every((k) => k.startsWith(prefix));
+    },
+    { message: "every file key must lie under the result's own {kind}/{job_id}/{attempt_id}/" },
+  );
+export type ExtractResult = z.infer<typeof ExtractResultSchema>;
+
+/** Every file key a result names: frames, ZIP, captions, storyboard. */
+export function resultFileKeys(r: {
+  frames: { key: string | null }[];
+  zip: { key: string } | null;
+  captions?: { key: string } | null;
+  storyboard?: { image_key: string; sprite_key: string; vtt_key: string } | null;
+}): string[] {
+  const keys = [...r.frames.map((f) => f.key), r.zip?.key ?? null, r.captions?.key ?? null];
+  if (r.storyboard)
+    keys.push(r.storyboard.image_key, r.storyboard.sprite_key, r.storyboard.vtt_key);
+  return keys.filter((k): k is string => k !== null);
 }

@@ -14,6 +14,8 @@ export interface NoticeFacts {
   zipped: boolean;
   resolutionNote: string | null;
   errorMessage: string | null;
+  /** Why a job that asked for captions has none. */
+  captionsNote?: string | null;
 }
 
 export function jobNotice(job: NoticeFacts): string {
@@ -33,6 +35,7 @@ export function jobNotice(job: NoticeFacts): string {
         parts.push(`Jobs over ${ZIP_ALWAYS_ABOVE_FRAMES} frames are always zipped.`);
       }
       if (job.resolutionNote) parts.push(job.resolutionNote);
+      if (job.captionsNote) parts.push(job.captionsNote);
       return parts.join(" ");
     }
   }

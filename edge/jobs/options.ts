@@ -95,3 +95,20 @@ export function mostCredits(options: JobOptions, plan: Plan): number {
     Math.min(frames ?? plan.limits.max_frames_per_job, plan.limits.max_frames_per_job),
   );
 }
+
+/**
+ * The credits a completed result costs (spec §1), never above the most the job's options can
+ * cost on its plan, whatever the result claims. A failed result costs nothing.
+ */
+export function resultCredits(
+  result: { status: string; processed_seconds: number | null; frames: { status: string }[] },
+  options: JobOptions,
+  plan: Plan,
+): number {
+  if (result.status !== "completed") return 0;
+  const okFrames = result.frames.filter((f) => f.status === "ok").length;
+  return Math.min(
+    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames),
+    mostCredits(options, plan),
+  );
+}

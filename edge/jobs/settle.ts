@@ -64,9 +64,12 @@ export async function writeSettlement(
 function insertFrames(db: D1Database, result: Settlement) {
   return db
     .prepare(
-      `INSERT OR REPLACE INTO frames (job_id, idx, timestamp, pts, status, r2_key, error)
+      `INSERT OR REPLACE INTO frames (job_id, idx, timestamp, pts, status, r2_key, error,
+         scene_score, moved_to, moved_reason, caption)
        SELECT ?1, value ->> '$.index', value ->> '$.timestamp', value ->> '$.pts',
-              value ->> '$.status', value ->> '$.key', value ->> '$.error'
+              value ->> '$.status', value ->> '$.key', value ->> '$.error',
+              value ->> '$.scene_score', value ->> '$.moved_to', value ->> '$.moved_reason',
+              value ->> '$.caption'
        FROM json_each(?2)`,
     )
     .bind(result.job_id, JSON.stringify(result.frames));
@@ -123,6 +126,7 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
     zipped: result.zip !== null,
     resolutionNote: note,
     errorMessage: result.error?.userMessage ?? null,
+    captionsNote: result.captions_note ?? null,
   });
   return db
     .prepare(
@@ -131,7 +135,7 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
          processed_seconds = ?9, credits_charged = ${CHARGED_SQL.replace("?", "?1")},
          zip_key = ?10, zip_bytes = ?11,
          requested_resolution = coalesce(?12, requested_resolution), delivered_resolution = ?13,
-         resolution_note = ?14, notice = ?15
+         resolution_note = ?14, notice = ?15, video = ?16, captions = ?17, storyboard = ?18
        WHERE id = ?1`,
     )
     .bind(
@@ -143,5 +147,15 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
       result.delivered_resolution,
       note,
       notice,
+      result.video ? JSON.stringify(result.video) : null,
+      storedCaptions(result),
+      completed && result.storyboard ? JSON.stringify(result.storyboard) : null,
     );
+}
+
+/** jobs.captions: the file when there is one, else why a job that asked has none. */
+function storedCaptions(result: Settlement): string | null {
+  if (result.status === "completed" && result.captions) return JSON.stringify(result.captions);
+  if (result.captions_note) return JSON.stringify({ note: result.captions_note });
+  return null;
 }

@@ -4,7 +4,6 @@
 // job settled and only cleans up its own files. Credits are settled by ledger entry id,
 // idempotent on its own; a job the account cannot pay for once its real cost is known ends
 // failed with InsufficientBalance, uncharged.
-import { creditsFor } from "../../schema/billing.ts";
 import type {
   ExtractErrorName,
   ExtractResult,
@@ -13,8 +12,8 @@ import type {
   ResultMessage,
   WebhookMessage,
 } from "../../schema/messages.ts";
-import { isPlanName, PLANS, type Plan } from "../../schema/plans.ts";
-import { mostCredits } from "../jobs/options.ts";
+import { isPlanName, PLANS } from "../../schema/plans.ts";
+import { resultCredits } from "../jobs/options.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
 
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
@@ -133,7 +132,7 @@ export async function settleResult(env: Env, reported: Settlement) {
     options: row.options ? (JSON.parse(row.options) as JobOptions) : null,
     plan,
   };
-  const cost = job.accountId && job.options ? costOf(result, job.options, plan) : 0;
+  const cost = job.accountId && job.options ? resultCredits(result, job.options, plan) : 0;
   let final = result;
   let outcome = await writeSettlement(env, job, result, cost);
   if (outcome === "unaffordable") {
@@ -155,19 +154,6 @@ function withUserMessage(result: Settlement): Settlement {
   const name = result.error.name;
   const userMessage = name in USER_MESSAGES ? USER_MESSAGES[name as ExtractErrorName] : "";
   return { ...result, error: { ...result.error, userMessage: userMessage || "The job failed." } };
-}
-
-/**
- * The credits a completed result costs (spec §1), never above the most the job's options can
- * cost on its plan, whatever the result claims.
- */
-function costOf(result: Settlement, options: JobOptions, plan: Plan): number {
-  if (result.status !== "completed") return 0;
-  const okFrames = result.frames.filter((f) => f.status === "ok").length;
-  return Math.min(
-    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames),
-    mostCredits(options, plan),
-  );
 }
 
 /** The same job, ended failed and uncharged because the account could not cover `cost`. */

@@ -137,6 +137,9 @@ export interface components {
       resolution_note: string | null;
       notice: string;
       error: components["schemas"]["JobError"];
+      video?: components["schemas"]["Video"];
+      captions?: components["schemas"]["Captions"];
+      storyboard?: components["schemas"]["Storyboard"];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -161,12 +164,73 @@ export interface components {
       error: string | null;
       /** @description Presentation time of the decoded frame shown at `timestamp`, in seconds */
       pts?: number | null;
+      /** @description scenes mode: how strongly the picture changed at this cut, 0 to 1 */
+      scene_score?: number | null;
+      /** @description With `skip`: the moment the delivered frame was taken from, when the frame at `timestamp` was skipped */
+      moved_to?: number | null;
+      /**
+       * @description With `skip`: why the frame at `timestamp` was skipped (moved_to is null when no good frame lay within the window)
+       * @enum {string|null}
+       */
+      moved_reason?: "black" | "blurry" | "duplicate" | null;
+      /** @description With `captions`: the caption text on screen at the delivered frame's time */
+      caption?: string | null;
     };
     JobError: {
       /** @example PrivateContent */
       name: string;
       message: string;
       userMessage: string;
+    } | null;
+    Video: {
+      duration_seconds: number | null;
+      /** @description As displayed (after rotation) */
+      width: number | null;
+      /** @description As displayed (after rotation) */
+      height: number | null;
+      frame_rate: number | null;
+      codec: string | null;
+      rotation: number;
+      has_audio: boolean;
+      /** @description Platform links */
+      title?: string | null;
+      uploader?: string | null;
+      channel?: string | null;
+      /** @example 2024-05-01 */
+      upload_date?: string | null;
+      view_count?: number | null;
+      page_url?: string | null;
+    } | null;
+    Captions: {
+      /**
+       * Format: uri
+       * @description WebVTT file, signed like the frames
+       */
+      url: string | null;
+      language: string | null;
+      /** @enum {string} */
+      source: "uploader" | "automatic" | "embedded";
+    } | null;
+    Storyboard: {
+      /**
+       * Format: uri
+       * @description Contact sheet: the frames in a grid
+       */
+      image_url: string | null;
+      /**
+       * Format: uri
+       * @description Thumbnail sprite the VTT points into
+       */
+      sprite_url: string | null;
+      /**
+       * Format: uri
+       * @description WebVTT thumbnail track (#xywh cues)
+       */
+      vtt_url: string | null;
+      columns: number;
+      rows: number;
+      tile_width: number;
+      tile_height: number;
     } | null;
     Error: {
       /** @example BadRequest */
@@ -209,10 +273,10 @@ export interface components {
        */
       url: string;
       /**
-       * @description Inferred from count or timestamps when omitted
+       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change; `keyframes`: the stream's own keyframes (both take `count` as an upper bound)
        * @enum {string}
        */
-      mode?: "interval" | "count" | "timestamps";
+      mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes";
       /** @description Seconds; default 1 */
       every?: number;
       count?: number;
@@ -237,6 +301,16 @@ export interface components {
       output?: "urls" | "zip" | "both";
       /** Format: uri */
       webhook_url?: string;
+      /** @description scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5 */
+      sensitivity?: number;
+      /** @description Replace a black, blurred or repeated frame by the nearest good one (see the frame's moved_to) */
+      skip?: ("black" | "blurry" | "duplicate")[];
+      /** @description Also make a contact sheet and a WebVTT thumbnail track of the frames */
+      storyboard?: boolean;
+      /** @description Return the video's captions (WebVTT) and the text on screen at each frame */
+      captions?: boolean;
+      /** @description BCP 47 language of the captions; default the video's own */
+      captions_language?: string;
       wait?: boolean;
     };
     JobList: {
