@@ -1,18 +1,18 @@
 // One extraction job, start to finish: probe, plan the times, choose dense or sparse decoding,
 // decode once, encode each picture, store it (and stream the ZIP), and say what happened.
 // Any failure ends as a JobError; nothing here throws out of extractFrames.
-import type { PlannedFrame } from "../schema/frame-plan.ts";
 import { planFrames } from "../schema/frame-plan.ts";
 import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.ts";
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import { attachCaptions } from "./context/captions.ts";
 import { describeVideo } from "./context/video.ts";
-import type { DecodeContext, DecodedFrame } from "./decode.ts";
-import { DecodeRun, decodeGroup, FrameBufferPool } from "./decode.ts";
+import type { DecodeContext } from "./decode.ts";
+import { FrameBufferPool } from "./decode.ts";
+import { decodeAll } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { MediaProbe, VideoProbe } from "./ffmpeg/probe.ts";
-import { probeKeyframesBefore, probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
+import { probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
 import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
@@ -20,12 +20,6 @@ import type { FrameSink } from "./output/frame-sink.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import type { SourceHandle } from "./source-input.ts";
-import {
-  decodeCostModel,
-  minimumSkipSeconds,
-  planDecodeGroups,
-  seekCandidates,
-} from "./strategy.ts";
 
 export interface ExtractionJob {
   /** A local file path or the loopback relay's http://127.0.0.1 URL (see ffmpeg/args.ts). */
@@ -53,9 +47,6 @@ export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt
 
 /** The service passes its configured deadline (extractor/config.ts); this is for the CLI. */
 export const DEFAULT_DEADLINE_SECONDS = 900;
-
-// Past this many seek points, asking where every keyframe is costs more than it can save.
-const MAX_KEYFRAME_QUERIES = 1000;
 
 export async function extractFrames(
   job: ExtractionJob,
@@ -296,76 +287,6 @@ function pictureSteps(video: VideoProbe, size: OutputSize): PictureSteps {
     // Untagged HD video is BT.709 in practice; ffmpeg would otherwise assume BT.601.
     fallbackMatrix: video.colorMatrix ? null : video.height >= 720 ? "bt709" : "bt601",
   };
-}
-
-/**
- * Decodes every group in order. The next groups' ffmpeg runs start while the current one is
- * read: a short sparse run is mostly process start-up and seeking, which overlap well; the
- * waiting run holds at most a frame in its pipe. One ahead keeps two cores busy (measured: more
- * runs at once only contend).
- */
-async function decodeAll(
-  context: DecodeContext,
-  wanted: PlannedFrame[],
-  writer: FrameWriter,
-  { strategy, runsAhead }: RunSettings,
-): Promise<void> {
-  const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
-  const framesAt = new Map<number, PlannedFrame[]>();
-  for (const frame of wanted) {
-    framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
-  }
-  const groups = await chooseGroups(context, times, strategy);
-  log("debug", "decode plan", { times: times.length, groups: groups.length });
-  // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
-  const { width, height } = context.video;
-  const ahead = runsAhead ?? (width * height > 2560 * 1440 ? 0 : 1);
-  const started: DecodeRun[] = [];
-  let nextGroup = 0;
-  try {
-    for (;;) {
-      while (nextGroup < groups.length && started.length <= ahead) {
-        started.push(new DecodeRun(context, groups[nextGroup++]));
-      }
-      const run = started[0];
-      if (!run) break;
-      await writer.writeAll(decodeGroup(context, run), (frame: DecodedFrame) => {
-        return framesAt.get(run.group.times[frame.slot]) ?? [];
-      });
-      started.shift();
-      log("debug", "decode group done", {
-        seek: run.group.seekSeconds,
-        frames: run.group.times.length,
-      });
-    }
-  } finally {
-    for (const run of started) run.cancel();
-  }
-}
-
-async function chooseGroups(
-  context: DecodeContext,
-  times: number[],
-  strategy: RunSettings["strategy"],
-) {
-  if (strategy === "dense") return [{ seekSeconds: null, times }];
-  const minimumSkip =
-    strategy === "sparse" ? 0 : minimumSkipSeconds(decodeCostModel(context.video));
-  const candidates = seekCandidates(times, minimumSkip);
-  const keyframes = new Map<number, number | null>();
-  if (candidates.length > 0 && candidates.length <= MAX_KEYFRAME_QUERIES) {
-    const start = context.video.startTime;
-    const found = await probeKeyframesBefore(
-      context.input,
-      context.video,
-      candidates.map((i) => start + times[i]),
-      context.signal,
-    );
-    candidates.forEach((i, n) => {
-      keyframes.set(i, found[n] === null ? null : found[n] - start);
-    });
-  }
-  return planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip);
 }
 
 function round3(x: number): number {
