@@ -1,13 +1,20 @@
 // `npm start`: the whole stack in one command. Ctrl-C stops it; its state (D1, R2, queues)
 // stays in .wrangler/state for the next start. An extractor that dies is started again by
 // the stack itself (scripts/lib/stack.mjs), as the container platform does in production;
-// only the edge ending stops everything.
+// only the edge ending stops everything. Before that: ffmpeg/ffprobe (installed from Debian's
+// packages when we are root, else one line naming the command) and a current yt-dlp
+// (scripts/lib/ytdlp.mjs; without a network the stack starts with the one it has).
+import { ensureMediaTools } from "./lib/media-tools.mjs";
 import { startStack } from "./lib/stack.mjs";
+import { chooseYtDlp } from "./lib/ytdlp.mjs";
 
 try {
-  const stack = await startStack();
+  ensureMediaTools();
+  const ytdlp = await chooseYtDlp();
+  const stack = await startStack(ytdlp.path ? { STILLS_YTDLP: ytdlp.path } : {});
   console.log(
-    `\nStills API listening on ${stack.apiUrl}  (docs: ${stack.baseUrl}/docs, extractor: ${stack.extractorUrl})`,
+    `\nStills API listening on ${stack.apiUrl}  (docs: ${stack.baseUrl}/docs, extractor: ${stack.extractorUrl}` +
+      `${ytdlp.path ? `, yt-dlp ${ytdlp.version}: ${ytdlp.path}` : ""})`,
   );
   const shutdown = async () => {
     await stack.stop();

@@ -24,8 +24,15 @@ export interface Stack {
 }
 
 export interface StackSettings {
-  [variable: string]: string | boolean | ((line: string) => void) | undefined;
+  [variable: string]:
+    | string
+    | boolean
+    | ((line: string) => void)
+    | ((side: "edge" | "extractor", line: string) => void)
+    | undefined;
   quiet?: boolean;
+  /** Every line both children write (stdout and stderr), the edge's info lines included. */
+  onOutput?: (side: "edge" | "extractor", line: string) => void;
   /** Where the stack's own lines go (restarts); console.error unless quiet. */
   log?: (line: string) => void;
   /** Run the edge from a copy of its sources, so edits in the tree do not restart it. */

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
+import { ensureMediaTools } from "./media-tools.mjs";
 
 export const ROOT = resolve(import.meta.dirname, "../..");
 // wrangler runs on this process's Node (22), whatever `node` the PATH finds first.
@@ -99,20 +100,12 @@ export function applyMigrations(stateDir) {
   if (run.status !== 0) throw new Error(`D1 migrations failed:\n${run.stdout}\n${run.stderr}`);
 }
 
-function requireTools() {
-  const missing = ["ffmpeg", "ffprobe"].filter(
-    (tool) => spawnSync(tool, ["-version"]).status !== 0,
-  );
-  if (missing.length > 0) {
-    throw new Error(
-      `${missing.join(" and ")} not found. Install them first: apt-get install -y ffmpeg`,
-    );
-  }
-  if (spawnSync("yt-dlp", ["--version"]).status !== 0) {
-    console.warn(
-      "yt-dlp not found: platform links (YouTube, TikTok, …) will fail. apt-get install -y yt-dlp",
-    );
-  }
+/**
+ * Test stacks only check the media tools (scripts/start.mjs installs them when it may). Which
+ * yt-dlp the extractor runs is the caller's choice (STILLS_YTDLP; scripts/lib/ytdlp.mjs).
+ */
+function requireTools(env) {
+  ensureMediaTools({ env, install: false });
 }
 
 async function waitForHttp(url, child, timeoutMs) {
@@ -142,6 +135,22 @@ function keepTail(child, lines = 200) {
     if (tail.length > lines) tail.splice(0, tail.length - lines);
   });
   return () => [...tail, ...(partial ? [partial] : [])].join("\n");
+}
+
+/** Hands every line a child writes on `stream` to `onLine` (the `onOutput` setting). */
+function forwardLines(stream, onLine) {
+  if (!stream) return;
+  let partial = "";
+  stream.setEncoding("utf8");
+  stream.on("data", (chunk) => {
+    const parts = (partial + chunk).split("\n");
+    partial = parts.pop() ?? "";
+    for (const line of parts) onLine(line);
+  });
+  stream.on("end", () => {
+    if (partial) onLine(partial);
+    partial = "";
+  });
 }
 
 /**
@@ -237,15 +246,17 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
 /**
  * Starts the edge and the extractor. Settings come from `settings` or the environment:
  * PORT, EXTRACTOR_PORT, STILLS_ALLOW_PRIVATE_NETWORK, STILLS_DEMO_DAILY_LIMIT, any EXTRACTOR_*
- * variable (extractor/config.ts), `quiet` (children's output kept, not printed), `log`
- * (where the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge
- * from a copy of its sources, so edits in the tree do not restart it: tests).
+ * variable (extractor/config.ts), STILLS_YTDLP (which yt-dlp the extractor runs), `quiet`
+ * (children's output kept, not printed), `onOutput` (every line both children write, as
+ * (side, line), with the edge's info lines included: the one-grep trace test), `log` (where
+ * the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge from a
+ * copy of its sources, so edits in the tree do not restart it: tests).
  */
 export async function startStack(settings = {}) {
-  requireTools();
-  const { quiet = false, log: logOption, snapshot = false, ...variables } = settings;
+  const { quiet = false, log: logOption, snapshot = false, onOutput, ...variables } = settings;
   const log = logOption ?? (quiet ? () => {} : (line) => console.error(line));
   const env = { ...process.env, ...variables };
+  requireTools(env);
   const stateDir = resolve(ROOT, env.STILLS_STATE_DIR ?? ".wrangler/state");
   const port = Number(env.PORT ?? 8787);
   const extractorPort = Number(env.EXTRACTOR_PORT ?? (await freePort()));
@@ -268,7 +279,18 @@ export async function startStack(settings = {}) {
     // The local queue delivers one batch at a time: see edge/queues/jobs.ts.
     EXTRACTOR_DISPATCH: "detached",
   };
-  const stdio = quiet ? ["ignore", "ignore", "pipe"] : ["ignore", "inherit", "inherit"];
+  const stdio = onOutput
+    ? ["ignore", "pipe", "pipe"]
+    : quiet
+      ? ["ignore", "ignore", "pipe"]
+      : ["ignore", "inherit", "inherit"];
+  const captured = (side, child) => {
+    if (onOutput) {
+      forwardLines(child.stdout, (line) => onOutput(side, line));
+      forwardLines(child.stderr, (line) => onOutput(side, line));
+    }
+    return child;
+  };
 
   // The extractor gets its secret in its environment (never its command line), which only
   // this user can read (/proc/<pid>/environ); its media tools run without it.
@@ -281,11 +303,14 @@ export async function startStack(settings = {}) {
   };
   const extractor = superviseExtractor({
     spawnChild: () =>
-      spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
-        cwd: ROOT,
-        env: extractorEnv,
-        stdio,
-      }),
+      captured(
+        "extractor",
+        spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
+          cwd: ROOT,
+          env: extractorEnv,
+          stdio,
+        }),
+      ),
     healthUrl: `${extractorUrl}/healthz`,
     log,
   });
@@ -306,7 +331,7 @@ export async function startStack(settings = {}) {
       stateDir,
       "--show-interactive-dev-session=false",
       "--log-level",
-      quiet ? "error" : "info",
+      quiet && !onOutput ? "error" : "info",
       "--env-file",
       secretsFile,
       // Lets the consumer return while waitUntil holds the extractor call (local only).
@@ -321,6 +346,7 @@ export async function startStack(settings = {}) {
       detached: true,
     },
   );
+  captured("edge", edge);
   const edgeTail = keepTail(edge);
   const exited = (child) => child.exitCode !== null || child.signalCode !== null;
   const waitExit = (child) => exited(child) || new Promise((r) => child.once("exit", r));
