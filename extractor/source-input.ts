@@ -4,6 +4,7 @@
 // can put their own opener in its place.
 import type { ExtractRequest } from "../schema/messages.ts";
 import type { ExtractorConfig } from "./config.ts";
+import type { PlatformInfo } from "./sources/ytdlp.ts";
 
 export interface SourceHandle {
   /** A local file path or http://127.0.0.1:PORT/… of the loopback relay. */
@@ -14,8 +15,11 @@ export interface SourceHandle {
   resolutionNote?: string | null;
   /** Why serving the media failed, if it did (explains an ffmpeg failure). */
   failure?(): unknown;
-  /** What the platform says about the video (yt-dlp's info), for job.video; issue #15. */
-  info?: Record<string, unknown> | null;
+  /** What the platform says about the video (yt-dlp's info), for job.video and captions. */
+  info?: PlatformInfo | null;
+  /** Fetches a file the platform named (a caption track) through the source's egress checks
+   * and byte budget; absent where the opener cannot (tests' own openers). */
+  fetchSmallFile?(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
 }
 
 export type OpenSource = (

@@ -1,9 +1,22 @@
-// captions: true — the platform's or the file's own captions as WebVTT, and on each delivered
-// frame the cue on screen at its time (issue #15 fills this in). A broken subtitle file fails
-// only the captions, never the frames.
+// captions: true — the platform's or the file's own captions as a WebVTT file we write, and on
+// each delivered frame the cue on screen at its pts. No speech recognition: a video without
+// captions says so. A broken or hostile subtitle file fails only the captions, never the frames.
 import type { FrameResult, JobOptions, ResultCaptions } from "../../schema/messages.ts";
 import type { MediaProbe } from "../ffmpeg/probe.ts";
+import { log } from "../log.ts";
 import type { SourceHandle } from "../source-input.ts";
+import type { Cue } from "./cues.ts";
+import {
+  CaptionsError,
+  captionAt,
+  decodeSubtitleBytes,
+  MAX_SUBTITLE_BYTES,
+  parseCues,
+  writeWebVtt,
+} from "./cues.ts";
+import { chooseEmbeddedTrack, readEmbeddedTrack } from "./embedded.ts";
+import { normalizeLanguage } from "./languages.ts";
+import { choosePlatformTrack } from "./platform.ts";
 
 export interface CaptionsContext {
   input: string;
@@ -21,10 +34,68 @@ export interface CaptionsOutcome {
   note: string | null;
 }
 
+export const CAPTIONS_FILE_NAME = "captions.vtt";
+
+export const NO_CAPTIONS_NOTE =
+  "This video has no captions, so none were returned; captions were not charged.";
+
+/** Cues past this are junk (a time in the year 3000) when the video's length is unknown. */
+const UNKNOWN_LENGTH_LIMIT_SECONDS = 100 * 3600;
+
+interface FoundCaptions {
+  cues: Cue[];
+  language: string | null;
+  source: ResultCaptions["source"];
+}
+
 /** Finds, stores and attaches the captions; sets `caption` on the delivered frames. */
 export async function attachCaptions(
-  _context: CaptionsContext,
-  _frames: FrameResult[],
+  context: CaptionsContext,
+  frames: FrameResult[],
 ): Promise<CaptionsOutcome> {
-  return { captions: null, note: "This video has no captions, so none were returned." };
+  let found: FoundCaptions | null;
+  try {
+    found = await findCaptions(context);
+  } catch (error) {
+    if (context.signal.aborted) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    log("warn", "captions failed", { reason });
+    return {
+      captions: null,
+      note: `This video's captions could not be read (${reason.slice(0, 200)}), so none were returned; the frames are complete and captions were not charged.`,
+    };
+  }
+  if (!found) return { captions: null, note: NO_CAPTIONS_NOTE };
+  for (const frame of frames) {
+    frame.caption =
+      frame.status === "ok" && frame.pts !== null ? captionAt(found.cues, frame.pts) : null;
+  }
+  const file = new TextEncoder().encode(writeWebVtt(found.cues, found.language));
+  const key = await context.store(CAPTIONS_FILE_NAME, file, "text/vtt; charset=utf-8");
+  return { captions: { key, language: found.language, source: found.source }, note: null };
+}
+
+async function findCaptions(context: CaptionsContext): Promise<FoundCaptions | null> {
+  const wanted = context.options.captions_language ?? null;
+  const video = context.probe.video;
+  const lastSecond = video?.durationSeconds ?? UNKNOWN_LENGTH_LIMIT_SECONDS;
+  const info = context.source?.info;
+  const fetchFile = context.source?.fetchSmallFile?.bind(context.source);
+  if (info && fetchFile) {
+    const track = choosePlatformTrack(info, wanted);
+    if (track) {
+      const bytes = await fetchFile(track.file.url, MAX_SUBTITLE_BYTES, context.signal);
+      // The platform's times are on the player's clock, which starts at the first frame.
+      const cues = parseCues(decodeSubtitleBytes(bytes), 0, lastSecond);
+      if (cues.length === 0) throw new CaptionsError("the platform's caption file has no cues");
+      return { cues, language: track.language, source: track.source };
+    }
+  }
+  const track = chooseEmbeddedTrack(context.probe.subtitles ?? [], wanted);
+  if (!track) return null;
+  const text = await readEmbeddedTrack(context.input, track, context.signal);
+  // ffmpeg wrote absolute times (-copyts); frames are timed from the video's first frame.
+  const cues = parseCues(text, video?.startTime ?? 0, lastSecond);
+  if (cues.length === 0) throw new CaptionsError("the file's subtitle track has no cues");
+  return { cues, language: normalizeLanguage(track.language), source: "embedded" };
 }

@@ -36,6 +36,21 @@ export interface MediaProbe {
   /** The first video stream that is a moving picture (cover art is not), or null. */
   video: VideoProbe | null;
   hasAudio: boolean;
+  /** Every subtitle track, in file order (absent where a probe was built by hand). */
+  subtitles?: SubtitleProbe[];
+}
+
+export interface SubtitleProbe {
+  /** Absolute index of the stream in the file. */
+  streamIndex: number;
+  /** Position among the subtitle streams: what `-map 0:s:N` takes. */
+  subtitleIndex: number;
+  codec: string;
+  /** The container's language tag as written (MP4 and Matroska use ISO 639-2, "eng"). */
+  language: string | null;
+  isDefault: boolean;
+  /** A subtitle track someone chose to show always (signs, foreign parts); not dialogue. */
+  isForced: boolean;
 }
 
 interface FfprobeStream {
@@ -84,6 +99,16 @@ export function parseProbe(raw: FfprobeOutput): MediaProbe {
     formatName: format.format_name ?? "unknown",
     video: videoStream ? parseVideo(videoStream, format) : null,
     hasAudio: streams.some((s) => s.codec_type === "audio"),
+    subtitles: streams
+      .filter((s) => s.codec_type === "subtitle")
+      .map((s, subtitleIndex) => ({
+        streamIndex: s.index,
+        subtitleIndex,
+        codec: s.codec_name ?? "unknown",
+        language: known(s.tags?.language?.trim()) ?? null,
+        isDefault: s.disposition?.default === 1,
+        isForced: s.disposition?.forced === 1,
+      })),
   };
 }
 

@@ -20,8 +20,8 @@ import { checkHop, defaultPolicy } from "./policy.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
 import { startRelay } from "./relay.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
-import { ByteBudget, createAgents } from "./safe-fetch.ts";
-import type { ResolvedMedia } from "./ytdlp.ts";
+import { ByteBudget, createAgents, readBody, safeFetch } from "./safe-fetch.ts";
+import type { PlatformInfo, ResolvedMedia } from "./ytdlp.ts";
 import { resolveWithYtDlp } from "./ytdlp.ts";
 
 export { SourceError } from "./errors.ts";
@@ -30,6 +30,7 @@ export type { AddressPolicy } from "./policy.ts";
 export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
 export type { FetchedResponse, FetchOptions } from "./safe-fetch.ts";
 export { ByteBudget, createAgents, MAX_REDIRECTS, readBody, safeFetch } from "./safe-fetch.ts";
+export type { PlatformInfo, SubtitleFile } from "./ytdlp.ts";
 
 export interface OpenSourceOptions {
   /** Requested short side; platform sources pick the largest version not above it. */
@@ -59,6 +60,13 @@ export interface OpenedSource {
   contentLength: number | null;
   /** Why serving failed, if it did: explains an ffmpeg failure as the spec's error. */
   failure(): SourceError | null;
+  /** yt-dlp's info for platform links (and pages around a video); null for direct files. */
+  info: PlatformInfo | null;
+  /**
+   * A small file the platform named (a caption track), fetched like the media: the same
+   * address checks, the same byte budget, the source's deadline; at most maxBytes.
+   */
+  fetchSmallFile(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
 }
 
 const DRIVE_CONFIRMATIONS = 2;
@@ -101,6 +109,7 @@ export async function openSource(
   try {
     checkHop(url, policy);
     let resolutionNote: string | null = null;
+    let info: PlatformInfo | null = null;
     let opened: Opened;
     if (platform === "direct") {
       opened = await openMedia(url, fetchOptions);
@@ -110,6 +119,7 @@ export async function openSource(
           ytDlpOptions(options, policy, signal),
         );
         resolutionNote = resolved.resolutionNote;
+        info = resolved.info;
         opened = await openResolved(resolved, fetchOptions);
       }
     } else if (platform === "google_drive") {
@@ -117,6 +127,7 @@ export async function openSource(
     } else {
       const resolved = await resolveWithYtDlp(url, ytDlpOptions(options, policy, signal));
       resolutionNote = resolved.resolutionNote;
+      info = resolved.info;
       opened = await openResolved(resolved, fetchOptions);
     }
     if (opened.kind === "page")
@@ -132,6 +143,12 @@ export async function openSource(
       contentLength: opened.contentLength,
       bytesRead: () => budget.read,
       failure: () => relay.failure() ?? lifetimeFailure(),
+      info,
+      fetchSmallFile: (fileUrl, maxBytes, callerSignal) =>
+        fetchSmallFile(fileUrl, maxBytes, {
+          ...fetchOptions,
+          signal: callerSignal ? AbortSignal.any([signal, callerSignal]) : signal,
+        }),
       async close() {
         release();
         await relay.close();
@@ -143,6 +160,26 @@ export async function openSource(
     release();
     await media?.close();
     throw asSourceError(cause, "opening the source");
+  }
+}
+
+async function fetchSmallFile(
+  url: string,
+  maxBytes: number,
+  fetchOptions: FetchOptions,
+): Promise<Uint8Array> {
+  try {
+    const response = await safeFetch(url, { ...fetchOptions, maxRedirects: 3 });
+    if (response.status !== 200) {
+      response.body.destroy();
+      throw downloadFailed(`${response.url.host} answered ${response.status}`);
+    }
+    return await readBody(response.body, maxBytes);
+  } catch (error) {
+    throw asSourceError(
+      fetchOptions.signal?.aborted ? fetchOptions.signal.reason : error,
+      "fetching a caption file",
+    );
   }
 }
 

@@ -20,6 +20,69 @@ export interface ResolvedMedia {
   formatId: string | null;
   width: number | null;
   height: number | null;
+  /** What the platform says about the video, from the same JSON (no second request). */
+  info: PlatformInfo;
+}
+
+/** One file a platform offers for a caption track (yt-dlp's subtitles entries). */
+export interface SubtitleFile {
+  ext: string;
+  url: string;
+}
+
+/** The part of yt-dlp's info that job.video and captions use; the rest is dropped at once. */
+export interface PlatformInfo {
+  title: string | null;
+  uploader: string | null;
+  channel: string | null;
+  /** As yt-dlp writes it: YYYYMMDD. */
+  upload_date: string | null;
+  view_count: number | null;
+  webpage_url: string | null;
+  /** The video's own language, when the platform says. */
+  language: string | null;
+  /** The uploader's own tracks by language tag. */
+  subtitles: Record<string, SubtitleFile[]>;
+  /** The platform's speech-recognised tracks (and their machine translations). */
+  automatic_captions: Record<string, SubtitleFile[]>;
+}
+
+const MAX_TRACK_LANGUAGES = 300;
+const MAX_FILES_PER_TRACK = 20;
+
+/** The fields we use, type-checked: yt-dlp relays what a page said, so any field may be junk. */
+export function platformInfo(raw: Record<string, unknown>): PlatformInfo {
+  const text = (value: unknown) => (typeof value === "string" ? value : null);
+  const count = raw.view_count;
+  return {
+    title: text(raw.title) ?? text(raw.fulltitle),
+    uploader: text(raw.uploader),
+    channel: text(raw.channel),
+    upload_date: text(raw.upload_date),
+    view_count:
+      typeof count === "number" && Number.isSafeInteger(count) && count >= 0 ? count : null,
+    webpage_url: text(raw.webpage_url),
+    language: text(raw.language),
+    subtitles: subtitleTracks(raw.subtitles),
+    automatic_captions: subtitleTracks(raw.automatic_captions),
+  };
+}
+
+function subtitleTracks(value: unknown): Record<string, SubtitleFile[]> {
+  const tracks: Record<string, SubtitleFile[]> = {};
+  if (!value || typeof value !== "object" || Array.isArray(value)) return tracks;
+  for (const [language, files] of Object.entries(value).slice(0, MAX_TRACK_LANGUAGES)) {
+    if (!Array.isArray(files)) continue;
+    const usable = files
+      .filter(
+        (f): f is SubtitleFile =>
+          typeof f?.url === "string" && typeof f?.ext === "string" && /^https?:/i.test(f.url),
+      )
+      .slice(0, MAX_FILES_PER_TRACK)
+      .map((f) => ({ ext: f.ext, url: f.url }));
+    if (usable.length > 0) tracks[language] = usable;
+  }
+  return tracks;
 }
 
 export interface YtDlpOptions {
@@ -50,6 +113,7 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
     } catch {
       throw downloadFailed("yt-dlp printed something that is not JSON");
     }
+    if (!info || typeof info !== "object") throw downloadFailed("yt-dlp printed no info object");
     const formats = info.formats && info.formats.length > 0 ? info.formats : [info];
     const choice = chooseFormat(formats, options.resolution);
     if (choice === "no-video") throw noVideoFound(`yt-dlp found no video stream at ${url}`);
@@ -65,6 +129,7 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
       formatId: format.format_id ?? null,
       width: format.width ?? null,
       height: format.height ?? null,
+      info: platformInfo(info as Record<string, unknown>),
     };
   } finally {
     await proxy.close();
