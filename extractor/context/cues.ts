@@ -143,7 +143,7 @@ export function writeWebVtt(cues: Cue[], language: string | null): string {
         .replace(/</g, "&lt;")
         .replace(/>/g, "&gt;")}`,
   );
-  return `${[header, ...blocks].join("\n")}\n`;
+  return `${[header.trimEnd(), ...blocks].join("\n\n")}\n`;
 }
 
 function vttTime(seconds: number): string {
