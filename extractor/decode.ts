@@ -65,6 +65,9 @@ export class FrameBufferPool {
 const SHOWINFO_FRAME = /^\[Parsed_showinfo_0 @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const SHOWINFO_LINE = /^\[Parsed_showinfo_0 @/;
 const ERROR_LINE = /\[(error|fatal|panic)\]/;
+// The end of one of the relay's parts, after which ffmpeg asks for the next (sources/relay.ts):
+// not damage in the file. A real failure to go on shows up as its own error.
+const PART_END_LINE = /^\[http @ [^\]]+\] \[error\] Stream ends prematurely/;
 
 // A run that seeks and decodes only a few seconds is mostly start-up: one decoder thread does
 // it with the least CPU, and the next run decodes on the other core meanwhile (measured).
@@ -116,7 +119,7 @@ export class DecodeRun {
           this.timeline.observeFrame(pts);
           return true;
         }
-        if (ERROR_LINE.test(line)) this.sawErrors = true;
+        if (ERROR_LINE.test(line) && !PART_END_LINE.test(line)) this.sawErrors = true;
         return SHOWINFO_LINE.test(line);
       },
     });

@@ -10,6 +10,9 @@
 import type { SlotTimes } from "../slots.ts";
 import { slotsBeforeExpression } from "../slots.ts";
 
+/** The relay's opt-in for answering in parts (sources/relay.ts). */
+export const RELAY_PARTS_HEADER = "x-stills-reads-parts";
+
 /** Demuxers a job may use: MP4/MOV family and Matroska/WebM. No HLS, concat or image2. */
 export const ALLOWED_DEMUXERS = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm";
 
@@ -32,6 +35,16 @@ export function safeInputArgs(input: string): string[] {
       throw new Error(`ffmpeg only reads local files or the loopback relay, not ${url.origin}`);
     }
     return [
+      // Told so, the relay answers a request for the rest of the file with a part
+      // (sources/relay.ts): at a part's end ffmpeg asks again from there, at once. A second
+      // failure in a row would wait a second before the next try; the delay cap makes it an
+      // error instead.
+      "-headers",
+      `${RELAY_PARTS_HEADER}: 1\r\n`,
+      "-reconnect",
+      "1",
+      "-reconnect_delay_max",
+      "0",
       "-protocol_whitelist",
       "http,tcp",
       "-format_whitelist",
