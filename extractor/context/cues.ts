@@ -55,7 +55,11 @@ export function parseCues(text: string, offset = 0, lastSecond = Number.POSITIVE
     if (parsed > MAX_CUES) throw new CaptionsError(`the subtitle file has over ${MAX_CUES} cues`);
     const body: string[] = [];
     let charsRead = 0;
-    for (i += 1; i < lines.length && lines[i].trim() !== ""; i += 1) {
+    for (i += 1; i < lines.length; i += 1) {
+      // A blank line ends the cue; YouTube's automatic captions open each cue with a line of
+      // one space, which is not an end while nothing has been read yet.
+      if (lines[i].trim() === "" && (lines[i] === "" || body.length > 0)) break;
+      if (lines[i].trim() === "") continue;
       // A giant cue is read only as far as a caption can show.
       if (charsRead <= MAX_CAPTION_CHARS * 4) body.push(lines[i]);
       charsRead += lines[i].length;
