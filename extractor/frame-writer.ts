@@ -1,5 +1,9 @@
 // Encodes each delivered picture once and stores it under every frame index that asked for
-// that moment, as a file and (when zipped) a ZIP entry, filling in the frame results.
+// that moment, as a file and (when zipped) a ZIP entry, filling in the frame results. With
+// `skip`, decoded candidates go through the SkipPicker first and only its choices are encoded;
+// with `storyboard`, a small tile of each delivered picture is kept for the contact sheet.
+
+import type { SkipReason } from "../schema/api.ts";
 import type { PlannedFrame } from "../schema/frame-plan.ts";
 import type { FrameResult, JobOptions } from "../schema/messages.ts";
 import type { DecodedFrame } from "./decode.ts";
@@ -7,7 +11,20 @@ import { CONTENT_TYPES, encodePicture } from "./encode.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
+import type { SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
+import type { Tile } from "./storyboard/contact-sheet.ts";
+import { makeTile } from "./storyboard/contact-sheet.ts";
+
+/** One picture to deliver, and for which frames of the job. */
+interface Delivery {
+  pixels: Buffer;
+  pts: number | null;
+  planned: PlannedFrame[];
+  release: () => void;
+  movedTo: number | null;
+  movedReason: SkipReason | null;
+}
 
 export class FrameWriter {
   private readonly sink: FrameSink;
@@ -18,6 +35,9 @@ export class FrameWriter {
   /** Single files are skipped only when the job asked for the ZIP alone. */
   private readonly singleFiles: boolean;
   private zip: ZipWriter | null = null;
+  private picker: SkipPicker | null = null;
+  /** Tiles of the delivered pictures, when the job asked for a storyboard. */
+  readonly tiles: Tile[] = [];
 
   constructor(
     sink: FrameSink,
@@ -38,6 +58,11 @@ export class FrameWriter {
     if (this.zipped) this.zip = new ZipWriter(await this.sink.openArchive(ARCHIVE_FILE_NAME));
   }
 
+  /** Decoded frames are candidates to choose from (skip); call finishPicking() after them. */
+  pickWith(picker: SkipPicker): void {
+    this.picker = picker;
+  }
+
   /** Encoding of one picture overlaps storing the previous one; order is kept. */
   async writeAll(
     frames: AsyncIterable<DecodedFrame>,
@@ -50,23 +75,59 @@ export class FrameWriter {
           frame.release();
           continue;
         }
-        const encoding = encodePicture(
-          { pixels: frame.pixels, width: this.size.width, height: this.size.height },
-          this.options.format,
-        );
-        encoding.then(frame.release, frame.release);
-        await storing;
-        storing = encoding.then((bytes) => this.store(frame, bytes, plannedFor(frame)));
-        // Awaited on the next turn; until then a failure must not count as unhandled.
-        storing.catch(() => {});
+        for (const delivery of this.deliveriesOf(frame, plannedFor(frame))) {
+          const next = this.deliverAfter(storing, delivery);
+          await storing;
+          storing = next;
+        }
       }
     } finally {
       await storing;
     }
   }
 
-  private async store(frame: DecodedFrame, bytes: Buffer, planned: PlannedFrame[]) {
-    for (const target of planned) {
+  /** Delivers what the picker still holds: the last wanted frame's choice. */
+  async finishPicking(): Promise<void> {
+    if (!this.picker) return;
+    for (const picked of this.picker.flush()) {
+      await this.deliverAfter(Promise.resolve(), { ...picked, release: () => {} });
+    }
+  }
+
+  private deliveriesOf(frame: DecodedFrame, planned: PlannedFrame[]): Delivery[] {
+    if (!this.picker) {
+      return [{ ...frame, planned, movedTo: null, movedReason: null }];
+    }
+    try {
+      return this.picker
+        .offer(frame.pixels, frame.pts, planned)
+        .map((picked) => ({ ...picked, release: () => {} }));
+    } finally {
+      frame.release();
+    }
+  }
+
+  /** Starts encoding now and stores once the previous store is done; returns the store. */
+  private deliverAfter(previous: Promise<void>, delivery: Delivery): Promise<void> {
+    const { width, height } = this.size;
+    const encoding = Promise.all([
+      encodePicture({ pixels: delivery.pixels, width, height }, this.options.format),
+      this.options.storyboard ? makeTile(delivery.pixels, width, height) : null,
+    ]);
+    encoding.then(delivery.release, delivery.release);
+    const storing = Promise.all([previous, encoding]).then(([, [bytes, tile]]) =>
+      this.store(delivery, bytes, tile),
+    );
+    // Awaited on the next turn; until then a failure must not count as unhandled.
+    storing.catch(() => {});
+    return storing;
+  }
+
+  private async store(delivery: Delivery, bytes: Buffer, tile: Buffer | null) {
+    if (tile && delivery.planned.length > 0) {
+      this.tiles.push({ moment: delivery.movedTo ?? delivery.planned[0].timestamp, image: tile });
+    }
+    for (const target of delivery.planned) {
       const fileName = frameFileName(target.index, this.options.format);
       const stored = this.singleFiles
         ? await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format])
@@ -76,8 +137,12 @@ export class FrameWriter {
       if (!result) continue;
       result.status = "ok";
       result.key = stored?.key ?? null;
-      result.pts = frame.pts === null ? null : round6(frame.pts);
+      result.pts = delivery.pts === null ? null : round6(delivery.pts);
       result.error = null;
+      if (delivery.movedReason !== null) {
+        result.moved_to = delivery.movedTo;
+        result.moved_reason = delivery.movedReason;
+      }
     }
   }
 

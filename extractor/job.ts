@@ -1,6 +1,7 @@
 // One extraction job, start to finish: probe, plan the times, choose dense or sparse decoding,
 // decode once, encode each picture, store it (and stream the ZIP), and say what happened.
 // Any failure ends as a JobError; nothing here throws out of extractFrames.
+import type { FramePlan, PlannedFrame } from "../schema/frame-plan.ts";
 import { planFrames } from "../schema/frame-plan.ts";
 import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.ts";
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
@@ -17,9 +18,17 @@ import { MediaToolError } from "./ffmpeg/process.ts";
 import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
+import { findMoments, isFoundMode } from "./quality/moments.ts";
+import { planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import type { SourceHandle } from "./source-input.ts";
+import { buildStoryboard } from "./storyboard/contact-sheet.ts";
+import {
+  CONTACT_SHEET_FILE_NAME,
+  SPRITE_FILE_NAME,
+  THUMBNAILS_FILE_NAME,
+} from "./storyboard/thumbnail-track.ts";
 
 export interface ExtractionJob {
   /** A local file path or the loopback relay's http://127.0.0.1 URL (see ffmpeg/args.ts). */
@@ -31,6 +40,8 @@ export interface ExtractionJob {
   maxFrames: number;
   /** The opened source (platform info, subtitle access), when the service opened one. */
   source?: SourceHandle | null;
+  /** The job and attempt ids its log lines carry (edge/log.ts step names), when known. */
+  trace?: { job: string; attempt: string };
 }
 
 export interface ExtractionSettings {
@@ -140,7 +151,10 @@ async function runJob(
   outcome.width = video.displayWidth;
   outcome.height = video.displayHeight;
   const usable = usableDuration(duration, job);
-  const plan = planFrames(job.options, usable);
+  const found = isFoundMode(job.options.mode)
+    ? await findMoments(job.input, video, job.options, usable, job.maxFrames, signal)
+    : null;
+  const plan: FramePlan = found ?? planFrames(job.options, usable);
   if (plan.frames.length > job.maxFrames) {
     throw new ExtractError(
       "TooManyFrames",
@@ -169,6 +183,9 @@ async function runJob(
       error: frame.pastEnd
         ? `past the end of the video (${round3(usable)} s)`
         : "no picture could be decoded at this time",
+      ...(found?.sceneScores.has(frame.index)
+        ? { scene_score: found.sceneScores.get(frame.index) }
+        : {}),
     });
   }
   const wanted = plan.frames.filter((f) => !f.pastEnd);
@@ -184,7 +201,14 @@ async function runJob(
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
     await writer.open();
     try {
-      await decodeAll(context, wanted, writer, settings);
+      await decodeWanted(context, wanted, writer, { job, plan, size, usable, settings });
+      log("info", "frames.decoded", {
+        ...job.trace,
+        frames: [...results.values()].filter((f) => f.status === "ok").length,
+      });
+      if (job.options.storyboard) {
+        outcome.storyboard = await storeStoryboard(writer, size, usable);
+      }
       if (job.options.captions) {
         const found = await attachCaptions(
           {
@@ -226,6 +250,70 @@ async function runJob(
 }
 
 const NO_VIDEO_MESSAGE = "No video was found at this link.";
+
+interface DecodeInputs {
+  job: ExtractionJob;
+  plan: FramePlan;
+  size: OutputSize;
+  usable: number;
+  settings: RunSettings;
+}
+
+/**
+ * One decode of the wanted moments; with `skip`, of a few candidates around each (see
+ * quality/skip-picker.ts), the writer encoding only the picker's choices. Keyframes are read
+ * one seek each: a seek lands on the keyframe itself, so nothing between them is decoded.
+ */
+async function decodeWanted(
+  context: DecodeContext,
+  wanted: PlannedFrame[],
+  writer: FrameWriter,
+  { job, plan, size, usable, settings }: DecodeInputs,
+): Promise<void> {
+  const strategy =
+    job.options.mode === "keyframes" && settings.strategy === "auto" ? "sparse" : settings.strategy;
+  const decodeSettings = { strategy, runsAhead: settings.runsAhead };
+  const skip = job.options.skip ?? [];
+  if (skip.length === 0) {
+    await decodeAll(context, wanted, writer, decodeSettings);
+    return;
+  }
+  const candidates = planCandidates(
+    wanted,
+    { start: plan.rangeStart, end: Math.min(plan.rangeEnd, usable) },
+    job.options.mode === "scenes",
+  );
+  writer.pickWith(new SkipPicker(skip, candidates, wanted, size));
+  await decodeAll(context, candidates.candidates, writer, decodeSettings);
+  await writer.finishPicking();
+}
+
+/** The contact sheet, sprite and thumbnail track of the delivered frames, stored as files. */
+async function storeStoryboard(
+  writer: FrameWriter,
+  size: OutputSize,
+  durationSeconds: number,
+): Promise<ExtractionOutcome["storyboard"]> {
+  const board = await buildStoryboard(writer.tiles, size, durationSeconds);
+  if (!board) return null;
+  // One at a time: each is also a ZIP entry, and entries are written in order.
+  const imageKey = await writer.addFile(CONTACT_SHEET_FILE_NAME, board.sheet, "image/jpeg");
+  const spriteKey = await writer.addFile(SPRITE_FILE_NAME, board.sprite, "image/jpeg");
+  const vttKey = await writer.addFile(
+    THUMBNAILS_FILE_NAME,
+    Buffer.from(board.vtt),
+    "text/vtt; charset=utf-8",
+  );
+  return {
+    image_key: imageKey,
+    sprite_key: spriteKey,
+    vtt_key: vttKey,
+    columns: board.columns,
+    rows: board.rows,
+    tile_width: board.tileWidth,
+    tile_height: board.tileHeight,
+  };
+}
 
 async function probeVideo(
   input: string,

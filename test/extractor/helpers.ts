@@ -5,6 +5,7 @@ process.env.EXTRACTOR_LOG ??= "silent";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import sharp from "sharp";
 import type { ExtractionOutcome, ExtractionSettings } from "../../extractor/job.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { DirectorySink } from "../../extractor/output/directory-sink.ts";
@@ -63,4 +64,150 @@ export async function frameBytes(run: JobRun, index: number): Promise<Buffer> {
 /** Index of the frame on screen at t in a constant-rate video: last n with n/fps ≤ t. */
 export function cfrFrameAt(t: number, fps: number): number {
   return Math.floor(t * fps + 1e-9);
+}
+
+// ——— Generated clips and reference pictures for the quality modes (issue 14) ———
+
+/**
+ * A clip made by one ffmpeg filter graph from lavfi sources (cached by name and graph), H.264
+ * in MP4. `inputs` are lavfi source specs; `graph` joins them into [v].
+ */
+export async function makeLavfiClip(
+  name: string,
+  inputs: string[],
+  graph: string,
+  encode: string[] = ["-c:v", "libx264", "-g", "50", "-bf", "2", "-pix_fmt", "yuv420p"],
+): Promise<string> {
+  const { createHash } = await import("node:crypto");
+  const { mkdir, stat } = await import("node:fs/promises");
+  const digest = createHash("sha256")
+    .update(JSON.stringify([inputs, graph, encode]))
+    .digest("hex")
+    .slice(0, 12);
+  const directory = join(tmpdir(), "stills-quality-clips");
+  await mkdir(directory, { recursive: true });
+  const path = join(directory, `${name}-${digest}.mp4`);
+  if (
+    await stat(path).then(
+      () => true,
+      () => false,
+    )
+  )
+    return path;
+  const partial = `${path}.${process.pid}.part.mp4`;
+  await runMediaTool("ffmpeg", [
+    "-v",
+    "error",
+    "-y",
+    ...inputs.flatMap((spec) => ["-f", "lavfi", "-i", spec]),
+    "-filter_complex",
+    graph,
+    "-map",
+    "[v]",
+    ...encode,
+    partial,
+  ]);
+  const { rename } = await import("node:fs/promises");
+  await rename(partial, path);
+  return path;
+}
+
+/** The decoded picture with presentation time `pts` (seconds), as RGB24, by ffmpeg alone. */
+export async function referencePicture(
+  video: string,
+  pts: number,
+  size: { width: number; height: number },
+): Promise<Buffer> {
+  const bytes = await runMediaTool(
+    "ffmpeg",
+    [
+      "-v",
+      "error",
+      "-i",
+      video,
+      "-vf",
+      `select='lt(abs(t-${pts}),0.0005)',scale=${size.width}:${size.height}`,
+      "-frames:v",
+      "1",
+      "-f",
+      "rawvideo",
+      "-pix_fmt",
+      "rgb24",
+      "-",
+    ],
+    true,
+  );
+  if (bytes.length !== size.width * size.height * 3) {
+    throw new Error(`no frame at pts ${pts} in ${video} (${bytes.length} bytes)`);
+  }
+  return bytes;
+}
+
+/** An image file's pixels as RGB24. */
+export async function rgbPixels(
+  bytes: Uint8Array,
+): Promise<{ data: Buffer; width: number; height: number }> {
+  const { data, info } = await sharp(bytes)
+    .removeAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return { data, width: info.width, height: info.height };
+}
+
+/** Mean absolute difference of two equal-size pictures, 0…255. */
+export function meanAbsoluteDifference(a: Uint8Array, b: Uint8Array): number {
+  if (a.length !== b.length) throw new Error(`sizes differ: ${a.length} vs ${b.length}`);
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs(a[i] - b[i]);
+  return sum / a.length;
+}
+
+/** Mean luma (BT.601 weights) of RGB24 pixels. */
+export function meanLuma(rgb: Uint8Array): number {
+  let sum = 0;
+  for (let i = 0; i < rgb.length; i += 3)
+    sum += 0.299 * rgb[i] + 0.587 * rgb[i + 1] + 0.114 * rgb[i + 2];
+  return sum / (rgb.length / 3);
+}
+
+/** Every frame's pts (seconds) as ffprobe lists them, optionally keyframes only. */
+export async function ffprobeFrameTimes(video: string, keyframesOnly: boolean): Promise<number[]> {
+  const text = await runMediaTool("ffprobe", [
+    "-v",
+    "error",
+    ...(keyframesOnly ? ["-skip_frame", "nokey"] : []),
+    "-select_streams",
+    "v:0",
+    "-show_entries",
+    "frame=pts_time",
+    "-of",
+    "csv=p=0",
+    video,
+  ]);
+  return String(text)
+    .split("\n")
+    .map((line) => line.replace(/,+$/, "").trim())
+    .filter((line) => line !== "")
+    .map(Number);
+}
+
+async function runMediaTool(tool: string, args: string[], binary?: false): Promise<string>;
+async function runMediaTool(tool: string, args: string[], binary: true): Promise<Buffer>;
+async function runMediaTool(
+  tool: string,
+  args: string[],
+  binary = false,
+): Promise<string | Buffer> {
+  const { execFile } = await import("node:child_process");
+  return new Promise((resolve, reject) => {
+    execFile(
+      tool,
+      args,
+      { encoding: "buffer", maxBuffer: 512 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${tool} failed: ${stderr.toString().slice(-2000)}`));
+        else resolve(binary ? stdout : stdout.toString("utf8"));
+      },
+    );
+  });
 }

@@ -1,0 +1,118 @@
+// scenes mode on generated clips with known cuts: every cut found and no false one at the
+// default sensitivity, each frame exactly the picture at its reported pts (checked against
+// ffmpeg's own decode), and skip black moves the fade-in's black opening off black.
+import { describe, expect, it } from "vitest";
+import { sceneThreshold } from "../../extractor/quality/scenes.ts";
+import {
+  frameBytes,
+  makeLavfiClip,
+  meanAbsoluteDifference,
+  meanLuma,
+  referencePicture,
+  rgbPixels,
+  runJob,
+} from "./helpers.ts";
+
+const SHOT = "s=320x180:r=25:d=2";
+
+/** Six 2 s shots at 25 fps, cuts at 2, 4, 6, 8, 10 s; the first fades in from black over 1 s. */
+function sixShots(): Promise<string> {
+  return makeLavfiClip(
+    "six-shots",
+    [
+      `testsrc2=${SHOT},fade=in:st=0:d=1`,
+      `smptehdbars=${SHOT}`,
+      "mandelbrot=s=320x180:r=25,trim=duration=2",
+      `testsrc=${SHOT}`,
+      `rgbtestsrc=${SHOT}`,
+      `gradients=${SHOT}:speed=0.05`,
+    ],
+    "[0][1][2][3][4][5]concat=n=6:v=1,format=yuv420p[v]",
+  );
+}
+
+const CUTS = [2, 4, 6, 8, 10];
+
+async function expectExact(video: string, run: Awaited<ReturnType<typeof runJob>>) {
+  for (const frame of run.outcome.frames) {
+    expect(frame.status).toBe("ok");
+    const delivered = await rgbPixels(await frameBytes(run, frame.index));
+    const pts = frame.pts ?? -1;
+    const reference = await referencePicture(video, pts, delivered);
+    // PNG is lossless: the only difference from ffmpeg's own picture is rounding.
+    expect(meanAbsoluteDifference(delivered.data, reference)).toBeLessThan(1.5);
+    if (pts >= 0.04) {
+      const before = await referencePicture(video, Math.round((pts - 0.04) * 1e6) / 1e6, delivered);
+      expect(meanAbsoluteDifference(delivered.data, reference)).toBeLessThanOrEqual(
+        meanAbsoluteDifference(delivered.data, before),
+      );
+    }
+  }
+}
+
+describe("mode scenes", () => {
+  it("finds the opening and every cut, no false ones, each frame exact", async () => {
+    const video = await sixShots();
+    const run = await runJob(video, { mode: "scenes", format: "png" });
+    expect(run.outcome.status).toBe("completed");
+    const frames = run.outcome.frames;
+    expect(frames.map((f) => f.timestamp)).toEqual([0, ...CUTS]);
+    expect(frames.map((f) => f.pts)).toEqual([0, ...CUTS]);
+    expect(frames[0].scene_score).toBe(1);
+    // Every cut clears the default threshold, and nothing within a shot comes near it.
+    for (const frame of frames.slice(1)) {
+      expect(frame.scene_score).toBeGreaterThan(sceneThreshold());
+    }
+    expect(run.outcome.processed_seconds).toBe(12);
+    await expectExact(video, run);
+  });
+
+  it("must show: six shots, the first fading in from black, with skip black: 6 frames, none black, each exact", async () => {
+    const video = await sixShots();
+    const plain = await runJob(video, { mode: "scenes", format: "png" });
+    // Without skip the opening is the fade's first, black, picture.
+    expect(meanLuma((await rgbPixels(await frameBytes(plain, 1))).data)).toBeLessThan(5);
+
+    const run = await runJob(video, { mode: "scenes", format: "png", skip: ["black"] });
+    const frames = run.outcome.frames;
+    expect(frames).toHaveLength(6);
+    expect(frames.map((f) => f.timestamp)).toEqual([0, ...CUTS]);
+    for (const frame of frames) {
+      const { data } = await rgbPixels(await frameBytes(run, frame.index));
+      expect(meanLuma(data)).toBeGreaterThan(25);
+    }
+    // Only the opening moved, forward (before it there is nothing), within the fade.
+    expect(frames[0].moved_reason).toBe("black");
+    expect(frames[0].moved_to).toBeGreaterThan(0);
+    expect(frames[0].moved_to).toBeLessThanOrEqual(1);
+    expect(frames[0].pts).toBeLessThanOrEqual(frames[0].moved_to ?? -1);
+    for (const frame of frames.slice(1)) {
+      expect(frame.moved_reason ?? null).toBeNull();
+      expect(frame.pts).toBe(frame.timestamp);
+    }
+    await expectExact(video, run);
+  });
+
+  it("count keeps the opening and the strongest cuts; sensitivity 0 keeps only stark ones", async () => {
+    const video = await sixShots();
+    const all = await runJob(video, { mode: "scenes", format: "png" });
+    const strongest = [...all.outcome.frames.slice(1)]
+      .sort((a, b) => (b.scene_score ?? 0) - (a.scene_score ?? 0))
+      .slice(0, 2)
+      .map((f) => f.timestamp)
+      .sort((a, b) => a - b);
+    const capped = await runJob(video, { mode: "scenes", format: "png", count: 3 });
+    expect(capped.outcome.frames.map((f) => f.timestamp)).toEqual([0, ...strongest]);
+
+    const strict = await runJob(video, { mode: "scenes", sensitivity: 0 });
+    const expected = all.outcome.frames.filter((f) => (f.scene_score ?? 0) >= 0.5);
+    expect(strict.outcome.frames.map((f) => f.timestamp)).toEqual(expected.map((f) => f.timestamp));
+  });
+
+  it("a range: the first frame in it opens, cuts outside it are left out", async () => {
+    const video = await sixShots();
+    const run = await runJob(video, { mode: "scenes", start: 3, end: 9 });
+    expect(run.outcome.frames.map((f) => f.timestamp)).toEqual([3, 4, 6, 8]);
+    expect(run.outcome.processed_seconds).toBe(6);
+  });
+});
