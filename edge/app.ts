@@ -4,9 +4,12 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { drizzle } from "drizzle-orm/d1";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
 import type { ZodError } from "zod";
+import { EdgeConfigError, edgeConfig } from "./config.ts";
 import type { AppEnv } from "./context.ts";
 import { ApiError } from "./errors.ts";
+import { errorFields, logEvent, withLogContext } from "./log.ts";
 import { applyRateHeaders, enforceIpRate } from "./middleware/rate-limit.ts";
 import { BOOKMARK_HEADER, sessionBookmark } from "./storage/d1-sessions.ts";
 
@@ -73,8 +76,52 @@ export function jsonBody(maxBytes: number): MiddlewareHandler<AppEnv> {
   };
 }
 
+/** The header the request id travels in, both ways (and on to the extractor). */
+export const REQUEST_ID_HEADER = "X-Request-Id";
+
+/**
+ * Every request gets an id: the caller's X-Request-Id when it is sane (at most 128 letters,
+ * digits, _ - =), else a new UUID. It is answered as X-Request-Id and written in every log line
+ * of the request (edge/log.ts), so a customer's complaint names the lines to read.
+ */
+const tagRequest: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await requestId({ headerName: REQUEST_ID_HEADER, limitLength: 128 })(c, async () => {
+    await withLogContext({ request: c.get("requestId") }, next);
+  });
+  // Responses built outside c (MCP, OAuth, files) miss the header c carries: add it there too.
+  if (c.res.headers.get(REQUEST_ID_HEADER) !== c.get("requestId")) {
+    try {
+      c.res.headers.set(REQUEST_ID_HEADER, c.get("requestId"));
+    } catch {
+      // Immutable headers (a fetched response passed through): copy it once.
+      c.res = new Response(c.res.body, c.res);
+      c.res.headers.set(REQUEST_ID_HEADER, c.get("requestId"));
+    }
+  }
+};
+
+/**
+ * A bad setting stops every request with one log line naming it (a worker has no start-up to
+ * fail, and `wrangler deploy --dry-run` does not read secrets), instead of failing later in
+ * whichever code reads it first.
+ */
+const requireValidConfig: MiddlewareHandler<AppEnv> = async (c, next) => {
+  try {
+    edgeConfig(c.env);
+  } catch (error) {
+    if (!(error instanceof EdgeConfigError)) throw error;
+    logEvent("error", "config.invalid", { error: error.message });
+    throw new ApiError("ServiceUnavailable", "The service is misconfigured", {
+      userMessage: "Something went wrong on our side. Please try again later.",
+    });
+  }
+  await next();
+};
+
 export function createApp() {
   const app = createRouter();
+  app.use(tagRequest);
+  app.use(requireValidConfig);
   app.use(async (c, next) => {
     // The primary; read routes switch to a replica session (edge/storage/d1-sessions.ts).
     c.set("db", drizzle(c.env.DB));
@@ -124,7 +171,7 @@ function internalError(err: Error, method: string, path: string): ApiError {
   if (status === 415) {
     return new ApiError("InvalidRequest", "The body must be JSON (Content-Type: application/json)");
   }
-  console.error(`unhandled error on ${method} ${path}`, err);
+  logEvent("error", "request.failed", { method, path: path.slice(0, 200), ...errorFields(err) });
   return new ApiError("ServiceUnavailable", "The service failed to handle this request", {
     userMessage: "Something went wrong on our side. Please try again.",
   });

@@ -16,5 +16,7 @@ export interface AppEnv {
     rate: RateDecision | undefined;
     /** Set when the request reads through a D1 session (edge/storage/d1-sessions.ts). */
     d1Reads: D1Reads | undefined;
+    /** X-Request-Id (edge/app.ts): in every log line and sent on to the extractor. */
+    requestId: string;
   };
 }

@@ -2,6 +2,7 @@
 import type { Context } from "hono";
 import { PUBLIC_REQUESTS_PER_MINUTE } from "../../schema/plans.ts";
 import { parseIpv6 } from "../../schema/url-safety.ts";
+import { edgeConfig } from "../config.ts";
 import type { AppEnv } from "../context.ts";
 import type { RateDecision } from "../durable/rate-limiter.ts";
 import { ApiError } from "../errors.ts";
@@ -123,7 +124,7 @@ export function enforceIpRate(c: Context<AppEnv>) {
 
 /** The demo's per-IP daily allowance, counted apart from the per-minute rate. */
 export async function takeDemoAllowance(c: Context<AppEnv>): Promise<RateDecision> {
-  const perDay = Number.parseInt(c.env.STILLS_DEMO_DAILY_LIMIT || "5", 10);
+  const perDay = edgeConfig(c.env).demoDailyLimit;
   return limiterFor(c.env, `demo:${ipSubject(c.get("clientIp"))}`).takeDaily(perDay, testClock?.());
 }
 

@@ -4,6 +4,7 @@
 // authorization page, and /mcp as the one protected resource.
 import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
+import { publicBaseUrl } from "../config.ts";
 import type { AppEnv } from "../context.ts";
 
 export const AUTHORIZE_PATH = "/oauth/authorize";
@@ -24,9 +25,9 @@ export interface ConnectorProps {
   key: string;
 }
 
-/** The issuer: PUBLIC_BASE_URL, or the request's origin when that is unset. */
+/** The issuer: the public origin (edge/config.ts's one rule). */
 export function issuerOf(env: Env, requestUrl: string): string {
-  return (env.PUBLIC_BASE_URL || new URL(requestUrl).origin).replace(/\/+$/, "");
+  return publicBaseUrl(env, requestUrl);
 }
 
 export function mcpResourceOf(env: Env, requestUrl: string): string {

@@ -5,6 +5,7 @@
 // dashboard disconnects the client. Anything else passes through untouched, so a bad token
 // gets the API-key path's answer for a malformed credential.
 import { KEY_PREFIX } from "../../schema/api-keys.ts";
+import { errorFields, logEvent } from "../log.ts";
 import { authorizationServer, type ConnectorProps, mcpResourceOf } from "./server.ts";
 
 const RESOURCE_PATH = "/mcp";
@@ -26,7 +27,7 @@ export async function withConnectorKey(request: Request, env: Env): Promise<Requ
     key = validated?.props?.key;
   } catch (err) {
     // The token store failing is no reason to fail the request: it is answered as unproven.
-    console.error("OAuth token validation failed", err);
+    logEvent("error", "oauth.token_check_failed", errorFields(err));
   }
   if (!key) return request;
   const headers = new Headers(request.headers);

@@ -19,6 +19,7 @@ import {
   storeSignInCode,
 } from "../../auth/codes.ts";
 import { endSession, sessionAccount, startSession } from "../../auth/session.ts";
+import { edgeConfig } from "../../config.ts";
 import { ApiError } from "../../errors.ts";
 import { mailSenderFor } from "../../mail/sender.ts";
 import { signInCodeMail } from "../../mail/sign-in-mail.ts";
@@ -171,7 +172,11 @@ signInRouter.get("/sign-in/code", async (c) => {
   if (!email.success) return c.redirect(`/sign-in?next=${encodeURIComponent(next)}`, 303);
   return renderPage(
     c,
-    <CodeForm email={email.data} next={next} localMail={c.env.MAIL_SENDER === "local"} />,
+    <CodeForm
+      email={email.data}
+      next={next}
+      localMail={edgeConfig(c.env).mail.sender === "local"}
+    />,
   );
 });
 
@@ -187,7 +192,7 @@ signInRouter.post("/sign-in/code", async (c) => {
       <CodeForm
         email={email.data}
         next={safeNextPath(form.next)}
-        localMail={c.env.MAIL_SENDER === "local"}
+        localMail={edgeConfig(c.env).mail.sender === "local"}
         error={firstProblem(parsed.error).message}
       />
     );
@@ -203,7 +208,12 @@ signInRouter.post("/sign-in/code", async (c) => {
           ? `That was the last of ${CODE_MAX_TRIES} tries: this code no longer works. Send a new one.`
           : `This code has expired (codes work for ${CODE_VALID_MINUTES} minutes). Send a new one.`;
     const page = (
-      <CodeForm email={email} next={next} localMail={c.env.MAIL_SENDER === "local"} error={error} />
+      <CodeForm
+        email={email}
+        next={next}
+        localMail={edgeConfig(c.env).mail.sender === "local"}
+        error={error}
+      />
     );
     return renderPage(c, page, 400);
   }

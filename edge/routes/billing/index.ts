@@ -6,6 +6,7 @@ import Stripe from "stripe";
 import { StripeEventSchema } from "../../../schema/stripe.ts";
 import { createRouter, jsonBody } from "../../app.ts";
 import { applyStripeEvent } from "../../billing/webhook.ts";
+import { edgeConfig } from "../../config.ts";
 import { ApiError } from "../../errors.ts";
 
 /** Stripe's events are a few kilobytes; an invoice's event lists at most its first lines. */
@@ -16,7 +17,7 @@ const cryptoProvider = Stripe.createSubtleCryptoProvider();
 export const billingRouter = createRouter();
 
 billingRouter.post("/billing/stripe/webhook", jsonBody(MAX_EVENT_BYTES), async (c) => {
-  const secret = c.env.STRIPE_WEBHOOK_SECRET?.trim();
+  const secret = edgeConfig(c.env).stripe.webhookSecret;
   // 503, not 404: Stripe keeps retrying for three days, so nothing bought is lost while the
   // secret is being set.
   if (!secret) {

@@ -3,6 +3,7 @@
 // it, as the spec's {base_url} and paths are. The reference page that renders it is in
 // edge/routes/site.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { publicBaseUrl } from "../../config.ts";
 import type { AppEnv } from "../../context.ts";
 import { publicRate } from "../../middleware/auth.ts";
 
@@ -35,7 +36,7 @@ export function describeApi(api: OpenAPIHono<AppEnv>) {
     },
     servers: [
       {
-        url: `${c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin}${API_BASE_PATH}`,
+        url: `${publicBaseUrl(c.env, c.req.url)}${API_BASE_PATH}`,
         description: "The API's base URL ({base_url} in the spec)",
       },
     ],

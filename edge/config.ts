@@ -1,0 +1,116 @@
+// The worker's settings: its vars and secrets (wrangler.toml, `wrangler secret put`) parsed
+// with zod once per isolate, so a bad value is found on the first request with one clear log
+// line naming it, not deep inside a job. Every setting is listed here with its default (README
+// "Configuration"). Bindings (DB, FILES, queues …) are not settings and stay on `env`.
+import { z } from "zod";
+
+/** Where the public API is reached when neither PUBLIC_BASE_URL nor a request says so. */
+export const LOCAL_ORIGIN = "http://127.0.0.1:8787";
+
+// An empty var means "not set", as wrangler.toml's `FOO = ""` does.
+const optional = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
+const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
+const origin = httpUrl
+  .refine((value) => /^[^?#]*$/.test(value) && new URL(value).pathname === "/", {
+    error: "must be an origin (scheme, host and port; no path, query or fragment)",
+  })
+  .transform((value) => new URL(value).origin);
+
+const settings = z.object({
+  PUBLIC_BASE_URL: optional(origin),
+  EXTRACTOR_URL: optional(httpUrl),
+  EXTRACTOR_DISPATCH: optional(z.enum(["detached"])),
+  STILLS_ALLOW_PRIVATE_NETWORK: optional(z.enum(["0", "1"])).default("0"),
+  STILLS_DEMO_DAILY_LIMIT: optional(z.coerce.number().int().min(0).max(1_000_000)).default(5),
+  MAIL_SENDER: optional(z.enum(["local", "resend"])).default("local"),
+  MAIL_FROM: optional(z.string().trim().min(3)).default("Stills <sign-in@stills.dev>"),
+  STRIPE_API_BASE: optional(origin),
+  STRIPE_PRICE_STARTER: optional(z.string().trim()),
+  STRIPE_PRICE_PRO: optional(z.string().trim()),
+  STRIPE_PRICE_SCALE: optional(z.string().trim()),
+  STRIPE_PRICE_PACK: optional(z.string().trim()),
+  R2_ACCOUNT_ID: optional(z.string().regex(/^[0-9a-f]{32}$/, "must be a 32-hex account id")),
+  R2_S3_ENDPOINT: optional(origin),
+  R2_BUCKET_NAME: optional(z.string().regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/)),
+  INTERNAL_TOKEN: z.string({ error: "is not set (wrangler secret put INTERNAL_TOKEN)" }).min(16),
+  FILE_URL_SECRET: z.string({ error: "is not set (wrangler secret put FILE_URL_SECRET)" }).min(16),
+  STRIPE_SECRET_KEY: optional(z.string().trim()),
+  STRIPE_WEBHOOK_SECRET: optional(z.string().trim()),
+  RESEND_API_KEY: optional(z.string().trim()),
+});
+
+export interface EdgeConfig {
+  /** PUBLIC_BASE_URL's origin; unset: each request's own origin (publicBaseUrl). */
+  publicBaseUrl: string | undefined;
+  /** Where the jobs consumer reaches the extractor without the container binding (local). */
+  extractorUrl: string | undefined;
+  /** Local only: the jobs consumer does not hold the queue while a job runs. */
+  detachedDispatch: boolean;
+  allowPrivateNetwork: boolean;
+  demoDailyLimit: number;
+  mail: { sender: "local" | "resend"; from: string; resendApiKey: string | undefined };
+  stripe: {
+    apiBase: string | undefined;
+    secretKey: string | undefined;
+    webhookSecret: string | undefined;
+    prices: { starter?: string; pro?: string; scale?: string; pack?: string };
+  };
+  r2: { accountId?: string; s3Endpoint?: string; bucketName?: string };
+}
+
+/** A setting with a bad value: the message names every one of them and what is wrong. */
+export class EdgeConfigError extends Error {
+  override name = "EdgeConfigError";
+}
+
+export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
+  const parsed = settings.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join(".")} ${i.message}`);
+    throw new EdgeConfigError(`edge settings: ${problems.join("; ")}`);
+  }
+  const e = parsed.data;
+  return {
+    publicBaseUrl: e.PUBLIC_BASE_URL,
+    extractorUrl: e.EXTRACTOR_URL,
+    detachedDispatch: e.EXTRACTOR_DISPATCH === "detached",
+    allowPrivateNetwork: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",
+    demoDailyLimit: e.STILLS_DEMO_DAILY_LIMIT,
+    mail: { sender: e.MAIL_SENDER, from: e.MAIL_FROM, resendApiKey: e.RESEND_API_KEY },
+    stripe: {
+      apiBase: e.STRIPE_API_BASE,
+      secretKey: e.STRIPE_SECRET_KEY,
+      webhookSecret: e.STRIPE_WEBHOOK_SECRET,
+      prices: {
+        starter: e.STRIPE_PRICE_STARTER,
+        pro: e.STRIPE_PRICE_PRO,
+        scale: e.STRIPE_PRICE_SCALE,
+        pack: e.STRIPE_PRICE_PACK,
+      },
+    },
+    r2: { accountId: e.R2_ACCOUNT_ID, s3Endpoint: e.R2_S3_ENDPOINT, bucketName: e.R2_BUCKET_NAME },
+  };
+}
+
+// One parse per env object: an isolate keeps its env, and tests that pass their own get theirs.
+const parsedFor = new WeakMap<object, EdgeConfig>();
+
+/** The settings of this env, parsed on first use; throws EdgeConfigError on a bad value. */
+export function edgeConfig(env: Env): EdgeConfig {
+  let config = parsedFor.get(env);
+  if (!config) {
+    config = parseEdgeConfig(env as unknown as Record<string, unknown>);
+    parsedFor.set(env, config);
+  }
+  return config;
+}
+
+/**
+ * The one rule for the public origin (signed file URLs, callbacks, samples, the OAuth issuer):
+ * PUBLIC_BASE_URL when set, else the origin the request came to, else (queue and cron work,
+ * which have no request) the local stack's.
+ */
+export function publicBaseUrl(env: Env, requestUrl?: string): string {
+  return edgeConfig(env).publicBaseUrl ?? (requestUrl ? new URL(requestUrl).origin : LOCAL_ORIGIN);
+}
