@@ -5,7 +5,13 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 
-const PARTS = { api: "bench-api.mjs", extract: "bench-extract.mjs", range: "bench-range.mjs" };
+const PARTS = {
+  api: "bench-api.mjs",
+  extract: "bench-extract.mjs",
+  range: "bench-range.mjs",
+  latency: "bench-latency.mjs",
+  http: "bench-http.mjs",
+};
 const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(PARTS);
 let failed = false;
 for (const part of wanted) {
