@@ -1,0 +1,95 @@
+// skip on a generated clip with a black stretch, a blurred stretch and a frozen stretch:
+// exactly the bad frames move, each to the nearest good moment in its window, the delivered
+// picture is the one on screen at its reported pts, and a frame with no good moment in its
+// window stays where it was asked and says why.
+import { describe, expect, it } from "vitest";
+import {
+  frameBytes,
+  makeLavfiClip,
+  meanAbsoluteDifference,
+  meanLuma,
+  referencePicture,
+  rgbPixels,
+  runJob,
+} from "./helpers.ts";
+
+/**
+ * 12 s of a scrolling test pattern at 25 fps: black for 2 ≤ t < 3, blurred for 5 ≤ t < 6.4,
+ * frozen on frame 200 (8 s) through frame 229 (9.16 s).
+ */
+function troubledClip(): Promise<string> {
+  return makeLavfiClip(
+    "troubled",
+    ["testsrc2=s=320x180:r=25:d=12"],
+    "[0]scroll=horizontal=0.007," +
+      "drawbox=color=black:t=fill:enable='gte(t,2)*lt(t,3)'," +
+      "boxblur=10:enable='gte(t,5)*lt(t,6.4)'," +
+      "split[a][b];[a][b]freezeframes=first=200:last=229:replace=200,format=yuv420p[v]",
+  );
+}
+
+describe("skip", () => {
+  it("moves exactly the black, blurred and repeated frames, to the nearest good moment", async () => {
+    const video = await troubledClip();
+    const timestamps = [1, 2.5, 5.5, 8.4, 9, 11];
+    const run = await runJob(video, {
+      mode: "timestamps",
+      timestamps,
+      format: "png",
+      skip: ["black", "blurry", "duplicate"],
+    });
+    expect(run.outcome.status).toBe("completed");
+    const frames = run.outcome.frames;
+    expect(frames.map((f) => f.timestamp)).toEqual(timestamps);
+    expect(frames.map((f) => f.moved_reason ?? null)).toEqual([
+      null,
+      "black",
+      "blurry",
+      null,
+      "duplicate",
+      null,
+    ]);
+    // 2.5: 2.75 and 2.25 are black, 3.0 is the first good candidate. 5.5: every candidate
+    // within ±1 s is blurred, 6.5 is sharp. 9.0: 9.25 is the first after the freeze.
+    expect(frames.map((f) => f.moved_to ?? null)).toEqual([null, 3, 6.5, null, 9.25, null]);
+    for (const frame of frames) {
+      const delivered = await rgbPixels(await frameBytes(run, frame.index));
+      const reference = await referencePicture(video, frame.pts ?? -1, delivered);
+      expect(meanAbsoluteDifference(delivered.data, reference)).toBeLessThan(1.5);
+      expect(frame.pts).toBeLessThanOrEqual((frame.moved_to ?? frame.timestamp) + 1e-6);
+      expect(frame.pts).toBeGreaterThan((frame.moved_to ?? frame.timestamp) - 0.04);
+      expect(meanLuma(delivered.data)).toBeGreaterThan(40);
+    }
+  });
+
+  it("without skip the same moments are delivered as they are", async () => {
+    const video = await troubledClip();
+    const run = await runJob(video, { mode: "timestamps", timestamps: [2.5], format: "png" });
+    const { data } = await rgbPixels(await frameBytes(run, 1));
+    expect(meanLuma(data)).toBeLessThan(5);
+    expect(run.outcome.frames[0].moved_reason ?? null).toBeNull();
+  });
+
+  it("no good moment in the window: the asked frame is delivered, with the reason and no moved_to", async () => {
+    const video = await troubledClip();
+    // 8.6's window is ±0.2 s (half the distance to its neighbours): all frozen.
+    const run = await runJob(video, {
+      mode: "timestamps",
+      timestamps: [8.2, 8.6, 9],
+      format: "png",
+      skip: ["duplicate"],
+    });
+    const [, middle] = run.outcome.frames;
+    expect(middle.status).toBe("ok");
+    expect(middle.moved_reason).toBe("duplicate");
+    expect(middle.moved_to).toBeNull();
+    expect(middle.pts).toBe(8.6);
+  });
+
+  it("only the reasons asked for: skip black leaves a blurred frame alone", async () => {
+    const video = await troubledClip();
+    const run = await runJob(video, { mode: "timestamps", timestamps: [5.5], skip: ["black"] });
+    expect(run.outcome.frames[0].moved_reason ?? null).toBeNull();
+    expect(run.outcome.frames[0].pts).toBe(5.48);
+  });
+});
