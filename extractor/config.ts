@@ -1,6 +1,7 @@
 // The extractor's settings, read once from the environment at start and passed down. Every
 // variable is listed here, with its default; a bad value stops the start with its name.
 import { z } from "zod";
+import type { LogSetting } from "./log.ts";
 import type { MinimumRate } from "./sources/minimum-rate.ts";
 
 export interface ExtractorConfig {
@@ -21,6 +22,14 @@ export interface ExtractorConfig {
   sourceMinRate: MinimumRate;
   /** EXTRACTOR_MEDIA_USER as given: who runs ffmpeg and yt-dlp (media-sandbox.ts). */
   mediaUser: string | undefined;
+  /** FFMPEG_PATH and FFPROBE_PATH, else the names found on the PATH. */
+  mediaTools: { ffmpeg: string; ffprobe: string };
+  /** STILLS_YTDLP (`npm start` passes a current one: scripts/lib/ytdlp.mjs), else yt-dlp on the PATH. */
+  ytdlp: string;
+  /** STILLS_YTDLP_EXTRA_ARGS split on spaces: added to every yt-dlp call (e.g. a proxy). */
+  ytdlpExtraArgs: string[];
+  /** EXTRACTOR_LOG: the lowest level logged. */
+  logLevel: LogSetting;
 }
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -44,6 +53,11 @@ const environment = z.object({
     .min(0)
     .default(32 * 1024),
   EXTRACTOR_MEDIA_USER: z.string().optional(),
+  FFMPEG_PATH: z.string().default("ffmpeg"),
+  FFPROBE_PATH: z.string().default("ffprobe"),
+  STILLS_YTDLP: z.string().default("yt-dlp"),
+  STILLS_YTDLP_EXTRA_ARGS: z.string().default(""),
+  EXTRACTOR_LOG: z.enum(["debug", "info", "silent"]).default("info"),
 });
 
 /** No tenant takes more than half the pool, so one client never blocks every other. */
@@ -75,5 +89,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtractorConfi
       bytesPerSecond: e.EXTRACTOR_SOURCE_MIN_BYTES_PER_SECOND,
     },
     mediaUser: e.EXTRACTOR_MEDIA_USER,
+    mediaTools: { ffmpeg: e.FFMPEG_PATH, ffprobe: e.FFPROBE_PATH },
+    ytdlp: e.STILLS_YTDLP,
+    ytdlpExtraArgs: e.STILLS_YTDLP_EXTRA_ARGS.split(/\s+/).filter(Boolean),
+    logLevel: e.EXTRACTOR_LOG,
   };
 }

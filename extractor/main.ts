@@ -2,9 +2,9 @@
 // variable), decides who runs the media tools, checks ffmpeg/ffprobe, sweeps what an earlier
 // run killed hard left behind, then serves POST /extract.
 import { loadConfig } from "./config.ts";
-import { checkMediaTools } from "./ffmpeg/process.ts";
+import { checkMediaTools, setMediaToolPaths } from "./ffmpeg/process.ts";
 import { sweepLeftovers } from "./leftovers.ts";
-import { log } from "./log.ts";
+import { log, setLogLevel } from "./log.ts";
 import { chooseMediaUser, useMediaIdentity } from "./media-sandbox.ts";
 import { createExtractorServer } from "./server.ts";
 import { sourceOpener } from "./source-input.ts";
@@ -17,6 +17,8 @@ function fail(message: string): never {
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();
+  setLogLevel(config.logLevel);
+  setMediaToolPaths(config.mediaTools);
   const media = chooseMediaUser(config.mediaUser);
   useMediaIdentity(media.identity);
   if (media.identity) log("info", "media tools run as", { user: media.identity.label });

@@ -10,9 +10,16 @@ import { mediaIdentity, mediaSpawnOptions } from "../media-sandbox.ts";
 
 export type MediaTool = "ffmpeg" | "ffprobe";
 
+// The commands to start: the names on the PATH until main.ts sets FFMPEG_PATH/FFPROBE_PATH
+// from the parsed settings (extractor/config.ts), once, before any job runs.
+let commands: Record<MediaTool, string> = { ffmpeg: "ffmpeg", ffprobe: "ffprobe" };
+
+export function setMediaToolPaths(paths: Record<MediaTool, string>): void {
+  commands = { ...paths };
+}
+
 export function toolPath(tool: MediaTool): string {
-  const fromEnv = tool === "ffmpeg" ? process.env.FFMPEG_PATH : process.env.FFPROBE_PATH;
-  return fromEnv || tool;
+  return commands[tool];
 }
 
 const STDERR_TAIL_LINES = 30;

@@ -1,0 +1,11 @@
+// Types of media-tools.mjs for the TypeScript tests.
+type Env = Record<string, string | undefined>;
+
+export const INSTALL_COMMAND: string;
+export function mediaToolCommands(env?: Env): { ffmpeg: string; ffprobe: string };
+export function missingMediaTools(env?: Env): ("ffmpeg" | "ffprobe")[];
+export function ensureMediaTools(options?: {
+  env?: Env;
+  install?: boolean;
+  say?: (line: string) => void;
+}): { installed: boolean };

@@ -1,0 +1,121 @@
+// The extractor's settings (extractor/config.ts): every variable read once at start, with one
+// default each, a bad value refused with its name; and the log lines (extractor/log.ts) carry
+// the request and job context set once around the work.
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../extractor/config.ts";
+import { setMediaToolPaths, toolPath } from "../../extractor/ffmpeg/process.ts";
+import { log, logContext, setLogLevel, withLogContext } from "../../extractor/log.ts";
+
+const TOKEN = { INTERNAL_TOKEN: "t".repeat(32) };
+
+function linesWritten(fn: () => Promise<void> | void) {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    written.push(String(chunk));
+    return true;
+  });
+  return Promise.resolve(fn())
+    .finally(() => spy.mockRestore())
+    .then(() => written.map((line) => JSON.parse(line) as Record<string, unknown>));
+}
+
+afterEach(() => setLogLevel("silent"));
+
+describe("extractor settings", () => {
+  it("have one default each", () => {
+    const config = loadConfig(TOKEN);
+    expect(config).toMatchObject({
+      host: "127.0.0.1",
+      port: 8788,
+      concurrency: 2,
+      tenantSlots: 1,
+      deadlineSeconds: 900,
+      allowPrivate: false,
+      mediaTools: { ffmpeg: "ffmpeg", ffprobe: "ffprobe" },
+      ytdlp: "yt-dlp",
+      ytdlpExtraArgs: [],
+      logLevel: "info",
+    });
+  });
+
+  it("take the media tools, yt-dlp and the log level from their variables", () => {
+    const config = loadConfig({
+      ...TOKEN,
+      FFMPEG_PATH: "/opt/ffmpeg/bin/ffmpeg",
+      FFPROBE_PATH: "/opt/ffmpeg/bin/ffprobe",
+      STILLS_YTDLP: "/cache/yt-dlp",
+      STILLS_YTDLP_EXTRA_ARGS: "  --proxy  socks5://127.0.0.1:1080 ",
+      EXTRACTOR_LOG: "debug",
+      STILLS_ALLOW_PRIVATE_NETWORK: "1",
+    });
+    expect(config.mediaTools).toEqual({
+      ffmpeg: "/opt/ffmpeg/bin/ffmpeg",
+      ffprobe: "/opt/ffmpeg/bin/ffprobe",
+    });
+    expect(config.ytdlp).toBe("/cache/yt-dlp");
+    expect(config.ytdlpExtraArgs).toEqual(["--proxy", "socks5://127.0.0.1:1080"]);
+    expect(config.logLevel).toBe("debug");
+    expect(config.allowPrivate).toBe(true);
+  });
+
+  it("refuse bad values with their names, and a missing token", () => {
+    expect(() => loadConfig({ ...TOKEN, EXTRACTOR_LOG: "verbose" })).toThrow(
+      /^extractor settings: EXTRACTOR_LOG /,
+    );
+    expect(() =>
+      loadConfig({ ...TOKEN, EXTRACTOR_PORT: "70000", STILLS_ALLOW_PRIVATE_NETWORK: "yes" }),
+    ).toThrow(/EXTRACTOR_PORT .*; STILLS_ALLOW_PRIVATE_NETWORK /);
+    expect(() => loadConfig({})).toThrow(/INTERNAL_TOKEN is not set/);
+  });
+
+  it("are handed to the media tools once, not read from the environment per call", () => {
+    process.env.FFMPEG_PATH = "/not/this/one";
+    try {
+      setMediaToolPaths({ ffmpeg: "/usr/bin/ffmpeg", ffprobe: "/usr/bin/ffprobe" });
+      expect(toolPath("ffmpeg")).toBe("/usr/bin/ffmpeg");
+      expect(toolPath("ffprobe")).toBe("/usr/bin/ffprobe");
+    } finally {
+      delete process.env.FFMPEG_PATH;
+      setMediaToolPaths({ ffmpeg: "ffmpeg", ffprobe: "ffprobe" });
+    }
+  });
+});
+
+describe("extractor log lines", () => {
+  it("carry the request and job context through awaits, without the calls passing it", async () => {
+    setLogLevel("info");
+    const lines = await linesWritten(async () => {
+      await withLogContext({ request: "req-1", job: "job-1" }, async () => {
+        await new Promise((r) => setTimeout(r, 1));
+        await withLogContext({ attempt: "att-1" }, async () => {
+          log("info", "source.resolved", { kind: "direct" });
+          expect(logContext()).toEqual({ request: "req-1", job: "job-1", attempt: "att-1" });
+        });
+        log("warn", "later");
+      });
+      log("info", "outside");
+    });
+    expect(lines.map(({ time, ...rest }) => rest)).toEqual([
+      {
+        level: "info",
+        side: "extractor",
+        message: "source.resolved",
+        request: "req-1",
+        job: "job-1",
+        attempt: "att-1",
+        kind: "direct",
+      },
+      { level: "warn", side: "extractor", message: "later", request: "req-1", job: "job-1" },
+      { level: "info", side: "extractor", message: "outside" },
+    ]);
+  });
+
+  it("follow the level set at start", async () => {
+    setLogLevel("info");
+    expect(await linesWritten(() => log("debug", "hidden"))).toEqual([]);
+    setLogLevel("debug");
+    expect((await linesWritten(() => log("debug", "shown")))[0].message).toBe("shown");
+    setLogLevel("silent");
+    expect(await linesWritten(() => log("error", "hidden too"))).toEqual([]);
+  });
+});
