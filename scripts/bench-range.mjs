@@ -9,6 +9,7 @@ import { mkdir, rename, stat } from "node:fs/promises";
 import http from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { safeInputArgs } from "../extractor/ffmpeg/args.ts";
 import { openSource } from "../extractor/sources/index.ts";
 
 const run = promisify(execFile);
@@ -129,10 +130,8 @@ async function measure(label, path) {
         "error",
         "-ss",
         String(t),
-        "-protocol_whitelist",
-        "http,tcp",
-        "-i",
-        source.input,
+        // The extractor's own input flags: its runs ask the relay for parts (sources/relay.ts).
+        ...safeInputArgs(source.input),
         "-frames:v",
         "1",
         "-f",
