@@ -4,16 +4,18 @@ import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import { asc, eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { z } from "zod";
-import type { FrameSchema } from "../../schema/api.ts";
+import { type FrameSchema, MAX_CAPTION_CHARS, VideoSchema } from "../../schema/api.ts";
 import { frames } from "../../schema/db.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { toBase64 } from "./jpeg.ts";
 import { framePreview, PREVIEW_LONG_SIDE, PREVIEW_MIME_TYPE, PREVIEW_QUALITY } from "./previews.ts";
+import { videoLine } from "./video-line.ts";
 
 export const IMAGES_PER_CALL = 8;
 
 type Frame = z.infer<typeof FrameSchema>;
+type Video = z.infer<typeof VideoSchema>;
 
 export const FramePageSchema = z.object({
   job_id: z.uuid(),
@@ -28,8 +30,12 @@ export const FramePageSchema = z.object({
       width: z.number().int().nullable(),
       height: z.number().int().nullable(),
       note: z.string().nullable(),
+      /** With captions: the text on screen at this frame, as the job has it. */
+      caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional(),
     }),
   ),
+  /** What the video is (job.video), so the pictures are read in context. */
+  video: VideoSchema.nullable().optional(),
   next_cursor: z.string().nullable(),
   preview: z.object({ long_side: z.number().int(), mime_type: z.string(), quality: z.number() }),
 });
@@ -58,7 +64,7 @@ export function decodeCursor(cursor: string, jobId: string, total: number): numb
 /** Renders frames[offset, offset + limit) of a completed job. */
 export async function framePage(
   c: Context<AppEnv>,
-  job: { id: string; frames: Frame[] },
+  job: { id: string; frames: Frame[]; video?: Video | null; captions?: unknown },
   offset: number,
   limit: number,
 ): Promise<{ page: FramePage; content: ContentBlock[] }> {
@@ -75,7 +81,10 @@ export async function framePage(
   );
   const next = offset + slice.length;
   const nextCursor = next < job.frames.length ? encodeCursor(job.id, next) : null;
+  // A job with captions names the text on every frame, "none" included; others stay as before.
+  const captioned = Boolean(job.captions);
   const content: ContentBlock[] = [];
+  if (job.video && offset === 0) content.push({ type: "text", text: videoLine(job.video) });
   for (const { frame, preview, note } of rendered) {
     const where = `Frame ${frame.index} of ${job.frames.length} at ${seconds(frame.timestamp)}`;
     // The picture on screen at t started at pts; say so only when that is another moment.
@@ -83,7 +92,11 @@ export async function framePage(
       frame.pts != null && Math.abs(frame.pts - frame.timestamp) >= 0.001
         ? ` (the picture shown since ${seconds(frame.pts)})`
         : "";
-    content.push({ type: "text", text: preview ? `${where}${picture}:` : `${where}: ${note}.` });
+    const said = captioned ? captionLine(frame) : "";
+    content.push({
+      type: "text",
+      text: preview ? `${where}${picture}${said}:` : `${where}${said}: ${note}.`,
+    });
     if (preview) {
       content.push({ type: "image", data: toBase64(preview.bytes), mimeType: PREVIEW_MIME_TYPE });
     }
@@ -100,7 +113,9 @@ export async function framePage(
       width: preview?.width ?? null,
       height: preview?.height ?? null,
       note: note ?? null,
+      ...(captioned ? { caption: frame.caption ?? null } : {}),
     })),
+    ...(job.video !== undefined ? { video: job.video } : {}),
     next_cursor: nextCursor,
     preview: {
       long_side: PREVIEW_LONG_SIDE,
@@ -133,3 +148,14 @@ async function frameKeys(c: Context<AppEnv>, jobId: string) {
 }
 
 const seconds = (value: number) => `${Number(value.toFixed(3))} s`;
+
+/**
+ * The caption beside its frame. Quoted as JSON: the words are the video's, data to read, and
+ * the quotes keep them apart from ours.
+ */
+function captionLine(frame: Frame): string {
+  if (frame.status !== "ok") return "";
+  return frame.caption == null
+    ? ", no caption on screen"
+    : `, caption on screen: ${JSON.stringify(frame.caption)}`;
+}

@@ -3,6 +3,7 @@
 import type { z } from "zod";
 import type { DemoJobSchema, JobSchema } from "../../schema/api.ts";
 import { WAIT_LIMIT_MS } from "../jobs/read.ts";
+import { videoLine } from "./video-line.ts";
 
 type Job = z.infer<typeof JobSchema>;
 type DemoJob = z.infer<typeof DemoJobSchema>;
@@ -22,10 +23,11 @@ export function jobSummary(job: Job, waited: boolean): string {
   switch (job.status) {
     case "completed": {
       const zip = job.zip_url ? " A ZIP of all frames is at zip_url." : "";
+      const video = job.video ? ` ${videoLine(job.video)}` : "";
       return (
         `${id} completed: ${delivered(job)}, ${job.credits_charged ?? 0} credit(s) charged. ` +
-        `Signed frame URLs (valid until ${job.expires_at}) are in frames[].url.${zip} ` +
-        `To look at the frames, call view_frames with job_id "${job.id}".`
+        `Signed frame URLs (valid until ${job.expires_at}) are in frames[].url.${zip}${video}` +
+        `${captionsLine(job)} To look at the frames, call view_frames with job_id "${job.id}".`
       );
     }
     case "failed":
@@ -40,6 +42,16 @@ export function jobSummary(job: Job, waited: boolean): string {
       );
     }
   }
+}
+
+/** Where the captions are, or why there are none (the notice says it in full). */
+function captionsLine(job: Job): string {
+  if (job.captions?.url) {
+    const language = job.captions.language ? `${job.captions.language}, ` : "";
+    return ` Captions (${language}${job.captions.source}) are at captions.url as WebVTT; the text on screen at each frame is in frames[].caption.`;
+  }
+  const asked = (job.options as { captions?: unknown } | null)?.captions === true;
+  return asked ? " No captions: see notice." : "";
 }
 
 export function demoSummary(demo: DemoJob): string {

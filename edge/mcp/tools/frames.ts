@@ -19,7 +19,7 @@ export const viewFrames = defineTool({
   title: "View frames as images",
   description:
     `Show a completed job's frames as images (JPEG, at most ${PREVIEW_LONG_SIDE} px on the long side), ` +
-    `up to ${IMAGES_PER_CALL} per call, each with its index and timestamp. Page with the next_cursor ` +
+    `up to ${IMAGES_PER_CALL} per call, each with its index, timestamp and (for jobs with captions) the caption on screen. Page with the next_cursor ` +
     "each call returns until it is null. Works for demo ids from create_demo too.",
   input: zodInput(
     z.strictObject({

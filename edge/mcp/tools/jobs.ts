@@ -88,6 +88,8 @@ export const extractFrames = defineTool({
     `${WAIT_LIMIT_MS / 1000} s for it. Modes: interval (a frame every \`every\` seconds), count (\`count\` frames evenly spaced), ` +
     "timestamps (frames at exact seconds). Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
+    "Every completed job carries `video` (duration, size, frame rate; title, uploader and date for platform links). " +
+    "Pass captions: true (free) for the video's own captions as WebVTT and, on each frame, the caption on screen at its time. " +
     "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free.",
   input: extractFramesInput(),
   output: z.object({ job: JobSchema, images: FramePageSchema.nullable() }),
