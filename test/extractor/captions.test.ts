@@ -231,6 +231,27 @@ describe("captions from a Matroska SRT track", () => {
     expect(job.outcome.captions).toMatchObject({ language: "de", source: "embedded" });
   });
 
+  it("reads a WebVTT track in Matroska too", async () => {
+    const video = await mkvWithSrt(
+      "webvtt",
+      [{ text: srt(OVERLAPPING), language: "eng" }],
+      [],
+      "webvtt",
+    );
+    const probe = await run("ffprobe", [
+      "-v",
+      "error",
+      "-show_entries",
+      "stream=codec_name",
+      "-of",
+      "csv=p=0",
+      video,
+    ]);
+    expect(probe.stdout.split("\n")).toContain("webvtt");
+    const job = await captionsJob(video);
+    expectCaptionsOnScreen(job.outcome, OVERLAPPING);
+  });
+
   it("keeps captions on the frames' clock when the file starts at 2 s", async () => {
     const video = await mkvWithSrt(
       "offset",
