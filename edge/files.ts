@@ -27,9 +27,38 @@ function signingInput(key: string, expires: number) {
 
 export function fileLinker(secret: string, baseUrl: string, expiresAt: string): FileLinker {
   const settings = presignSettings();
-  return settings
-    ? presignedLinker(new R2Presigner(settings), expiresAt)
-    : edgeLinker(secret, baseUrl, expiresAt);
+  const edge = edgeLinker(secret, baseUrl, expiresAt);
+  if (!settings) return edge;
+  const presigned = presignedLinker(new R2Presigner(settings), expiresAt);
+  return { url: (key) => (servedByEdge(key) ? edge.url(key) : presigned.url(key)) };
+}
+
+/** A storyboard's thumbnail track and the sprite it points into (extractor/storyboard/). */
+export const THUMBNAIL_TRACK_NAME = "thumbnails.vtt";
+export const THUMBNAIL_SPRITE_NAME = "sprite.jpg";
+
+/**
+ * Files the edge serves even when R2 presigning is configured. A thumbnail track names its
+ * sprite relative to itself, and a relative name cannot carry the sprite's own signature: the
+ * edge rewrites it to the sprite's signed URL as it serves the track (edge/routes/files/).
+ */
+export function servedByEdge(key: string): boolean {
+  return parseFileKey(key)?.name === THUMBNAIL_TRACK_NAME;
+}
+
+/**
+ * The track with each cue's sprite reference (`sprite.jpg#xywh=…`) pointing at the sprite's
+ * signed URL instead; the #xywh fragment stays, which is what players cut the sprite by.
+ */
+export function withSignedSprite(track: string, spriteUrl: string): string {
+  return track
+    .split("\n")
+    .map((line) =>
+      line.startsWith(`${THUMBNAIL_SPRITE_NAME}#`)
+        ? `${spriteUrl}${line.slice(THUMBNAIL_SPRITE_NAME.length)}`
+        : line,
+    )
+    .join("\n");
 }
 
 function presignedLinker(presigner: R2Presigner, expiresAt: string): FileLinker {

@@ -4,9 +4,20 @@ import type { ExtractionMode } from "./messages.ts";
 
 export const FRAMES_INCLUDED_PER_MINUTE = 100;
 export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
+/** A storyboard (contact sheet + thumbnail track) is charged as this many delivered frames. */
+export const STORYBOARD_FRAMES = 1;
 
 /**
- * Credits for a finished job. `okFrames` counts only frames delivered with status ok;
+ * Modes charged per frame, like timestamps: scenes and keyframes deliver moments the video
+ * chooses, not frames spread over its minutes, so a per-minute price would not fit them.
+ */
+export function chargedPerFrame(mode: ExtractionMode): boolean {
+  return mode === "timestamps" || mode === "scenes" || mode === "keyframes";
+}
+
+/**
+ * Credits for a finished job. `okFrames` counts only frames delivered with status ok (plus
+ * STORYBOARD_FRAMES when the job delivered a storyboard);
  * `processedSeconds` is the span of video the job covered (after range and clipping).
  */
 export function creditsFor(
@@ -15,7 +26,7 @@ export function creditsFor(
   okFrames: number,
 ): number {
   if (okFrames <= 0) return 0;
-  if (mode === "timestamps") return Math.ceil(okFrames / TIMESTAMP_FRAMES_PER_CREDIT);
+  if (chargedPerFrame(mode)) return Math.ceil(okFrames / TIMESTAMP_FRAMES_PER_CREDIT);
   const minutes = Math.max(1, Math.ceil(processedSeconds / 60));
   const extraFrames = Math.max(0, okFrames - FRAMES_INCLUDED_PER_MINUTE * minutes);
   return minutes + Math.ceil(extraFrames / FRAMES_INCLUDED_PER_MINUTE);

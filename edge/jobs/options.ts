@@ -1,7 +1,7 @@
 // The create-job request → normalised JobOptions, and the plan limits that can be checked
 // before the video is fetched.
 import { type CreateJobRequest, inferMode } from "../../schema/api.ts";
-import { creditsFor } from "../../schema/billing.ts";
+import { chargedPerFrame, creditsFor, STORYBOARD_FRAMES } from "../../schema/billing.ts";
 import { plannedFrameCount } from "../../schema/frame-plan.ts";
 import type { JobOptions } from "../../schema/messages.ts";
 import type { Plan, Resolution } from "../../schema/plans.ts";
@@ -29,7 +29,26 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
     ...(body.max_width !== undefined ? { max_width: body.max_width } : {}),
     output: body.output ?? "urls",
     ...(body.webhook_url !== undefined ? { webhook_url: body.webhook_url } : {}),
+    ...(mode === "scenes" && body.sensitivity !== undefined
+      ? { sensitivity: body.sensitivity }
+      : {}),
+    // Each reason once, in one order, so equal requests store equal options.
+    ...(body.skip?.length
+      ? { skip: SKIP_ORDER.filter((reason) => body.skip?.includes(reason)) }
+      : {}),
+    ...(body.storyboard ? { storyboard: true } : {}),
+    ...(body.captions ? { captions: true } : {}),
+    ...(body.captions && body.captions_language !== undefined
+      ? { captions_language: body.captions_language }
+      : {}),
   };
+}
+
+const SKIP_ORDER = ["black", "blurry", "duplicate"] as const;
+
+/** Frames a storyboard is charged as, for these options. */
+function storyboardFrames(options: JobOptions): number {
+  return options.storyboard ? STORYBOARD_FRAMES : 0;
 }
 
 /** Refuses what the plan cannot allow, as far as it is known before the video is fetched. */
@@ -77,8 +96,12 @@ function rangeSpan(options: JobOptions): number | null {
  */
 export function creditHold(options: JobOptions): number {
   const frames = plannedFrameCount(options, null);
-  if (options.mode === "timestamps") return creditsFor("timestamps", 0, frames ?? 0);
-  return creditsFor(options.mode, 0, options.mode === "count" ? (frames ?? 1) : 1);
+  // A completed job has delivered at least one frame, and with it its storyboard.
+  const extra = storyboardFrames(options);
+  if (options.mode === "timestamps") return creditsFor("timestamps", 0, (frames ?? 0) + extra);
+  // scenes and keyframes: only the opening frame (or first keyframe) is certain.
+  if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, 1 + extra);
+  return creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra);
 }
 
 /**
@@ -88,11 +111,17 @@ export function creditHold(options: JobOptions): number {
  */
 export function mostCredits(options: JobOptions, plan: Plan): number {
   const frames = plannedFrameCount(options, null);
-  if (options.mode === "timestamps") return creditsFor("timestamps", 0, frames ?? 0);
+  const extra = storyboardFrames(options);
+  const mostFrames = Math.min(
+    frames ?? plan.limits.max_frames_per_job,
+    plan.limits.max_frames_per_job,
+  );
+  if (options.mode === "timestamps") return creditsFor("timestamps", 0, (frames ?? 0) + extra);
+  if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, mostFrames + extra);
   return creditsFor(
     options.mode,
     Math.min(rangeSpan(options) ?? Number.POSITIVE_INFINITY, plan.limits.max_video_minutes * 60),
-    Math.min(frames ?? plan.limits.max_frames_per_job, plan.limits.max_frames_per_job),
+    mostFrames + extra,
   );
 }
 
@@ -101,12 +130,20 @@ export function mostCredits(options: JobOptions, plan: Plan): number {
  * cost on its plan, whatever the result claims. A failed result costs nothing.
  */
 export function resultCredits(
-  result: { status: string; processed_seconds: number | null; frames: { status: string }[] },
+  result: {
+    status: string;
+    processed_seconds: number | null;
+    frames: { status: string }[];
+    storyboard?: unknown;
+  },
   options: JobOptions,
   plan: Plan,
 ): number {
   if (result.status !== "completed") return 0;
-  const okFrames = result.frames.filter((f) => f.status === "ok").length;
+  // The storyboard is charged when it was delivered, like one more frame.
+  const okFrames =
+    result.frames.filter((f) => f.status === "ok").length +
+    (options.storyboard && result.storyboard ? STORYBOARD_FRAMES : 0);
   return Math.min(
     creditsFor(options.mode, result.processed_seconds ?? 0, okFrames),
     mostCredits(options, plan),

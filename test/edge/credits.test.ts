@@ -105,7 +105,7 @@ describe("credits settled after the probe", { timeout: 30_000 }, () => {
     const results = await Promise.all(
       requests.map((r) => uploadAttempt(r, { framesOk: 180, processedSeconds: 360 })),
     );
-    await Promise.all(results.map(postResult));
+    await Promise.all(results.map((result) => postResult(result)));
     const jobs = await Promise.all(
       ids.map((id) => waitForJob(id, account.auth, ["completed", "failed"])),
     );
@@ -169,7 +169,7 @@ describe("Races", { timeout: 120_000 }, () => {
         ),
       ),
     );
-    await Promise.all(results.map(postResult));
+    await Promise.all(results.map((result) => postResult(result)));
     await vi.waitFor(
       async () => {
         const settled = await env.DB.prepare(

@@ -5,7 +5,16 @@ import { eq } from "drizzle-orm";
 import { demoJobs, jobs } from "../../../schema/db.ts";
 import { createRouter } from "../../app.ts";
 import type { Db } from "../../context.ts";
-import { checkFileSignature, fileHeaders, parseFileKey } from "../../files.ts";
+import {
+  checkFileSignature,
+  fileHeaders,
+  fileLinker,
+  parseFileKey,
+  THUMBNAIL_SPRITE_NAME,
+  THUMBNAIL_TRACK_NAME,
+  withSignedSprite,
+} from "../../files.ts";
+import { baseUrl } from "../../jobs/read.ts";
 import { filesAreLive } from "../../serialize.ts";
 
 async function ownerOf(db: Db, kind: "job" | "demo", id: string) {
@@ -53,6 +62,21 @@ export const filesRouter = createRouter().get("/files/*", async (c) => {
   if (!owner || !filesAreLive(owner)) return forbidden("the job's files are no longer available");
   const object = await c.env.FILES.get(key);
   if (!object) return forbidden("the job's files are no longer available");
+  if (parsed.name === THUMBNAIL_TRACK_NAME) {
+    // The sprite's URL expires with this one (the job's expires_at), whichever kind it is.
+    const expiresAt = new Date(Number(c.req.query("expires")) * 1000).toISOString();
+    const spriteKey = `${key.slice(0, -THUMBNAIL_TRACK_NAME.length)}${THUMBNAIL_SPRITE_NAME}`;
+    const spriteUrl = await fileLinker(c.env.FILE_URL_SECRET, baseUrl(c), expiresAt).url(spriteKey);
+    const track = new TextEncoder().encode(withSignedSprite(await object.text(), spriteUrl));
+    return new Response(track, {
+      headers: {
+        ...fileHeaders(parsed),
+        "content-length": String(track.byteLength),
+        // Players load tracks with CORS (<video crossorigin>) from the customer's own site.
+        "access-control-allow-origin": "*",
+      },
+    });
+  }
   return new Response(object.body, {
     headers: {
       // The same headers presigned URLs ask R2 for (edge/files.ts).

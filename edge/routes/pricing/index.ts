@@ -2,6 +2,7 @@ import { createRoute } from "@hono/zod-openapi";
 import { PricingSchema } from "../../../schema/api.ts";
 import {
   FRAMES_INCLUDED_PER_MINUTE,
+  STORYBOARD_FRAMES,
   TIMESTAMP_FRAMES_PER_CREDIT,
 } from "../../../schema/billing.ts";
 import { CREDIT_PACK, DEMO, PLANS, ZIP_ALWAYS_ABOVE_FRAMES } from "../../../schema/plans.ts";
@@ -45,6 +46,11 @@ export const CATALOG = {
   credit_rules: {
     interval_and_count: `1 credit per started minute of processed video, ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included, 1 credit per further ${FRAMES_INCLUDED_PER_MINUTE} frames`,
     timestamps: `1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} frames`,
+    scenes_and_keyframes: `like timestamps: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames`,
+    storyboard: `counts as ${STORYBOARD_FRAMES} more delivered frame`,
+    skip: "free: a moved frame is still one frame",
+    captions: "free",
+    video: "free: the video's facts come with every completed job",
     charged: "only when a job completes; failed and demo jobs are free",
     order: "plan credits are spent before pack credits",
   },

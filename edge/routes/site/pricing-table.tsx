@@ -108,6 +108,12 @@ export function PricingTable() {
       <ul class="credit-rules">
         <li>Frames every N seconds or N evenly spaced: {rules.interval_and_count}.</li>
         <li>Frames at exact timestamps: {rules.timestamps}.</li>
+        <li>One frame per shot, or the stream's keyframes: {rules.scenes_and_keyframes}.</li>
+        <li>A storyboard (contact sheet and thumbnail track) {rules.storyboard}.</li>
+        <li>
+          Skipping black, blurred or repeated frames: {rules.skip}. Captions and the video's
+          details: {rules.captions}.
+        </li>
         <li>
           Charged {rules.charged}; {rules.order}.
         </li>
