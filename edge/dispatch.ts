@@ -1,42 +1,53 @@
-// How a job reaches the extractor: one interface, two ways. In production the extractor is a
-// Cloudflare Container (the EXTRACTOR binding); locally it is a Node process at EXTRACTOR_URL.
+// How a job reaches the extractor. One attempt = one POST /extract that the extractor answers
+// as soon as it has checked the request and taken a slot (202); the job then runs there in the
+// background, renewing the attempt's lease, and posts its result to /internal/results.
+// Nothing holds a call open for the length of a job, so a job runs as long as its deadline
+// needs, whatever a queue consumer's wall-clock limit.
+//
+// The extractor is a Cloudflare Container in production (the EXTRACTOR binding), a Node
+// process at EXTRACTOR_URL locally: one interface, the same request.
 import type { ExtractRequest } from "../schema/messages.ts";
-
-interface DispatchSettings {
-  /**
-   * "detached" (set by scripts/lib/stack.mjs for the local stack only): the jobs consumer
-   * acks at once and holds the extractor call in waitUntil, so one long job does not hold
-   * the local queue, which delivers one batch at a time (see edge/queues/jobs.ts).
-   */
-  EXTRACTOR_DISPATCH?: string;
-}
-
-declare global {
-  interface Env extends DispatchSettings {}
-  namespace Cloudflare {
-    interface Env extends DispatchSettings {}
-  }
-}
+import {
+  failUnsettled,
+  type JobRef,
+  leaseSecondsFor,
+  releaseAttempt,
+  startAttempt,
+} from "./jobs/lifecycle.ts";
+import { logEvent } from "./log.ts";
+import { buildExtractRequest } from "./queues/extract-request.ts";
 
 export interface ExtractorClient {
-  /** Runs the job to the end; resolves with the extractor's answer (2xx once the result is posted). */
-  extract(request: ExtractRequest): Promise<Response>;
+  /** Hands the extractor one attempt; resolves with its answer (202 once it has taken it). */
+  extract(request: ExtractRequest, requestId?: string): Promise<Response>;
 }
 
 /** Instances in production's container pool (wrangler.toml max_instances). */
 export const CONTAINER_POOL_SIZE = 8;
+
+/**
+ * The extractor answers /extract before it starts the work: a call this slow means a hung or
+ * unreachable extractor, and the attempt is released to be tried again.
+ */
+const ANSWER_TIMEOUT_MS = 30_000;
 
 function post(
   fetcher: (req: Request) => Promise<Response>,
   base: string,
   token: string,
   request: ExtractRequest,
+  requestId: string | undefined,
 ) {
   return fetcher(
     new Request(`${base}/extract`, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        ...(requestId ? { "x-request-id": requestId } : {}),
+      },
       body: JSON.stringify(request),
+      signal: AbortSignal.timeout(ANSWER_TIMEOUT_MS),
     }),
   );
 }
@@ -61,28 +72,143 @@ function fnv1a(text: string): number {
  * per-tenant slot cap then bounds the tenant pool-wide: one account or demo client cannot
  * occupy every instance. A job without a tenant goes by its id.
  */
-export function poolInstanceFor(request: ExtractRequest): number {
+export function poolInstanceFor(request: { job_id: string; tenant?: string | null }): number {
   const byJob = fnv1a(request.job_id);
-  if (request.tenant === undefined) return byJob % CONTAINER_POOL_SIZE;
+  if (request.tenant === undefined || request.tenant === null) return byJob % CONTAINER_POOL_SIZE;
   return (fnv1a(request.tenant) + (byJob % TENANT_INSTANCES)) % CONTAINER_POOL_SIZE;
+}
+
+function containerName(request: { job_id: string; tenant?: string | null }) {
+  return `extractor-${poolInstanceFor(request)}`;
 }
 
 export function extractorFor(env: Env): ExtractorClient {
   const container = env.EXTRACTOR;
   if (container) {
     return {
-      extract(request) {
-        const stub = container.get(container.idFromName(`extractor-${poolInstanceFor(request)}`));
-        return post((req) => stub.fetch(req), "http://extractor", env.INTERNAL_TOKEN, request);
+      extract(request, requestId) {
+        const stub = container.get(container.idFromName(containerName(request)));
+        return post(
+          (req) => stub.fetch(req),
+          "http://extractor",
+          env.INTERNAL_TOKEN,
+          request,
+          requestId,
+        );
       },
     };
   }
   return {
-    extract: (request) => post((req) => fetch(req), env.EXTRACTOR_URL, env.INTERNAL_TOKEN, request),
+    extract: (request, requestId) =>
+      post((req) => fetch(req), env.EXTRACTOR_URL, env.INTERNAL_TOKEN, request, requestId),
   };
 }
 
-/** True when the consumer should not hold the queue while the extractor works (local stack). */
-export function dispatchesDetached(env: Env): boolean {
-  return !env.EXTRACTOR && env.EXTRACTOR_DISPATCH === "detached";
+/**
+ * Production: a container sleeps `sleepAfter` after its last request, and a job that answered
+ * 202 holds no request open, so each lease renewal renews the running container's activity
+ * timeout (edge/durable/extractor-container.ts). Locally there is no container to keep awake.
+ */
+export async function keepExtractorAwake(
+  env: Env,
+  job: { job_id: string; tenant: string | null },
+): Promise<void> {
+  const container = env.EXTRACTOR;
+  if (!container) return;
+  await container.get(container.idFromName(containerName(job))).keepAwake();
+}
+
+/** A busy extractor is no failure: the job is tried again after this, spending no attempt. */
+const BUSY_DELAY_SECONDS = 10;
+
+export type DispatchOutcome =
+  | { kind: "accepted"; attemptId: string; leaseSeconds: number }
+  /** Another attempt holds a live lease, or the job is settled, gone or out of attempts. */
+  | { kind: "not-started" }
+  | { kind: "busy"; retryAfterSeconds: number }
+  | { kind: "refused"; reason: string }
+  | { kind: "failed" };
+
+type CallOutcome = Exclude<DispatchOutcome, { kind: "accepted" } | { kind: "not-started" }>;
+
+/**
+ * Starts a new attempt of the job and hands it to the extractor. Decides what the job's state
+ * becomes from the answer; the caller decides when the job is looked at again (the jobs queue
+ * is the backstop: edge/queues/jobs.ts).
+ */
+export async function dispatchJob(
+  env: Env,
+  job: JobRef,
+  context: { requestId?: string } = {},
+): Promise<DispatchOutcome> {
+  const attemptId = crypto.randomUUID();
+  const leaseSeconds = leaseSecondsFor(env);
+  if (!(await startAttempt(env, job, attemptId, leaseSeconds))) return { kind: "not-started" };
+  const request = await buildExtractRequest(env, job, attemptId, leaseSeconds).catch(
+    async (err) => {
+      await releaseAttempt(env, job, attemptId, false);
+      throw err;
+    },
+  );
+  if (!request) return { kind: "not-started" };
+  const outcome = await callExtractor(extractorFor(env), request, context.requestId);
+  logEvent(outcome.kind === "failed" ? "warn" : "info", "job.dispatched", {
+    job: job.id,
+    attempt: attemptId,
+    request: context.requestId,
+    kind: job.kind,
+    outcome: outcome.kind,
+  });
+  if (outcome.kind === "accepted") return { kind: "accepted", attemptId, leaseSeconds };
+  if (outcome.kind === "busy") await releaseAttempt(env, job, attemptId, true);
+  else if (outcome.kind === "failed") await releaseAttempt(env, job, attemptId, false);
+  else await failUnsettled(env, job, "ExtractionFailed", outcome.reason);
+  return outcome;
+}
+
+async function callExtractor(
+  extractor: ExtractorClient,
+  request: ExtractRequest,
+  requestId: string | undefined,
+): Promise<CallOutcome | { kind: "accepted" }> {
+  let response: Response;
+  try {
+    response = await extractor.extract(request, requestId);
+  } catch (err) {
+    logEvent("warn", "job.dispatch_failed", {
+      job: request.job_id,
+      attempt: request.attempt_id,
+      error: String(err),
+    });
+    return { kind: "failed" };
+  }
+  if (response.ok) {
+    await response.body?.cancel();
+    return { kind: "accepted" };
+  }
+  if (response.status === 503) {
+    await response.body?.cancel();
+    const retryAfter = Number(response.headers.get("retry-after"));
+    return { kind: "busy", retryAfterSeconds: retryAfter > 0 ? retryAfter : BUSY_DELAY_SECONDS };
+  }
+  if (response.status >= 400 && response.status < 500) {
+    const said = await refusalReason(response);
+    return {
+      kind: "refused",
+      reason: said ?? `the extractor refused the job (HTTP ${response.status})`,
+    };
+  }
+  await response.body?.cancel();
+  return { kind: "failed" };
+}
+
+/** The extractor's own words for a refusal ({error}), bounded: it ends up in the job's error. */
+async function refusalReason(response: Response): Promise<string | null> {
+  const text = await response.text().catch(() => "");
+  try {
+    const said = (JSON.parse(text.slice(0, 4096)) as { error?: unknown }).error;
+    return typeof said === "string" && said.length > 0 ? said.slice(0, 300) : null;
+  } catch {
+    return null;
+  }
 }

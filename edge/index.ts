@@ -15,6 +15,7 @@ import { siteRouter } from "./routes/site/index.tsx";
 import { v1Router } from "./routes/v1.ts";
 
 export { ExtractorContainer } from "./durable/extractor-container.ts";
+export { JobWaiter } from "./durable/job-waiter.ts";
 export { RateLimiter } from "./durable/rate-limiter.ts";
 
 export const app = createApp();

@@ -1,9 +1,14 @@
-// The cron run: expires finished jobs past their retention (deleting their files), fails jobs
-// that have been stuck far longer than any extraction can take, and renews plan credits.
+// The cron run: expires finished jobs past their retention (deleting their files), hands jobs
+// whose attempt lost its lease back to the jobs queue, fails jobs that have been stuck far
+// longer than any extraction can take, and renews plan credits.
 import { addMonth } from "../schema/accounts.ts";
+import { COMPLETED, FAILED, PROCESSING } from "../schema/job-status.ts";
 import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
+import type { JobMessage } from "../schema/messages.ts";
 import { isUniqueViolation } from "./credits.ts";
-import { deletePrefix, failJob } from "./queues/results.ts";
+import { expire, failUnsettled, UNSETTLED_SQL } from "./jobs/lifecycle.ts";
+import { logEvent } from "./log.ts";
+import { deletePrefix } from "./queues/results.ts";
 
 const EXPIRE_BATCH = 200;
 const STUCK_AFTER_MS = 3 * 3600_000;
@@ -21,28 +26,24 @@ export async function expireJobs(env: Env, now: number): Promise<number> {
     ["demo_jobs", "demo"],
   ] as const) {
     const { results } = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status = 'completed' AND expires_at <= ?1
+      `SELECT id FROM ${table} WHERE status = ?2 AND expires_at <= ?1
        ORDER BY expires_at LIMIT ${EXPIRE_BATCH}`,
     )
-      .bind(due)
+      .bind(due, COMPLETED)
       .all<{ id: string }>();
     for (const { id } of results) {
       const done = await attempt(`expiring ${kind} ${id}`, async () => {
         await deletePrefix(env, `${kind}/${id}/`);
-        await env.DB.prepare(
-          `UPDATE ${table} SET status = 'expired' WHERE id = ?1 AND status = 'completed'`,
-        )
-          .bind(id)
-          .run();
+        await expire(env, { kind, id });
       });
       if (done) expired++;
     }
     // Failed jobs keep their status; what their attempts left is deleted, once.
     const failed = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status = 'failed' AND expires_at <= ?1
+      `SELECT id FROM ${table} WHERE status = ?2 AND expires_at <= ?1
        ORDER BY expires_at LIMIT ${EXPIRE_BATCH}`,
     )
-      .bind(due)
+      .bind(due, FAILED)
       .all<{ id: string }>();
     for (const { id } of failed.results) {
       await attempt(`cleaning up failed ${kind} ${id}`, async () => {
@@ -72,14 +73,43 @@ async function failStuckJobs(env: Env, now: number) {
     ["demo_jobs", "demo"],
   ] as const) {
     const { results } = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status IN ('queued', 'processing') AND created_at <= ?1 LIMIT 100`,
+      `SELECT id FROM ${table} WHERE status IN (${UNSETTLED_SQL}) AND created_at <= ?1 LIMIT 100`,
     )
       .bind(before)
       .all<{ id: string }>();
     for (const { id } of results) {
-      await failJob(env, { kind, id }, "ExtractionFailed", "the job did not finish in time");
+      await failUnsettled(env, { kind, id }, "ExtractionFailed", "the job did not finish in time");
     }
   }
+}
+
+/**
+ * Attempts whose lease ran out (a dead or hung extractor) whatever became of their job's queue
+ * message: each job gets a message now, and its delivery starts a new attempt
+ * (edge/queues/jobs.ts). Returns how many jobs were handed back.
+ */
+export async function redispatchLostAttempts(env: Env, now: number): Promise<number> {
+  let handed = 0;
+  for (const [table, kind] of [
+    ["jobs", "job"],
+    ["demo_jobs", "demo"],
+  ] as const) {
+    const { results } = await env.DB.prepare(
+      `SELECT id, attempt_id FROM ${table}
+       WHERE status = ?1 AND (lease_expires_at IS NULL OR lease_expires_at <= ?2)
+         AND NOT EXISTS (SELECT 1 FROM settlements WHERE job_id = ${table}.id)
+       LIMIT 100`,
+    )
+      .bind(PROCESSING, new Date(now).toISOString())
+      .all<{ id: string; attempt_id: string | null }>();
+    for (const { id, attempt_id } of results) {
+      const message: JobMessage = { kind, id };
+      await env.JOBS_QUEUE.send(message);
+      logEvent("warn", "job.lease_lost", { job: id, attempt: attempt_id ?? undefined, kind });
+      handed++;
+    }
+  }
+  return handed;
 }
 
 /**
@@ -128,6 +158,7 @@ export async function purgeExpiredSignIns(env: Env, now: number) {
 
 export async function runScheduledMaintenance(env: Env, now: number) {
   await attempt("expiring jobs", () => expireJobs(env, now));
+  await attempt("redispatching lost attempts", () => redispatchLostAttempts(env, now));
   await attempt("failing stuck jobs", () => failStuckJobs(env, now));
   await attempt("renewing plan credits", () => renewPlanCredits(env, now));
   await attempt("purging expired sign-ins", () => purgeExpiredSignIns(env, now));

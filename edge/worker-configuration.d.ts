@@ -22,6 +22,7 @@ interface __BaseEnv_Env {
   R2_S3_ENDPOINT: string;
   R2_BUCKET_NAME: string;
   RATE_LIMITER: DurableObjectNamespace<import("./index").RateLimiter>;
+  JOB_WAITER: DurableObjectNamespace<import("./index").JobWaiter>;
   EXTRACTOR?: DurableObjectNamespace<import("./index").ExtractorContainer>;
 }
 declare namespace Cloudflare {
@@ -51,6 +52,7 @@ declare namespace Cloudflare {
     R2_S3_ENDPOINT: string;
     R2_BUCKET_NAME: string;
     RATE_LIMITER: DurableObjectNamespace<import("./index").RateLimiter>;
+    JOB_WAITER: DurableObjectNamespace<import("./index").JobWaiter>;
     EXTRACTOR: DurableObjectNamespace<import("./index").ExtractorContainer>;
   }
   interface Env extends __BaseEnv_Env {}

@@ -66,7 +66,7 @@ export const JobMessageSchema = z.object({
   id: z.string(),
   /**
    * Failed dispatches so far, when the consumer re-sends the job itself instead of retrying
-   * the message (local stack: see edge/queues/jobs.ts). Absent means none.
+   * the message (see edge/queues/jobs.ts). Absent means none.
    */
   failures: z.number().int().min(0).optional(),
 });
@@ -108,10 +108,32 @@ export const ExtractRequestSchema = z.object({
   /** When true, a video longer than max_video_seconds is processed only up to it (demo). */
   clip_to_max: z.boolean(),
   max_frames: z.number().int().positive().max(MAX_COUNT),
-  /** Where the extractor sends frames and its result, with the token that lets it. */
+  /**
+   * Where the extractor sends frames, lease renewals and its result, with the token that lets
+   * it: valid for this job and attempt only (edge/routes/internal/attempt-token.ts).
+   */
   callback: z.object({ base_url: z.url(), token: z.string().min(1).max(1000) }),
+  /**
+   * The attempt this dispatch is, chosen and recorded by the edge (edge/jobs/lifecycle.ts).
+   * Absent from an older edge: the extractor then makes one up and renews no lease.
+   */
+  attempt_id: z
+    .string()
+    .regex(/^[0-9a-zA-Z-]{1,64}$/)
+    .optional(),
+  /**
+   * The attempt counts as lost unless the extractor renews its lease within this many seconds
+   * (POST /internal/jobs/{kind}/{job_id}/lease); it renews at a third of it.
+   */
+  lease_seconds: z.number().int().min(1).max(600).optional(),
 });
 export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;
+
+/** POST /internal/jobs/{kind}/{job_id}/lease: the running attempt says it is alive. */
+export const LeaseRenewalSchema = z.object({
+  attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
+});
+export type LeaseRenewal = z.infer<typeof LeaseRenewalSchema>;
 /** The name the extractor has always imported. */
 export const extractRequestSchema = ExtractRequestSchema;
 

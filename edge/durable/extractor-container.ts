@@ -1,6 +1,12 @@
 // Production only: the extractor image (extractor/Dockerfile) as a Cloudflare Container.
 // edge/dispatch.ts sends jobs to a small pool of these by name; locally the same requests go
 // to the Node process at EXTRACTOR_URL instead.
+//
+// A job answers POST /extract with 202 and runs on without an open request, and the library
+// counts only open requests as activity: without help the container would sleep `sleepAfter`
+// after the 202, in the middle of a long job. Each lease renewal of a job running here
+// (POST /internal/jobs/:kind/:id/lease, every lease/3 seconds) calls keepAwake(), which
+// renews the library's activity timeout (Container.renewActivityTimeout).
 
 import type { DurableObject } from "cloudflare:workers";
 import { Container } from "@cloudflare/containers";
@@ -20,5 +26,10 @@ export class ExtractorContainer extends Container<Env> {
       INTERNAL_TOKEN: env.INTERNAL_TOKEN,
       STILLS_ALLOW_PRIVATE_NETWORK: "0",
     };
+  }
+
+  /** A job is still running here: push the sleep back by another `sleepAfter`. */
+  async keepAwake(): Promise<void> {
+    this.renewActivityTimeout();
   }
 }

@@ -4,18 +4,19 @@ import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { CreateJobRequest } from "../../schema/api.ts";
 import { idempotencyKeys, jobs } from "../../schema/db.ts";
-import type { JobMessage, JobOptions } from "../../schema/messages.ts";
+import { QUEUED, UNSETTLED_STATUSES } from "../../schema/job-status.ts";
+import type { JobOptions } from "../../schema/messages.ts";
 import { isPlanName, PLANS, type Plan } from "../../schema/plans.ts";
 import type { AppEnv } from "../context.ts";
 import { isUniqueViolation } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
-import { failJob } from "../queues/results.ts";
+import { logEvent } from "../log.ts";
+import { startJob } from "../queues/jobs.ts";
 import { checkSourceUrl, checkWebhookUrl } from "../sources.ts";
+import { failUnsettled, UNSETTLED_SQL } from "./lifecycle.ts";
 import { jobNotice } from "./notice.ts";
 import { checkPlanLimits, creditHold, normaliseOptions } from "./options.ts";
-
-export const ACTIVE_STATUSES = ["queued", "processing"] as const;
 
 /** Returns the id of the job this request created (or created before, on a retry). */
 export async function createJob(
@@ -62,13 +63,15 @@ export async function createJob(
   }
   if (!created) throw await refusal(c, plan, hold);
 
-  const message: JobMessage = { kind: "job", id: jobId };
+  const job = { kind: "job" as const, id: jobId };
+  const requestId = c.get("requestId");
+  logEvent("info", "job.created", { job: jobId, request: requestId, account: account.id });
   try {
-    await c.env.JOBS_QUEUE.send(message);
+    await startJob(c.env, job, requestId);
   } catch (err) {
     // Never leave a job that nothing will run: end it (releasing its hold) and say so.
-    console.error(`queueing job ${jobId} failed`, err);
-    await failJob(c.env, message, "ExtractionFailed", "the job could not be queued");
+    logEvent("error", "job.not_queued", { job: jobId, request: requestId, error: String(err) });
+    await failUnsettled(c.env, job, "ExtractionFailed", "the job could not be queued");
     throw new ApiError("ServiceUnavailable", "The job could not be queued; nothing was charged", {
       userMessage: "We couldn't start the job. Please try again in a moment.",
     });
@@ -102,7 +105,7 @@ async function refusal(c: Context<AppEnv>, plan: Plan, hold: number) {
     .select({ active: sql<number>`count(*)` })
     .from(jobs)
     .where(
-      and(eq(jobs.accountId, c.get("account").id), inArray(jobs.status, [...ACTIVE_STATUSES])),
+      and(eq(jobs.accountId, c.get("account").id), inArray(jobs.status, [...UNSETTLED_STATUSES])),
     );
   if (active >= plan.limits.max_active_jobs) {
     return new ApiError(
@@ -145,9 +148,9 @@ async function recordJob(
       .prepare(
         `INSERT INTO jobs (id, account_id, status, url, source_url, platform, options, webhook_url,
            credits_reserved, requested_resolution, notice)
-         SELECT ?1, ?2, 'queued', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+         SELECT ?1, ?2, ?12, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
          WHERE (SELECT count(*) FROM jobs WHERE account_id = ?2
-                  AND status IN ('queued', 'processing')) < ?11
+                  AND status IN (${UNSETTLED_SQL})) < ?11
            AND (SELECT plan_credits + pack_credits - reserved_credits FROM accounts
                 WHERE id = ?2) >= ?8`,
       )
@@ -163,7 +166,7 @@ async function recordJob(
         job.options.resolution,
         jobNotice({
           id: job.jobId,
-          status: "queued",
+          status: QUEUED,
           expiresAt: null,
           framesCount: null,
           zipped: false,
@@ -171,6 +174,7 @@ async function recordJob(
           errorMessage: null,
         }),
         job.maxActive,
+        QUEUED,
       ),
     db
       .prepare(

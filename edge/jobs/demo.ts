@@ -3,13 +3,15 @@
 // demo tool creates demos exactly as the REST route does.
 import type { Context } from "hono";
 import { demoJobs } from "../../schema/db.ts";
-import type { JobMessage } from "../../schema/messages.ts";
+import { QUEUED } from "../../schema/job-status.ts";
 import type { AppEnv } from "../context.ts";
 import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
+import { logEvent } from "../log.ts";
 import { ipSubject, takeDemoAllowance } from "../middleware/rate-limit.ts";
-import { failJob } from "../queues/results.ts";
+import { startJob } from "../queues/jobs.ts";
 import { checkSourceUrl } from "../sources.ts";
+import { failUnsettled } from "./lifecycle.ts";
 import { readDemoJob } from "./read.ts";
 
 export async function createDemoJob(c: Context<AppEnv>, url: string) {
@@ -34,18 +36,20 @@ export async function createDemoJob(c: Context<AppEnv>, url: string) {
       id,
       // The address as its limits count it (an IPv6 client by its /64).
       ipHash: await sha256Hex(ipSubject(c.get("clientIp"))),
-      status: "queued",
+      status: QUEUED,
       url,
       sourceUrl: source.url,
       platform: source.platform,
     });
-  const message: JobMessage = { kind: "demo", id };
+  const job = { kind: "demo" as const, id };
+  const requestId = c.get("requestId");
+  logEvent("info", "job.created", { job: id, kind: "demo", request: requestId });
   try {
-    await c.env.JOBS_QUEUE.send(message);
+    await startJob(c.env, job, requestId);
   } catch (err) {
     // Never leave a demo that nothing will run waiting for the 3-hour stuck sweep.
-    console.error(`queueing demo ${id} failed`, err);
-    await failJob(c.env, message, "ExtractionFailed", "the demo could not be queued");
+    logEvent("error", "job.not_queued", { job: id, request: requestId, error: String(err) });
+    await failUnsettled(c.env, job, "ExtractionFailed", "the demo could not be queued");
     throw new ApiError("ServiceUnavailable", "The demo could not be queued", {
       userMessage: "We couldn't start the preview. Please try again in a moment.",
     });

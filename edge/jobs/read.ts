@@ -1,19 +1,26 @@
 // Reading jobs: one job with its frames and file URLs, the newest-first list, and wait=true.
 // The REST read routes read through a D1 session that a nearby replica may answer
 // (edge/storage/d1-sessions.ts); the two places a lagging replica would give a wrong answer
-// go to the primary: a job it does not know yet, and wait=true's polls.
+// go to the primary: a job it does not know yet, and wait=true's re-reads.
+// wait=true holds its request on the job's JobWaiter (edge/durable/job-waiter.ts), which
+// settlement wakes; it then reads D1 again, so D1 stays the record.
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
+import { isFinalStatus } from "../../schema/job-status.ts";
 import type { AppEnv, Db } from "../context.ts";
+import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
 import { fileLinker } from "../files.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
 
 export const WAIT_LIMIT_MS = 50_000;
-const WAIT_POLL_MS = 500;
-const FINAL = new Set(["completed", "failed", "expired"]);
+/**
+ * The longest one wait on the JobWaiter lasts before D1 is read again anyway: a wake-up that
+ * was lost (the object call failed after the settlement) costs at most this, never the limit.
+ */
+const WAIT_SLICE_MS = 10_000;
 
 export function baseUrl(c: Context<AppEnv>): string {
   return c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin;
@@ -50,18 +57,19 @@ async function findJobOnPrimary(c: Context<AppEnv>, id: string): Promise<JobRow>
   return row;
 }
 
-/** Polls until `load` returns a finished row or the wait limit passes. */
+/** Waits on the job's JobWaiter until `load` returns a settled row or the wait limit passes. */
 async function waitUntilFinal<T extends { status: string }>(
+  c: Context<AppEnv>,
+  id: string,
   first: T,
   load: () => Promise<T>,
   limitMs: number,
 ) {
   const deadline = Date.now() + limitMs;
+  const waiter = jobWaiter(c.env, "job", id);
   let row = first;
-  while (!FINAL.has(row.status) && Date.now() < deadline) {
-    await new Promise((resolve) =>
-      setTimeout(resolve, Math.min(WAIT_POLL_MS, deadline - Date.now())),
-    );
+  while (!isFinalStatus(row.status) && Date.now() < deadline) {
+    await waiter.wait(Math.min(WAIT_SLICE_MS, deadline - Date.now()));
     row = await load();
   }
   return row;
@@ -83,11 +91,17 @@ async function findJobWithFrames(c: Context<AppEnv>, id: string) {
 
 export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {
   let found = await findJobWithFrames(c, id);
-  if (wait && !FINAL.has(found.row.status)) {
-    // Polled on the primary, so the wait never ends on a replica behind the settlement; the
+  if (wait && !isFinalStatus(found.row.status)) {
+    // Re-read on the primary, so the wait never ends on a replica behind the settlement; the
     // final read continues in the session that saw it final (its bookmark covers it).
-    const row = await waitUntilFinal(found.row, () => findJobOnPrimary(c, id), WAIT_LIMIT_MS);
-    found = FINAL.has(row.status) ? await findJobWithFrames(c, id) : { row, frameList: [] };
+    const row = await waitUntilFinal(
+      c,
+      id,
+      found.row,
+      () => findJobOnPrimary(c, id),
+      WAIT_LIMIT_MS,
+    );
+    found = isFinalStatus(row.status) ? await findJobWithFrames(c, id) : { row, frameList: [] };
   }
   return jobToApi(found.row, found.frameList, linkerFor(c, found.row));
 }

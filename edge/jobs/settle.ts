@@ -1,5 +1,7 @@
 // A job's final state in one D1 batch (one transaction): the settlements guard row, its
-// frames, its credits and the job row. Either all of it is written or none of it.
+// frames, its credits and the job row. Either all of it is written or none of it. This is the
+// settle transition of edge/jobs/lifecycle.ts: the job row changes only while it is unsettled.
+import { UNSETTLED_STATUSES } from "../../schema/job-status.ts";
 import type { ExtractErrorName, ExtractResult, JobOptions } from "../../schema/messages.ts";
 import type { Plan } from "../../schema/plans.ts";
 import {
@@ -78,6 +80,7 @@ function insertFrames(db: D1Database, result: Settlement) {
 // Counted from the rows just written, so frames_count always agrees with the frames a job has.
 const FRAMES_COUNT = "(SELECT count(*) FROM frames WHERE job_id = ?1)";
 const FRAMES_FAILED = "(SELECT count(*) FROM frames WHERE job_id = ?1 AND status != 'ok')";
+const WHILE_UNSETTLED = `status IN (${UNSETTLED_STATUSES.map((s) => `'${s}'`).join(", ")})`;
 
 function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
   const now = Date.now();
@@ -102,8 +105,9 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
     return db
       .prepare(
         `UPDATE demo_jobs SET status = ?2, duration_seconds = ?3, width = ?4, height = ?5,
-           error = ?6, completed_at = ?7, expires_at = ?8, frames_count = ${counts}
-         WHERE id = ?1`,
+           error = ?6, completed_at = ?7, expires_at = ?8, frames_count = ${counts},
+           lease_expires_at = NULL
+         WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
       )
       .bind(...common);
   }
@@ -135,8 +139,9 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
          processed_seconds = ?9, credits_charged = ${CHARGED_SQL.replace("?", "?1")},
          zip_key = ?10, zip_bytes = ?11,
          requested_resolution = coalesce(?12, requested_resolution), delivered_resolution = ?13,
-         resolution_note = ?14, notice = ?15, video = ?16, captions = ?17, storyboard = ?18
-       WHERE id = ?1`,
+         resolution_note = ?14, notice = ?15, video = ?16, captions = ?17, storyboard = ?18,
+         lease_expires_at = NULL
+       WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
     )
     .bind(
       ...common,

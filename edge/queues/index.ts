@@ -1,15 +1,16 @@
 // Routes each queue's batches to its consumer. Dead letters: a job whose dispatch kept
 // failing ends `failed` (never stuck); other dead letters are logged.
 import type { JobMessage, ResultMessage, WebhookMessage } from "../../schema/messages.ts";
+import { failUnsettled } from "../jobs/lifecycle.ts";
 import { consumeJobs } from "./jobs.ts";
-import { consumeResults, failJob } from "./results.ts";
+import { consumeResults } from "./results.ts";
 import { consumeWebhooks } from "./webhooks.ts";
 
 async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env) {
   for (const message of batch.messages) {
     const body = message.body as Partial<JobMessage & ResultMessage & WebhookMessage>;
     if (body.id && (body.kind === "job" || body.kind === "demo") && !body.result_key) {
-      await failJob(
+      await failUnsettled(
         env,
         body as JobMessage,
         "ExtractionFailed",

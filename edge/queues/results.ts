@@ -13,8 +13,10 @@ import type {
   WebhookMessage,
 } from "../../schema/messages.ts";
 import { isPlanName, PLANS } from "../../schema/plans.ts";
+import { jobWaiter } from "../durable/job-waiter.ts";
 import { resultCredits } from "../jobs/options.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
+import { logEvent } from "../log.ts";
 
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
   NoVideoFound: "We couldn't find a video at that link.",
@@ -145,7 +147,26 @@ export async function settleResult(env: Env, reported: Settlement) {
     await deleteAttemptFiles(env, result);
     return;
   }
+  logEvent("info", "job.settled", {
+    job: result.job_id,
+    attempt: result.attempt_id,
+    kind: result.kind,
+    status: final.status,
+    error: final.error?.name,
+    credits: final === result ? cost : 0,
+  });
+  await wakeWaiters(env, result);
   if (row.webhook_url) await enqueueWebhook(env, final);
+}
+
+/** The job's waiters read D1 again now; if this fails they still read it at their deadline. */
+async function wakeWaiters(env: Env, result: Settlement) {
+  try {
+    const woken = await jobWaiter(env, result.kind, result.job_id).settled();
+    if (woken > 0) logEvent("info", "job.waiters_woken", { job: result.job_id, woken });
+  } catch (err) {
+    logEvent("warn", "job.waiters_not_woken", { job: result.job_id, error: String(err) });
+  }
 }
 
 /** An error always carries a sentence for end users, ours when the extractor sent none. */

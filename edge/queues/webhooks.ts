@@ -6,10 +6,11 @@ import { accounts, frames, jobs } from "../../schema/db.ts";
 import type { WebhookMessage } from "../../schema/messages.ts";
 import { checkUrl } from "../../schema/url-safety.ts";
 import { fileLinker } from "../files.ts";
+import { logEvent } from "../log.ts";
 import { filesAreLive, jobToApi } from "../serialize.ts";
 import { allowsPrivateNetwork } from "../sources.ts";
 import { signWebhook } from "../webhooks.ts";
-import { callbackBase } from "./jobs.ts";
+import { callbackBase } from "./extract-request.ts";
 
 const DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -19,24 +20,29 @@ export function webhookRetryDelay(attempts: number): number {
 }
 
 type Outcome = "delivered" | "retry" | "drop";
+interface Delivery {
+  outcome: Outcome;
+  /** The receiver's answer, when it gave one. */
+  status?: number;
+}
 
-async function deliver(env: Env, event: WebhookMessage): Promise<Outcome> {
+async function deliver(env: Env, event: WebhookMessage): Promise<Delivery> {
   const db = drizzle(env.DB);
   const [row] = await db.select().from(jobs).where(eq(jobs.id, event.job_id));
-  if (!row?.webhookUrl) return "drop";
+  if (!row?.webhookUrl) return { outcome: "drop" };
   const target = checkUrl(row.webhookUrl, {
     allowPrivate: allowsPrivateNetwork(env),
     requireHttps: true,
   });
   if (!target.ok) {
-    console.warn(`webhook for ${row.id} refused: ${target.reason}`);
-    return "drop";
+    logEvent("warn", "webhook.refused", { job: row.id, reason: target.reason });
+    return { outcome: "drop" };
   }
   const [account] = await db
     .select({ secret: accounts.webhookSecret })
     .from(accounts)
     .where(eq(accounts.id, row.accountId));
-  if (!account) return "drop";
+  if (!account) return { outcome: "drop" };
   const frameRows = await db
     .select()
     .from(frames)
@@ -66,19 +72,36 @@ async function deliver(env: Env, event: WebhookMessage): Promise<Outcome> {
     body,
   });
   await response.body?.cancel();
-  return response.status >= 200 && response.status < 300 ? "delivered" : "retry";
+  const delivered = response.status >= 200 && response.status < 300;
+  return { outcome: delivered ? "delivered" : "retry", status: response.status };
 }
 
 export async function consumeWebhooks(batch: MessageBatch<WebhookMessage>, env: Env) {
   for (const message of batch.messages) {
-    let outcome: Outcome;
+    const event = message.body;
+    let delivery: Delivery;
+    let error: string | undefined;
     try {
-      outcome = await deliver(env, message.body);
+      delivery = await deliver(env, event);
     } catch (err) {
-      console.warn(`webhook ${message.body.event_id} attempt ${message.attempts} failed: ${err}`);
-      outcome = "retry";
+      error = String(err);
+      delivery = { outcome: "retry" };
     }
-    if (outcome === "retry") message.retry({ delaySeconds: webhookRetryDelay(message.attempts) });
-    else message.ack();
+    const fields = {
+      job: event.job_id,
+      event_id: event.event_id,
+      type: event.type,
+      delivery_attempt: message.attempts,
+      status: delivery.status,
+      error,
+    };
+    if (delivery.outcome === "retry") {
+      const delaySeconds = webhookRetryDelay(message.attempts);
+      logEvent("warn", "webhook.retried", { ...fields, retry_in_seconds: delaySeconds });
+      message.retry({ delaySeconds });
+    } else {
+      if (delivery.outcome === "delivered") logEvent("info", "webhook.delivered", fields);
+      message.ack();
+    }
   }
 }

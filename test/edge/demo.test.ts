@@ -9,9 +9,10 @@ describe("POST /v1/demo", () => {
       body: { url: "https://www.youtube.com/shorts/dQw4w9WgXcQ" },
     });
     expect(res.status).toBe(201);
+    // The demo may already be on its way to the extractor when the answer is read back.
+    expect(["queued", "processing"]).toContain(res.body.status);
     expect(res.body).toMatchObject({
       object: "demo_job",
-      status: "queued",
       platform: "youtube",
       frames: [],
       error: null,

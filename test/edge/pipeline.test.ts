@@ -4,12 +4,13 @@
 import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { jobWaiter } from "../../edge/durable/job-waiter.ts";
 import worker from "../../edge/index.ts";
 import { expireJobs } from "../../edge/maintenance.ts";
 import { signWebhook } from "../../edge/webhooks.ts";
 import type { ExtractResult, JobMessage } from "../../schema/messages.ts";
 import { api, balanceOf, createAccount, ORIGIN } from "./support/api.ts";
-import { setExtractor, setOutbound } from "./support/fake-extractor.ts";
+import { extractorCalls, setExtractor, setOutbound } from "./support/fake-extractor.ts";
 import {
   frameBytes,
   internal,
@@ -208,9 +209,13 @@ describe("a job end to end through the edge", { timeout: 30_000 }, () => {
 });
 
 describe("the internal endpoints", () => {
-  it("refuse calls without the shared secret", async () => {
+  it("refuse calls without an attempt's token, and the shared secret itself", async () => {
     const key = `job/${crypto.randomUUID()}/a/frame-0001.jpg`;
-    for (const headers of [{}, { authorization: "Bearer wrong" }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: "Bearer wrong" },
+      { authorization: `Bearer ${env.INTERNAL_TOKEN}` },
+    ] as Record<string, string>[]) {
       const put = await exports.default.fetch(`${ORIGIN}/internal/files/${key}`, {
         method: "PUT",
         body: "x",
@@ -275,30 +280,48 @@ describe("the internal endpoints", () => {
 });
 
 describe("dispatch", () => {
-  it("retries with growing delays while the extractor is down, and fails the job from the dead-letter queue", async () => {
+  it("retries failed dispatches with growing delays in a new message, and fails the job from the dead-letter queue", async () => {
     const account = await createAccount();
     const created = await api("POST", "/v1/jobs", {
       body: { url: VIDEO, count: 1 },
       headers: account.auth,
     });
+    // The create route's own dispatch met a down extractor (503): the job is queued again.
+    await vi.waitFor(
+      async () => {
+        const state = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?")
+          .bind(created.body.id)
+          .first();
+        expect(extractorCalls.map((c) => c.job_id)).toContain(created.body.id);
+        expect(state).toEqual({ status: "queued" });
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    const sent = vi.spyOn(env.JOBS_QUEUE, "send");
     const message = {
       id: "m1",
       timestamp: new Date(),
-      attempts: 3,
-      body: { kind: "job", id: created.body.id } satisfies JobMessage,
+      attempts: 1,
+      body: { kind: "job", id: created.body.id, failures: 2 } satisfies JobMessage,
     };
-    setExtractor(() => new Response("busy", { status: 500 }));
+    setExtractor(() => new Response("broken", { status: 500 }));
     const { batch, retry, ack } = spiedBatch("stills-jobs", message);
     await worker.queue(batch, env, createExecutionContext());
-    expect(ack).not.toHaveBeenCalled();
-    // Delivery attempt 3 waits 5 s · 2² = 20 s; attempt 5 waits 80 s.
-    expect(retry).toHaveBeenCalledWith({ delaySeconds: 20 });
-    const later = spiedBatch("stills-jobs", { ...message, attempts: 5 });
-    await worker.queue(later.batch, env, createExecutionContext());
-    expect(later.retry).toHaveBeenCalledWith({ delaySeconds: 80 });
-    expect(
-      (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body.status,
-    ).toBe("queued");
+    expect(ack).toHaveBeenCalled();
+    expect(retry).not.toHaveBeenCalled();
+    // The third failure waits 5 s · 2² = 20 s, in a message that carries the count.
+    expect(sent).toHaveBeenCalledWith(
+      { kind: "job", id: created.body.id, failures: 3 },
+      { delaySeconds: 20 },
+    );
+    sent.mockRestore();
+    const row = await env.DB.prepare(
+      "SELECT status, attempts, lease_expires_at FROM jobs WHERE id = ?",
+    )
+      .bind(created.body.id)
+      .first();
+    // The failed call spent an attempt and gave the job back to the queue.
+    expect(row).toEqual({ status: "queued", attempts: 1, lease_expires_at: null });
 
     const dead = spiedBatch("stills-dead-letters", { ...message, id: "m2" });
     await worker.queue(dead.batch, env, createExecutionContext());
@@ -315,24 +338,45 @@ describe("dispatch", () => {
 });
 
 describe("wait=true", () => {
-  it("returns within a second of the job finishing", async () => {
+  it("is woken by the settlement and answers with the completed job", async () => {
     const account = await createAccount();
+    const lines: string[] = [];
+    const log = vi.spyOn(console, "log").mockImplementation((line: unknown) => {
+      lines.push(String(line));
+    });
+    let waited = -1;
     setExtractor(async (request) => {
-      await new Promise((r) => setTimeout(r, 2000));
+      // Settle only once the wait=true request is held on the job's JobWaiter.
+      const waiter = jobWaiter(env, "job", request.job_id);
+      await vi.waitFor(async () => expect(await waiter.waiting()).toBe(1), {
+        timeout: 10_000,
+        interval: 20,
+      });
+      waited = await waiter.waiting();
       await runFakeExtraction(request, { framesOk: 1 });
-      return Response.json({ status: "completed" });
+      return Response.json({ accepted: true }, { status: 202 });
     });
-    const created = await api("POST", "/v1/jobs", {
-      body: { url: VIDEO, count: 1 },
-      headers: account.auth,
-    });
-    const read = await api("GET", `/v1/jobs/${created.body.id}?wait=true`, {
-      headers: account.auth,
-    });
-    const returnedAt = Date.now();
-    expect(read.body.status).toBe("completed");
-    expect(returnedAt - Date.parse(read.body.completed_at)).toBeLessThan(1000);
-    expect(read.body.frames[0].url).toContain("/files/");
+    try {
+      const created = await api("POST", "/v1/jobs", {
+        body: { url: VIDEO, count: 1 },
+        headers: account.auth,
+      });
+      const read = await api("GET", `/v1/jobs/${created.body.id}?wait=true`, {
+        headers: account.auth,
+      });
+      expect(waited).toBe(1);
+      expect(read.body.status).toBe("completed");
+      expect(read.body.frames[0].url).toContain("/files/");
+      const events = lines
+        .map((l) => JSON.parse(l) as { event?: string; job?: string; woken?: number })
+        .filter((e) => e.job === created.body.id)
+        .map((e) => `${e.event}${e.woken ? `:${e.woken}` : ""}`);
+      // Settled, then the one waiting request woken by it: no polling answered it.
+      expect(events.indexOf("job.waiters_woken:1")).toBeGreaterThan(events.indexOf("job.settled"));
+      expect(events.indexOf("job.settled")).toBeGreaterThan(-1);
+    } finally {
+      log.mockRestore();
+    }
   }, 30_000);
 });
 

@@ -1,18 +1,29 @@
-// What the extractor calls: frame and ZIP uploads into R2, and its result, which goes on the
-// results queue. Every call carries the shared INTERNAL_TOKEN; nobody else can post a file or
-// a result, and files land only under the prefix of a job that is still running.
+// What the extractor calls: frame and ZIP uploads into R2, lease renewals of its attempt, and
+// its result, which is settled here and then (edge/queues/results.ts). Every call carries the
+// token the edge issued for one attempt of one job (./attempt-token.ts): a file key must lie
+// under that attempt's {kind}/{job_id}/{attempt_id}/, a renewal must name that attempt, a
+// result must be that attempt's. Files land only under a job that is still unsettled.
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type ZodError, z } from "zod";
 import { demoJobs, jobs } from "../../../schema/db.ts";
-import type { ExtractResult, JobOptions, ResultMessage } from "../../../schema/messages.ts";
+import { UNSETTLED_STATUSES } from "../../../schema/job-status.ts";
+import {
+  JOB_KINDS,
+  type JobOptions,
+  LeaseRenewalSchema,
+  type ResultMessage,
+} from "../../../schema/messages.ts";
 import { isPlanName, PLANS } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import type { AppEnv } from "../../context.ts";
-import { sha256Hex, timingSafeEqualHex } from "../../crypto.ts";
+import { keepExtractorAwake } from "../../dispatch.ts";
 import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
-import { failJob } from "../../queues/results.ts";
+import { failUnsettled, leaseSecondsFor, renewLease, settle } from "../../jobs/lifecycle.ts";
+import { logEvent } from "../../log.ts";
+import { tenantOf } from "../../queues/extract-request.ts";
+import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
 import {
   type CheckedResult,
   ExtractResultSchema,
@@ -29,43 +40,57 @@ const CompletedParts = z.object({
     .max(10_000),
 });
 
-const requireInternalToken = createMiddleware<AppEnv>(async (c, next) => {
-  const expected = c.env.INTERNAL_TOKEN;
-  const given = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  // Equal-length comparison of the hex digests keeps the check constant-time.
-  const [a, b] = await Promise.all([sha256Hex(expected ?? ""), sha256Hex(given)]);
-  if (!expected || !timingSafeEqualHex(a, b)) return c.json({ error: "unauthorized" }, 401);
+/** Just enough of a posted result to know whose token it needs; the rest is checked after. */
+const ResultClaim = z.object({
+  kind: z.enum(JOB_KINDS),
+  job_id: z.string().max(100),
+  attempt_id: z.string().max(64),
+});
+
+type InternalEnv = AppEnv & { Variables: { fileKey: string; claim: AttemptClaim } };
+
+/** True when the request's bearer token was issued for exactly this job and attempt. */
+function tokenFits(
+  c: { env: Env; req: { header(name: string): string | undefined } },
+  claim: AttemptClaim,
+): Promise<boolean> {
+  const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+  return verifyAttemptToken(c.env.INTERNAL_TOKEN, token, claim, Date.now());
+}
+
+const NOT_THIS_ATTEMPT = { error: "this token is not valid for this job and attempt" };
+
+/**
+ * A key is writable only with its own attempt's token, under a job that exists and has not
+ * settled.
+ */
+const requireAttemptKey = createMiddleware<InternalEnv>(async (c, next) => {
+  const key = safeDecode(c.req.param("key") ?? "");
+  const parsed = key === null ? null : parseFileKey(key);
+  if (!parsed || key === null) return c.json({ error: "bad key" }, 400);
+  const claim = { kind: parsed.kind, jobId: parsed.jobId, attemptId: key.split("/")[2] };
+  if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
+  const table = parsed.kind === "job" ? jobs : demoJobs;
+  const [row] = await c
+    .get("db")
+    .select({ status: table.status })
+    .from(table)
+    .where(eq(table.id, parsed.jobId));
+  if (!row) return c.json({ error: "no such job" }, 404);
+  if (!(UNSETTLED_STATUSES as readonly string[]).includes(row.status)) {
+    return c.json({ error: `job is ${row.status}` }, 409);
+  }
+  c.set("fileKey", key);
+  c.set("claim", claim);
   await next();
 });
 
-/** A key is writable only under a job that exists and has not finished. */
-const requireRunningJobKey = createMiddleware<AppEnv & { Variables: { fileKey: string } }>(
-  async (c, next) => {
-    const key = safeDecode(c.req.param("key") ?? "");
-    const parsed = key === null ? null : parseFileKey(key);
-    if (!parsed || key === null) return c.json({ error: "bad key" }, 400);
-    const table = parsed.kind === "job" ? jobs : demoJobs;
-    const [row] = await c
-      .get("db")
-      .select({ status: table.status })
-      .from(table)
-      .where(eq(table.id, parsed.jobId));
-    if (!row) return c.json({ error: "no such job" }, 404);
-    if (row.status !== "queued" && row.status !== "processing") {
-      return c.json({ error: `job is ${row.status}` }, 409);
-    }
-    c.set("fileKey", key);
-    await next();
-  },
-);
-
 const router = createRouter();
-router.use("/internal/*", requireInternalToken);
 
 // Upload keys end in .zip, so `<key>/complete` can never be read as a key of its own.
 
 export const internalRouter = router
-  .put("/internal/files/:key{.+}", requireRunningJobKey, async (c) => {
+  .put("/internal/files/:key{.+}", requireAttemptKey, async (c) => {
     const key = c.get("fileKey");
     const length = Number(c.req.header("content-length") ?? "0");
     if (!c.req.raw.body || length <= 0 || length > MAX_FRAME_BYTES) {
@@ -77,7 +102,7 @@ export const internalRouter = router
     });
     return c.json({ key, bytes: object?.size ?? length }, 200);
   })
-  .post("/internal/uploads/:key{.+\\.zip}/complete", requireRunningJobKey, async (c) => {
+  .post("/internal/uploads/:key{.+\\.zip}/complete", requireAttemptKey, async (c) => {
     const uploadId = c.req.query("upload_id");
     const body = CompletedParts.safeParse(await c.req.json().catch(() => null));
     if (!uploadId || !body.success) return c.json({ error: "upload_id and parts needed" }, 400);
@@ -87,13 +112,13 @@ export const internalRouter = router
     );
     return c.json({ key: object.key, bytes: object.size }, 200);
   })
-  .post("/internal/uploads/:key{.+\\.zip}", requireRunningJobKey, async (c) => {
+  .post("/internal/uploads/:key{.+\\.zip}", requireAttemptKey, async (c) => {
     const upload = await c.env.FILES.createMultipartUpload(c.get("fileKey"), {
       httpMetadata: { contentType: "application/zip" },
     });
     return c.json({ upload_id: upload.uploadId }, 200);
   })
-  .put("/internal/uploads/:key{.+\\.zip}", requireRunningJobKey, async (c) => {
+  .put("/internal/uploads/:key{.+\\.zip}", requireAttemptKey, async (c) => {
     const uploadId = c.req.query("upload_id");
     const part = Number(c.req.query("part"));
     if (!uploadId || !Number.isInteger(part) || part < 1 || !c.req.raw.body) {
@@ -103,11 +128,41 @@ export const internalRouter = router
     const uploaded = await upload.uploadPart(part, c.req.raw.body);
     return c.json({ part: uploaded.partNumber, etag: uploaded.etag }, 200);
   })
+  .post("/internal/jobs/:kind/:id/lease", async (c) => {
+    const kind = c.req.param("kind");
+    const renewal = LeaseRenewalSchema.safeParse(await c.req.json().catch(() => null));
+    if ((kind !== "job" && kind !== "demo") || !renewal.success) {
+      return c.json({ error: "POST {attempt_id} to /internal/jobs/{job|demo}/{id}/lease" }, 400);
+    }
+    const job = { kind, id: c.req.param("id") } as const;
+    const attemptId = renewal.data.attempt_id;
+    if (!(await tokenFits(c, { kind, jobId: job.id, attemptId }))) return c.json(NOT_THIS_ATTEMPT, 401);
+    const leaseSeconds = leaseSecondsFor(c.env);
+    if (!(await renewLease(c.env, job, attemptId, leaseSeconds))) {
+      // Settled, or another attempt took over after this one's lease ran out: stop working.
+      logEvent("warn", "job.lease_refused", { job: job.id, attempt: attemptId, kind });
+      return c.json({ error: "this attempt is no longer the job's current one" }, 409);
+    }
+    const tenant = await tenantOf(c.env, job);
+    await keepExtractorAwake(c.env, { job_id: job.id, tenant }).catch((err) =>
+      logEvent("warn", "extractor.keep_awake_failed", { job: job.id, error: String(err) }),
+    );
+    return c.json({ lease_seconds: leaseSeconds }, 200);
+  })
   .post("/internal/results", async (c) => {
     const body: unknown = await c.req.json().catch(() => null);
+    const named = ResultClaim.safeParse(body);
+    // No attempt named, so no token can fit it.
+    if (!named.success) return c.json(NOT_THIS_ATTEMPT, 401);
+    const claim = {
+      kind: named.data.kind,
+      jobId: named.data.job_id,
+      attemptId: named.data.attempt_id,
+    };
+    if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
     const parsed = ExtractResultSchema.safeParse(body);
     if (!parsed.success) {
-      return refuseResult(c, body, `not an extraction result: ${firstIssue(parsed.error)}`);
+      return refuseResult(c, claim, `not an extraction result: ${firstIssue(parsed.error)}`);
     }
     const result = parsed.data;
     const job = await jobOf(c, result);
@@ -116,16 +171,26 @@ export const internalRouter = router
       result,
       mostFramesFor(job.options, job.plan, result.duration_seconds),
     );
-    if (mismatch) return refuseResult(c, body, mismatch);
+    if (mismatch) return refuseResult(c, claim, mismatch);
     const key = `${result.kind}/${result.job_id}/${result.attempt_id}/result.json`;
-    // A result with thousands of frames is larger than a queue message may be: the message
-    // carries only where the result is stored.
+    // Stored first: the results queue, the backstop below, carries only where it is (a result
+    // with thousands of frames is larger than a queue message may be).
     await c.env.FILES.put(key, JSON.stringify(result), {
       httpMetadata: { contentType: "application/json" },
     });
-    const message: ResultMessage = { kind: result.kind, job_id: result.job_id, result_key: key };
-    await c.env.RESULTS_QUEUE.send(message);
-    return c.json({ accepted: true }, 202);
+    try {
+      await settle(c.env, result);
+      return c.json({ accepted: true, settled: true }, 202);
+    } catch (err) {
+      logEvent("warn", "job.settle_deferred", {
+        job: result.job_id,
+        attempt: result.attempt_id,
+        error: String(err),
+      });
+      const message: ResultMessage = { kind: result.kind, job_id: result.job_id, result_key: key };
+      await c.env.RESULTS_QUEUE.send(message);
+      return c.json({ accepted: true, settled: false }, 202);
+    }
   });
 
 function safeDecode(text: string): string | null {
@@ -162,18 +227,20 @@ async function jobOf(c: Context<AppEnv>, result: CheckedResult) {
 }
 
 /**
- * A result the edge cannot accept is final: the job it names ends failed now (uncharged), so
- * the queue does not run the whole extraction again only to be refused again.
+ * A result the edge cannot accept is final: the job it names (its token proved which) ends
+ * failed now, uncharged, so the queue does not run the whole extraction again only to be
+ * refused again.
  */
-async function refuseResult(c: Context<AppEnv>, body: unknown, reason: string) {
-  const named = body as Partial<ExtractResult> | null;
-  const id = typeof named?.job_id === "string" ? named.job_id : "";
-  const kind = named?.kind;
-  if (/^[0-9a-f-]{36}$/.test(id) && (kind === "job" || kind === "demo")) {
-    console.error(`result for ${kind} ${id} refused: ${reason}`);
-    await failJob(
+async function refuseResult(c: Context<AppEnv>, claim: AttemptClaim, reason: string) {
+  if (/^[0-9a-f-]{36}$/.test(claim.jobId)) {
+    logEvent("error", "job.result_refused", {
+      job: claim.jobId,
+      attempt: claim.attemptId,
+      reason,
+    });
+    await failUnsettled(
       c.env,
-      { kind, id },
+      { kind: claim.kind, id: claim.jobId },
       "ExtractionFailed",
       `the extractor's result was refused: ${reason}`,
     );

@@ -2,17 +2,69 @@
 // (into real R2) and posts a result, as extractor/ does, so the queues, settlement, credits
 // and signed URLs run for real inside workerd.
 import { env, exports } from "cloudflare:workers";
-import type { ExtractRequest, ExtractResult, FrameResult } from "../../../schema/messages.ts";
+import { attemptToken } from "../../../edge/routes/internal/attempt-token.ts";
+import type {
+  ExtractRequest,
+  ExtractResult,
+  FrameResult,
+  JobKind,
+} from "../../../schema/messages.ts";
 import { ORIGIN } from "./api.ts";
 
-export function internal(path: string, init: RequestInit = {}) {
+/**
+ * A call to /internal/* with a bearer token: the one given, or else a valid one for the attempt
+ * the call names (its file key, or its result's kind, job_id and attempt_id), as the extractor
+ * holds for its own attempt. Pass "" to send none.
+ */
+export async function internal(path: string, init: RequestInit = {}, token?: string) {
+  const bearer = token ?? (await tokenForCall(path, init.body));
   return exports.default.fetch(`${ORIGIN}${path}`, {
     ...init,
     headers: {
-      authorization: `Bearer ${env.INTERNAL_TOKEN}`,
+      authorization: `Bearer ${bearer}`,
       ...(init.headers as Record<string, string>),
     },
   });
+}
+
+async function tokenForCall(path: string, body: unknown): Promise<string> {
+  const key = /^\/internal\/(?:files|uploads)\/([^?]+)/.exec(path)?.[1];
+  if (key !== undefined) {
+    let decoded = key;
+    try {
+      decoded = decodeURIComponent(key);
+    } catch {}
+    const [kind, jobId, attemptId] = decoded.split("/");
+    return tokenFor(kind as JobKind, jobId ?? "", attemptId ?? "");
+  }
+  if (typeof body === "string") {
+    try {
+      const named = JSON.parse(body) as { kind?: JobKind; job_id?: string; attempt_id?: string };
+      return tokenFor(named.kind ?? "job", named.job_id ?? "", named.attempt_id ?? "");
+    } catch {}
+  }
+  return "";
+}
+
+/**
+ * A token for one attempt, signed as the edge signs them: for attempts a test makes up itself
+ * (a second attempt racing the first). Dispatched attempts use `request.callback.token`.
+ */
+export function tokenFor(kind: JobKind, jobId: string, attemptId: string, lifeSeconds = 3600) {
+  return attemptToken(
+    env.INTERNAL_TOKEN,
+    { kind, jobId, attemptId },
+    Math.floor(Date.now() / 1000) + lifeSeconds,
+  );
+}
+
+/** The dispatched attempt's own token, or one minted for an attempt the test made up. */
+async function attemptCredentials(request: ExtractRequest, attemptId?: string) {
+  if (request.attempt_id && (attemptId === undefined || attemptId === request.attempt_id)) {
+    return { attemptId: request.attempt_id, token: request.callback.token };
+  }
+  const made = attemptId ?? crypto.randomUUID();
+  return { attemptId: made, token: await tokenFor(request.kind, request.job_id, made) };
 }
 
 /** Bytes that identify one frame of one attempt, so a test can tell exactly what it got. */
@@ -35,15 +87,17 @@ export async function runFakeExtraction(
   run: FakeRun = {},
 ): Promise<ExtractResult> {
   const result = await uploadAttempt(request, run);
-  await postResult(result);
+  const { token } = await attemptCredentials(request, result.attempt_id);
+  await postResult(result, token);
   return result;
 }
 
-export async function postResult(result: ExtractResult) {
-  const posted = await internal("/internal/results", {
-    method: "POST",
-    body: JSON.stringify(result),
-  });
+export async function postResult(result: ExtractResult, token?: string) {
+  const posted = await internal(
+    "/internal/results",
+    { method: "POST", body: JSON.stringify(result) },
+    token ?? (await tokenFor(result.kind, result.job_id, result.attempt_id)),
+  );
   if (posted.status !== 202)
     throw new Error(`result refused: ${posted.status} ${await posted.text()}`);
 }
@@ -53,7 +107,7 @@ export async function uploadAttempt(
   request: ExtractRequest,
   run: FakeRun = {},
 ): Promise<ExtractResult> {
-  const attemptId = run.attemptId ?? crypto.randomUUID();
+  const { attemptId, token } = await attemptCredentials(request, run.attemptId);
   const frames: FrameResult[] = [];
   if (!run.fail) {
     const ok = run.framesOk ?? 3;
@@ -70,10 +124,11 @@ export async function uploadAttempt(
         continue;
       }
       const key = `${request.kind}/${request.job_id}/${attemptId}/frame-${String(i).padStart(4, "0")}.jpg`;
-      const put = await internal(`/internal/files/${key}`, {
-        method: "PUT",
-        body: frameBytes(request.job_id, attemptId, i),
-      });
+      const put = await internal(
+        `/internal/files/${key}`,
+        { method: "PUT", body: frameBytes(request.job_id, attemptId, i) },
+        token,
+      );
       if (!put.ok) throw new Error(`upload failed: ${put.status} ${await put.text()}`);
       frames.push({ index: i, timestamp: i - 0.5, status: "ok", key, pts: i - 0.5, error: null });
     }

@@ -1,0 +1,105 @@
+// What the edge sends the extractor for one attempt of a job: the job's options within its
+// plan, where to send files and the result, and a token valid for this attempt only.
+import { eq } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { accounts, demoJobs, jobs } from "../../schema/db.ts";
+import type { ExtractRequest, JobOptions } from "../../schema/messages.ts";
+import { DEMO, isPlanName, PLANS } from "../../schema/plans.ts";
+import type { JobRef } from "../jobs/lifecycle.ts";
+import { attemptToken } from "../routes/internal/attempt-token.ts";
+
+export const DEMO_OPTIONS: JobOptions = {
+  mode: "count",
+  count: DEMO.frames,
+  format: DEMO.format,
+  resolution: 720,
+  max_width: DEMO.max_width,
+  output: "urls",
+};
+
+/**
+ * How long an attempt's token lasts: the extractor's longest job (its 900-second deadline),
+ * the uploads after it, and the result post. A token outliving its attempt is harmless: the
+ * attempt's files and result are refused once another attempt has settled the job.
+ */
+export const ATTEMPT_TOKEN_SECONDS = 900 + 600;
+
+export function callbackBase(env: Env): string {
+  return env.PUBLIC_BASE_URL || "http://127.0.0.1:8787";
+}
+
+async function callback(env: Env, job: JobRef, attemptId: string) {
+  const expiry = Math.floor(Date.now() / 1000) + ATTEMPT_TOKEN_SECONDS;
+  const token = await attemptToken(
+    env.INTERNAL_TOKEN,
+    { kind: job.kind, jobId: job.id, attemptId },
+    expiry,
+  );
+  return { base_url: callbackBase(env), token };
+}
+
+/** The request for this attempt, or null when the job's row is gone. */
+export async function buildExtractRequest(
+  env: Env,
+  job: JobRef,
+  attemptId: string,
+  leaseSeconds: number,
+): Promise<ExtractRequest | null> {
+  const db = drizzle(env.DB);
+  const attempt = { attempt_id: attemptId, lease_seconds: leaseSeconds };
+  if (job.kind === "demo") {
+    const [row] = await db.select().from(demoJobs).where(eq(demoJobs.id, job.id));
+    if (!row) return null;
+    return {
+      job_id: row.id,
+      kind: "demo",
+      // Demo clients are told apart by the hash of their address (per /64 for IPv6).
+      tenant: `demo:${row.ipHash}`,
+      url: row.sourceUrl,
+      platform: row.platform,
+      options: DEMO_OPTIONS,
+      max_video_seconds: DEMO.max_seconds,
+      clip_to_max: true,
+      max_frames: DEMO.frames,
+      callback: await callback(env, job, attemptId),
+      ...attempt,
+    };
+  }
+  const [row] = await db.select().from(jobs).where(eq(jobs.id, job.id));
+  if (!row) return null;
+  const [account] = await db
+    .select({ plan: accounts.plan })
+    .from(accounts)
+    .where(eq(accounts.id, row.accountId));
+  const plan = PLANS[account && isPlanName(account.plan) ? account.plan : "free"];
+  const options = row.options as JobOptions;
+  return {
+    job_id: row.id,
+    kind: "job",
+    tenant: `account:${row.accountId}`,
+    url: row.sourceUrl,
+    platform: row.platform,
+    options: {
+      ...options,
+      max_width: Math.min(options.max_width ?? plan.limits.max_width, plan.limits.max_width),
+    },
+    max_video_seconds: plan.limits.max_video_minutes * 60,
+    clip_to_max: false,
+    max_frames: plan.limits.max_frames_per_job,
+    callback: await callback(env, job, attemptId),
+    ...attempt,
+  };
+}
+
+/** Who an attempt's container instance is chosen by (edge/dispatch.ts poolInstanceFor). */
+export async function tenantOf(env: Env, job: JobRef): Promise<string | null> {
+  const row =
+    job.kind === "demo"
+      ? await env.DB.prepare("SELECT 'demo:' || ip_hash AS tenant FROM demo_jobs WHERE id = ?1")
+          .bind(job.id)
+          .first<{ tenant: string }>()
+      : await env.DB.prepare("SELECT 'account:' || account_id AS tenant FROM jobs WHERE id = ?1")
+          .bind(job.id)
+          .first<{ tenant: string }>();
+  return row?.tenant ?? null;
+}
