@@ -72,6 +72,12 @@ export async function attachCaptions(
   }
   const file = new TextEncoder().encode(writeWebVtt(found.cues, found.language));
   const key = await context.store(CAPTIONS_FILE_NAME, file, "text/vtt; charset=utf-8");
+  log("info", "captions stored", {
+    source: found.source,
+    language: found.language,
+    cues: found.cues.length,
+    bytes: file.byteLength,
+  });
   return { captions: { key, language: found.language, source: found.source }, note: null };
 }
 

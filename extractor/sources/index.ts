@@ -3,6 +3,7 @@
 // (or through yt-dlp's generic extractor when they turn out to be a page around a video).
 import type { Platform } from "../../schema/platform.ts";
 import { detectSource } from "../../schema/platform.ts";
+import { log } from "../log.ts";
 import {
   asSourceError,
   downloadFailed,
@@ -134,6 +135,13 @@ export async function openSource(
       throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
     media = opened.media;
     const relay = await startRelay(media);
+    // The job and attempt fields come from the log context the server set for this job.
+    log("info", "source.resolved", {
+      platform,
+      via: info ? "yt-dlp" : platform === "google_drive" ? "drive" : "direct",
+      content_length: opened.contentLength,
+      resolution_note: resolutionNote,
+    });
     // Only the deadline counts; "source closed" after close() is not a failure.
     const lifetimeFailure = () =>
       lifetime.signal.reason instanceof SourceError ? lifetime.signal.reason : null;
