@@ -35,6 +35,8 @@ export function safeInputArgs(input: string): string[] {
       throw new Error(`ffmpeg only reads local files or the loopback relay, not ${url.origin}`);
     }
     return [
+      "-protocol_whitelist",
+      "http,tcp",
       // Told so, the relay answers a request for the rest of the file with a part
       // (sources/relay.ts): at a part's end ffmpeg asks again from there, at once. A second
       // failure in a row would wait a second before the next try; the delay cap makes it an
@@ -45,8 +47,6 @@ export function safeInputArgs(input: string): string[] {
       "1",
       "-reconnect_delay_max",
       "0",
-      "-protocol_whitelist",
-      "http,tcp",
       "-format_whitelist",
       ALLOWED_DEMUXERS,
       "-i",
