@@ -330,8 +330,10 @@ export async function startStack(settings = {}) {
       "--persist-to",
       stateDir,
       "--show-interactive-dev-session=false",
+      // "log", not "info": wrangler ranks the worker's console.log below info, and would hide
+      // the edge's step lines (edge/log.ts) and the local sign-in mail.
       "--log-level",
-      quiet && !onOutput ? "error" : "info",
+      quiet && !onOutput ? "error" : "log",
       "--env-file",
       secretsFile,
       // Lets the consumer return while waitUntil holds the extractor call (local only).
