@@ -1,11 +1,16 @@
 // The extractor's HTTP face (node:http, nothing more is needed):
-//   POST /extract  ExtractRequest → runs the job, uploads frames to the edge, posts the
-//                  ExtractResult to /internal/results, then answers 200 {status}; 502 when the
-//                  result could not be posted (the caller retries); 422 when the edge refused
-//                  it (final: running the job again would be refused again); 503 +
-//                  Retry-After when every slot is taken, or the request's tenant holds all of
-//                  its own (the same answer, so the queue waits without spending a retry).
+//   POST /extract  ExtractRequest → 202 {accepted, attempt_id} as soon as the request is
+//                  checked and a slot is taken; the job then runs in the background: frames go
+//                  to the edge, the attempt's lease is renewed every lease_seconds/3
+//                  (POST /internal/jobs/{kind}/{id}/lease), and the ExtractResult is posted to
+//                  /internal/results. A renewal answered 409 means another attempt took the job
+//                  over (this one was presumed dead): the job is cancelled and posts nothing.
+//                  401 wrong secret, 400 bad request, 503 + Retry-After when every slot is
+//                  taken, or the request's tenant holds all of its own (the same answer, so the
+//                  edge waits without spending an attempt).
 //   GET  /healthz  → 200.
+// Nothing holds the edge's call for the length of a job: a job runs as long as its deadline
+// needs, and a dead or hung extractor shows up at the edge as a lease that ran out.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
@@ -14,10 +19,23 @@ import { DEADLINE_MESSAGE_START, toJobError, withoutSourceAddress } from "./erro
 import type { ExtractionOutcome } from "./job.ts";
 import { DEFAULT_DEADLINE_SECONDS, emptyOutcome, extractFrames } from "./job.ts";
 import { log } from "./log.ts";
-import { EdgeCallError, EdgeClient, EdgeSink } from "./output/edge-sink.ts";
+import { EdgeCallError, EdgeClient, EdgeSink, renewLeaseLoop } from "./output/edge-sink.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
 import type { OpenSource } from "./source-input.ts";
+
+/** How an accepted job ended, for logs and tests. */
+export interface JobEnd {
+  jobId: string;
+  attemptId: string;
+  status: ExtractResult["status"];
+  /**
+   * posted: the edge took the result; refused: it answered 4xx for good; undelivered: it could
+   * not be reached (the lease runs out and the edge tries again); cancelled: another attempt
+   * took over, nothing was posted.
+   */
+  delivery: "posted" | "refused" | "undelivered" | "cancelled";
+}
 
 export interface ExtractorServerOptions {
   /** The shared secret the edge sends as `Authorization: Bearer …`. */
@@ -32,6 +50,8 @@ export interface ExtractorServerOptions {
   fetch?: typeof fetch;
   /** Seconds a refused caller should wait. */
   retryAfterSeconds?: number;
+  /** Called when an accepted job has ended (tests wait on it). */
+  onJobEnd?: (end: JobEnd) => void;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -49,6 +69,14 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     return reply(res, 503, { error: "busy", why, running, capacity: options.concurrency });
   }
 
+  function releaseSlot(tenant: string | null) {
+    running--;
+    if (tenant === null) return;
+    const left = (heldByTenant.get(tenant) ?? 1) - 1;
+    if (left > 0) heldByTenant.set(tenant, left);
+    else heldByTenant.delete(tenant);
+  }
+
   async function handleExtract(req: IncomingMessage, res: ServerResponse) {
     if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expectedAuth)) {
       return reply(res, 401, { error: "unauthorized" });
@@ -57,6 +85,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     // The slot is taken before the body is read, so two requests cannot both see it free.
     running++;
     let tenant: string | null = null;
+    let accepted = false;
     try {
       const body = await readJson(req);
       const parsed = parseExtractRequest(body);
@@ -67,30 +96,77 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       if (held >= tenantSlots) return busy(res, "tenant");
       tenant = named;
       heldByTenant.set(tenant, held + 1);
-      const result = await runRequest(request);
-      try {
-        await edgeClient(request).postResult(result);
-      } catch (error) {
-        if (refusedForGood(error)) {
-          log("error", "the edge refused the result", { job: result.job_id, error: String(error) });
-          return reply(res, 422, {
-            status: result.status,
-            error: `the edge refused the extractor's result (HTTP ${error.status})`,
-          });
-        }
-        log("error", "could not post the result", { job: result.job_id, error: String(error) });
-        return reply(res, 502, { status: result.status, error: "result not delivered" });
-      }
-      reply(res, 200, { status: result.status });
+      const attemptId = request.attempt_id ?? randomUUID();
+      const requestId = headerValue(req.headers["x-request-id"]);
+      reply(res, 202, { accepted: true, attempt_id: attemptId });
+      accepted = true;
+      const holder = tenant;
+      runAttempt(request, attemptId, requestId)
+        .catch((error) =>
+          log("error", "job crashed", {
+            job: request.job_id,
+            attempt: attemptId,
+            error: String(error),
+          }),
+        )
+        .finally(() => releaseSlot(holder));
     } catch (error) {
       if (error instanceof BadBody) return reply(res, 400, { error: error.message });
       throw error;
     } finally {
-      running--;
-      if (tenant !== null) {
-        const left = (heldByTenant.get(tenant) ?? 1) - 1;
-        if (left > 0) heldByTenant.set(tenant, left);
-        else heldByTenant.delete(tenant);
+      if (!accepted) releaseSlot(tenant);
+    }
+  }
+
+  /** One accepted attempt, from its start to its posted result (or its cancellation). */
+  async function runAttempt(request: ExtractRequest, attemptId: string, requestId?: string) {
+    const fields = { job: request.job_id, attempt: attemptId, request: requestId };
+    log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
+    const cancel = new AbortController();
+    const lease =
+      request.attempt_id && request.lease_seconds
+        ? renewLeaseLoop(edgeClient(request), {
+            kind: request.kind,
+            jobId: request.job_id,
+            attemptId,
+            everyMs: (request.lease_seconds * 1000) / 3,
+            onLost: (why) => {
+              log("warn", "job cancelled: its attempt is no longer current", { ...fields, why });
+              cancel.abort(new Error(`the attempt was taken over: ${why}`));
+            },
+          })
+        : null;
+    let end: JobEnd | null = null;
+    try {
+      const result = await runRequest(request, attemptId, cancel.signal);
+      if (cancel.signal.aborted) {
+        end = { jobId: request.job_id, attemptId, status: result.status, delivery: "cancelled" };
+        return;
+      }
+      end = { jobId: request.job_id, attemptId, status: result.status, delivery: "posted" };
+      try {
+        await edgeClient(request).postResult(result);
+      } catch (error) {
+        end.delivery = refusedForGood(error) ? "refused" : "undelivered";
+        log(
+          "error",
+          end.delivery === "refused" ? "the edge refused the result" : "could not post the result",
+          {
+            ...fields,
+            error: String(error),
+          },
+        );
+      }
+    } finally {
+      lease?.stop();
+      if (end) {
+        log("info", "job ended", {
+          event: "job.ended",
+          ...fields,
+          status: end.status,
+          delivery: end.delivery,
+        });
+        options.onJobEnd?.(end);
       }
     }
   }
@@ -104,12 +180,18 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     });
   }
 
-  async function runRequest(request: ExtractRequest): Promise<ExtractResult> {
-    const attemptId = randomUUID();
+  async function runRequest(
+    request: ExtractRequest,
+    attemptId: string,
+    cancelled: AbortSignal,
+  ): Promise<ExtractResult> {
     const started = Date.now();
-    // Uploads end with the job's deadline (plus a moment to finish the last one); the result
-    // itself is posted afterwards by a client without it.
-    const uploadsEnd = AbortSignal.timeout((deadlineSeconds + 30) * 1000);
+    // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
+    // attempt is taken over; the result itself is posted afterwards by a client without it.
+    const uploadsEnd = AbortSignal.any([
+      AbortSignal.timeout((deadlineSeconds + 30) * 1000),
+      cancelled,
+    ]);
     const sink = new EdgeSink(edgeClient(request, uploadsEnd), {
       kind: request.kind,
       jobId: request.job_id,
@@ -129,7 +211,10 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           source,
         },
         sink,
-        { deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000) },
+        {
+          deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000),
+          signal: cancelled,
+        },
       );
       // When ffmpeg failed because the download did, the source knows the real reason; but a
       // job that ran out of time says so, even if its source was cut off at the same moment.
@@ -155,6 +240,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       );
     }
     log("info", "job finished", {
+      event: "frames.decoded",
       job: request.job_id,
       attempt: attemptId,
       status: outcome.status,
@@ -204,6 +290,12 @@ function failedOutcome(request: ExtractRequest, error: unknown): ExtractionOutco
 }
 
 class BadBody extends Error {}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  const first = Array.isArray(value) ? value[0] : value;
+  // Only for log lines: bounded, and nothing that could break a JSON line's reader.
+  return first && /^[\w.:-]{1,128}$/.test(first) ? first : undefined;
+}
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];

@@ -3,8 +3,10 @@
 //   POST {base}/internal/uploads/{key}                                          → {upload_id}
 //   PUT  {base}/internal/uploads/{key}?upload_id=U&part=N      body = part       → {part, etag}
 //   POST {base}/internal/uploads/{key}/complete?upload_id=U    {parts:[...]}     → {key, bytes}
+//   POST {base}/internal/jobs/{kind}/{job_id}/lease            {attempt_id}      → 200 | 409
 //   POST {base}/internal/results                               ExtractResult     → 202
-// Every call carries the job's bearer token and is retried on network errors and 5xx.
+// Every call carries the attempt's bearer token (valid for this job and attempt only) and is
+// retried on network errors and 5xx.
 import type { ExtractResult } from "../../schema/messages.ts";
 import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
 
@@ -53,8 +55,15 @@ export class EdgeClient {
   }
 
   /** Calls the edge, retrying network errors, 5xx and 429; returns the parsed JSON body. */
-  async call(method: string, path: string, body?: Uint8Array | string, contentType?: string) {
-    const { attempts, retryDelayMs, requestTimeoutMs, token, baseUrl, signal } = this.options;
+  async call(
+    method: string,
+    path: string,
+    body?: Uint8Array | string,
+    contentType?: string,
+    override: { attempts?: number } = {},
+  ) {
+    const { retryDelayMs, requestTimeoutMs, token, baseUrl, signal } = this.options;
+    const attempts = override.attempts ?? this.options.attempts;
     let lastError: EdgeCallError = new EdgeCallError("no attempt made", null);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (attempt > 1) await sleep(retryDelayMs * 2 ** (attempt - 2));
@@ -90,6 +99,52 @@ export class EdgeClient {
   async postResult(result: ExtractResult): Promise<void> {
     await this.call("POST", "/internal/results", JSON.stringify(result), "application/json");
   }
+}
+
+export interface LeaseLoop {
+  stop(): void;
+}
+
+/**
+ * Renews the attempt's lease every `everyMs` until stopped. The edge answering 409 (another
+ * attempt took the job, or it settled) or 401 (the token no longer fits) means this attempt
+ * must stop: `onLost` is called once and the loop ends. Other failures are left to the next
+ * renewal; if they last, the lease runs out and the edge starts another attempt.
+ */
+export function renewLeaseLoop(
+  client: EdgeClient,
+  attempt: {
+    kind: string;
+    jobId: string;
+    attemptId: string;
+    everyMs: number;
+    onLost: (why: string) => void;
+  },
+): LeaseLoop {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/lease`;
+  const body = JSON.stringify({ attempt_id: attempt.attemptId });
+  const renew = async () => {
+    try {
+      await client.call("POST", path, body, "application/json", { attempts: 1 });
+    } catch (error) {
+      const status = error instanceof EdgeCallError ? error.status : null;
+      if (!stopped && (status === 409 || status === 401)) {
+        stopped = true;
+        attempt.onLost(`lease renewal answered ${status}`);
+        return;
+      }
+    }
+    if (!stopped) timer = setTimeout(renew, attempt.everyMs);
+  };
+  timer = setTimeout(renew, attempt.everyMs);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** Keys are {kind}/{job_id}/{attempt_id}/{file}: an attempt never overwrites another's files. */

@@ -18,6 +18,10 @@ export interface FakeEdge {
   failNext(pattern: RegExp, times: number): void;
   /** Answer every results post with this status (default 202). */
   resultsStatus: number;
+  /** Lease renewals received: job path and the attempt they named. */
+  leases: { kind: string; jobId: string; attemptId: string }[];
+  /** Answer lease renewals with this status (default 200; 409 = another attempt took over). */
+  leaseStatus: number;
   close(): Promise<void>;
 }
 
@@ -32,6 +36,8 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
     results: [] as ExtractResult[],
     calls: [] as string[],
     resultsStatus: 202,
+    leases: [] as FakeEdge["leases"],
+    leaseStatus: 200,
     token,
     failNext(pattern: RegExp, times: number) {
       failures.push({ pattern, left: times });
@@ -62,6 +68,12 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
       const key = path.slice("/internal/files/".length);
       files.set(key, { bytes: body, contentType: String(req.headers["content-type"]) });
       return json(200, { key, bytes: body.length });
+    }
+    const lease = /^\/internal\/jobs\/(job|demo)\/([^/]+)\/lease$/.exec(path);
+    if (lease && req.method === "POST") {
+      const named = JSON.parse(body.toString("utf8")) as { attempt_id: string };
+      edge.leases.push({ kind: lease[1], jobId: lease[2], attemptId: named.attempt_id });
+      return json(edge.leaseStatus, { lease_seconds: 30 });
     }
     if (path === "/internal/results" && req.method === "POST") {
       edge.results.push(JSON.parse(body.toString("utf8")));

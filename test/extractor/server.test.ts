@@ -3,8 +3,8 @@
 import type { Server } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createExtractorServer } from "../../extractor/server.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { createExtractorServer, type JobEnd } from "../../extractor/server.ts";
 import type { OpenSource } from "../../extractor/source-input.ts";
 import { sourceOpener } from "../../extractor/source-input.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
@@ -28,6 +28,19 @@ afterEach(async () => {
   server = null;
 });
 
+/** Ends of accepted jobs, by job id, in the order they happen. */
+const ended = new Map<string, JobEnd>();
+const endWaiters = new Map<string, (end: JobEnd) => void>();
+function onJobEnd(end: JobEnd) {
+  ended.set(end.jobId, end);
+  endWaiters.get(end.jobId)?.(end);
+}
+/** Resolves when the job with this id has ended (its result posted, refused or cancelled). */
+function endOf(jobId: string): Promise<JobEnd> {
+  ended.delete(jobId);
+  return new Promise((resolve) => endWaiters.set(jobId, resolve));
+}
+
 async function startServer(openSource: OpenSource, concurrency = 2, tenantSlots?: number) {
   server = createExtractorServer({
     token: TOKEN,
@@ -35,6 +48,7 @@ async function startServer(openSource: OpenSource, concurrency = 2, tenantSlots?
     tenantSlots,
     openSource,
     retryAfterSeconds: 7,
+    onJobEnd,
   });
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -64,6 +78,14 @@ function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
   };
 }
 
+/** Posts a job and waits for it to end: the 202 first, then how the background job ended. */
+async function run(body: ExtractRequest) {
+  const end = endOf(body.job_id);
+  const response = await post(body);
+  expect(response.status).toBe(202);
+  return { response, accepted: (await response.json()) as { attempt_id: string }, end: await end };
+}
+
 function post(body: unknown, token: string | null = TOKEN) {
   return fetch(`${base}/extract`, {
     method: "POST",
@@ -76,13 +98,13 @@ function post(body: unknown, token: string | null = TOKEN) {
 }
 
 describe("POST /extract", () => {
-  it("runs the job, uploads the frames, posts the result, answers completed", async () => {
+  it("answers 202 at once, then runs the job, uploads the frames and posts the result", async () => {
     await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
     const results = edge.results.length;
-    const response = await post(request());
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: "completed" });
+    const { accepted, end } = await run(request());
+    expect(end).toMatchObject({ status: "completed", delivery: "posted" });
     const result = edge.results[results];
+    expect(result.attempt_id).toBe(accepted.attempt_id);
     expect(result).toMatchObject({
       job_id: request().job_id,
       kind: "job",
@@ -102,18 +124,31 @@ describe("POST /extract", () => {
     expect(numbers).toEqual([15, 45, 75]);
   });
 
-  it("each call is a new attempt with its own keys", async () => {
+  it("each call without an attempt id is a new attempt with its own keys", async () => {
     await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
-    await post(request());
-    await post(request());
+    await run(request());
+    await run(request());
     const [a, b] = edge.results.slice(-2);
     expect(a.attempt_id).not.toBe(b.attempt_id);
   });
 
+  it("works as the attempt the edge named, under that attempt's keys", async () => {
+    await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
+    const attempt = "a7a7a7a7-0000-4000-8000-000000000001";
+    const { accepted, end } = await run(request({ attempt_id: attempt }));
+    expect(accepted.attempt_id).toBe(attempt);
+    expect(end.delivery).toBe("posted");
+    const result = edge.results.at(-1);
+    expect(result?.attempt_id).toBe(attempt);
+    expect(
+      result?.frames.every((f) => f.key?.startsWith(`job/${request().job_id}/${attempt}/`)),
+    ).toBe(true);
+  });
+
   it("a bad file ends as a failed job with its JobError, still reported to the edge", async () => {
     await startServer(localFile(await makeAudioOnly()));
-    const response = await post(request());
-    expect(await response.json()).toEqual({ status: "failed" });
+    const { end } = await run(request());
+    expect(end).toMatchObject({ status: "failed", delivery: "posted" });
     expect(edge.results.at(-1)).toMatchObject({
       status: "failed",
       error: { name: "NoVideoFound" },
@@ -127,7 +162,7 @@ describe("POST /extract", () => {
         userMessage: "This video is private.",
       });
     });
-    await post(request());
+    await run(request());
     expect(edge.results.at(-1)?.error).toEqual({
       name: "PrivateContent",
       message: "403 from origin",
@@ -135,12 +170,12 @@ describe("POST /extract", () => {
     });
   });
 
-  it("502 when the result cannot be posted, so the caller retries", async () => {
+  it("a result the edge cannot take stays undelivered (its lease runs out; the edge retries)", async () => {
     await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
     edge.resultsStatus = 500;
     try {
-      const response = await post(request());
-      expect(response.status).toBe(502);
+      const { end } = await run(request());
+      expect(end).toMatchObject({ status: "completed", delivery: "undelivered" });
     } finally {
       edge.resultsStatus = 202;
     }
@@ -178,13 +213,15 @@ describe("POST /extract", () => {
       await gate;
       return { input: video, close: async () => {}, bytesRead: () => 0 };
     }, 1);
-    const first = post(request());
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const refused = await post(request());
+    const firstEnd = endOf(request().job_id);
+    expect((await post(request())).status).toBe(202);
+    const refused = await post(request({ job_id: "another-job" }));
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("7");
     release();
-    expect((await first).status).toBe(200);
+    expect((await firstEnd).delivery).toBe("posted");
+    // The slot is given back once the job has ended.
+    expect((await run(request({ job_id: "another-job" }))).end.delivery).toBe("posted");
   });
 });
 
@@ -208,50 +245,48 @@ describe("slots per tenant", () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
     const gated = gatedOpener(video);
     await startServer(gated.openSource, 3, 1);
-    const first = post(request({ job_id: "job-a-1" }));
-    await sleep(100);
+    const first = endOf("job-a-1");
+    expect((await post(request({ job_id: "job-a-1" }))).status).toBe(202);
     const again = await post(request({ job_id: "job-a-2" }));
     expect(again.status).toBe(503);
     expect(again.headers.get("retry-after")).toBe("7");
     expect(await again.json()).toMatchObject({ error: "busy", why: "tenant" });
     // Another tenant (a demo client) still gets in while the first holds its slot.
-    const other = post(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }));
-    await sleep(100);
-    expect(gated.opened).toEqual(["job-a-1", "job-b-1"]);
+    const other = endOf("job-b-1");
+    expect(
+      (await post(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }))).status,
+    ).toBe(202);
+    await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-b-1"]));
     gated.release();
-    expect((await first).status).toBe(200);
-    expect((await other).status).toBe(200);
+    expect((await first).delivery).toBe("posted");
+    expect((await other).delivery).toBe("posted");
     // Its slot given back, the first tenant runs again.
-    expect((await post(request({ job_id: "job-a-3" }))).status).toBe(200);
+    expect((await run(request({ job_id: "job-a-3" }))).end.delivery).toBe("posted");
   });
 
   it("a request without a tenant is its own: never refused for another's slots", async () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
     const gated = gatedOpener(video);
     await startServer(gated.openSource, 2, 1);
-    const first = post(request({ job_id: "job-x-1", tenant: undefined }));
-    await sleep(100);
-    const second = post(request({ job_id: "job-x-2", tenant: undefined }));
-    await sleep(100);
-    expect(gated.opened).toEqual(["job-x-1", "job-x-2"]);
+    const first = endOf("job-x-1");
+    const second = endOf("job-x-2");
+    expect((await post(request({ job_id: "job-x-1", tenant: undefined }))).status).toBe(202);
+    expect((await post(request({ job_id: "job-x-2", tenant: undefined }))).status).toBe(202);
+    await vi.waitFor(() => expect(gated.opened).toEqual(["job-x-1", "job-x-2"]));
     gated.release();
-    expect((await first).status).toBe(200);
-    expect((await second).status).toBe(200);
+    expect((await first).delivery).toBe("posted");
+    expect((await second).delivery).toBe("posted");
   });
 });
 
 describe("results the edge refuses", () => {
-  it("a 4xx from /internal/results is final: 422 to the caller, the result posted once", async () => {
+  it("a 4xx from /internal/results is final: the result is posted once, never again", async () => {
     await startServer(localFile(await makeTestVideo({ durationSeconds: 3 })));
     edge.resultsStatus = 400;
     try {
       const posted = edge.results.length;
-      const response = await post(request());
-      expect(response.status).toBe(422);
-      expect(await response.json()).toMatchObject({
-        status: "completed",
-        error: "the edge refused the extractor's result (HTTP 400)",
-      });
+      const { end } = await run(request());
+      expect(end).toMatchObject({ status: "completed", delivery: "refused" });
       expect(edge.results.length).toBe(posted + 1);
     } finally {
       edge.resultsStatus = 202;
@@ -280,7 +315,7 @@ describe("a source's secret address", () => {
     const input = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/${token}`;
     try {
       await startServer(async () => ({ input, close: async () => {}, bytesRead: () => 0 }));
-      await post(request());
+      await run(request());
       const error = edge.results.at(-1)?.error;
       expect(error?.name).toBe("NoVideoFound");
       expect(error?.message).toContain("<source>");
@@ -309,6 +344,7 @@ describe("a source that trickles", () => {
         token: TOKEN,
         concurrency: 2,
         deadlineSeconds: 120,
+        onJobEnd,
         openSource: sourceOpener({
           allowPrivate: true,
           maxSourceBytes: 1024 * 1024,
@@ -317,8 +353,8 @@ describe("a source that trickles", () => {
       });
       await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
       base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const response = await post(request({ url }));
-      expect(await response.json()).toEqual({ status: "failed" });
+      const { end } = await run(request({ url }));
+      expect(end).toMatchObject({ status: "failed", delivery: "posted" });
       expect(edge.results.at(-1)?.error).toMatchObject({
         name: "DownloadFailed",
         message: expect.stringMatching(/below the minimum of 1024 bytes\/s/),
@@ -327,6 +363,66 @@ describe("a source that trickles", () => {
       expect(sent).toBeLessThan(20);
     } finally {
       origin.close();
+    }
+  });
+});
+
+describe("the attempt's lease", () => {
+  it("is renewed at a third of lease_seconds while the job runs, naming its attempt", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource);
+    const attempt = "1ea5e000-0000-4000-8000-000000000001";
+    const jobId = "1ea5e000-0000-4000-8000-0000000000aa";
+    const end = endOf(jobId);
+    const before = edge.leases.length;
+    expect(
+      (await post(request({ job_id: jobId, attempt_id: attempt, lease_seconds: 1 }))).status,
+    ).toBe(202);
+    // Held at its source, the job renews until it can go on: two renewals, then release it.
+    await vi.waitFor(() => expect(edge.leases.length - before).toBeGreaterThanOrEqual(2), {
+      timeout: 5000,
+      interval: 50,
+    });
+    gated.release();
+    expect((await end).delivery).toBe("posted");
+    const renewals = edge.leases.slice(before);
+    expect(
+      renewals.every((l) => l.kind === "job" && l.jobId === jobId && l.attemptId === attempt),
+    ).toBe(true);
+    // The loop stops with the job.
+    const after = edge.leases.length;
+    await sleep(800);
+    expect(edge.leases.length).toBe(after);
+  });
+
+  it("answered 409 (another attempt took over) cancels the job, which posts nothing", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource);
+    const jobId = "1ea5e000-0000-4000-8000-0000000000bb";
+    const results = edge.results.length;
+    edge.leaseStatus = 409;
+    try {
+      const end = endOf(jobId);
+      const accepted = await post(
+        request({
+          job_id: jobId,
+          attempt_id: "1ea5e000-0000-4000-8000-000000000002",
+          lease_seconds: 1,
+        }),
+      );
+      expect(accepted.status).toBe(202);
+      await vi.waitFor(() => expect(edge.leases.some((l) => l.jobId === jobId)).toBe(true), {
+        timeout: 5000,
+        interval: 50,
+      });
+      gated.release();
+      expect(await end).toMatchObject({ delivery: "cancelled" });
+      expect(edge.results.length).toBe(results);
+      expect(edge.calls.filter((c) => c.includes(jobId) && c.startsWith("PUT"))).toEqual([]);
+    } finally {
+      edge.leaseStatus = 200;
     }
   });
 });
