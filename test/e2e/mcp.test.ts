@@ -158,6 +158,16 @@ describe("the MCP server", () => {
     expect(job.credits_charged).toBe(rest.body.credits_charged);
     expect(job.credits_charged).toBeGreaterThan(0);
     expect(texts(extracted)[0]).toContain(`Job ${job.id} completed`);
+    // What the video is comes with the frames, in the data and in the words an agent reads.
+    expect(job.video).toMatchObject({
+      width: 1280,
+      height: 720,
+      frame_rate: FPS,
+      has_audio: false,
+    });
+    expect(job.video.duration_seconds).toBeCloseTo(12, 1);
+    expect(texts(extracted)[0]).toContain(`${job.video.duration_seconds} s, 1280×720, ${FPS} fps`);
+    expect(extracted.structuredContent.images.video).toEqual(job.video);
 
     // The job is an ordinary job: REST lists it and reads it the same.
     const listed = await call(h.stack, "GET", "/jobs", { headers: viaMcp.auth });
