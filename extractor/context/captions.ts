@@ -58,11 +58,13 @@ export async function attachCaptions(
     found = await findCaptions(context);
   } catch (error) {
     if (context.signal.aborted) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    log("warn", "captions failed", { reason });
+    // Our own sentences only: anything else (an ffmpeg or socket error) stays in the log.
+    const reason =
+      error instanceof CaptionsError ? error.message : "the subtitle file could not be read";
+    log("warn", "captions failed", { reason, detail: String(error).slice(0, 500) });
     return {
       captions: null,
-      note: `This video's captions could not be read (${reason.slice(0, 200)}), so none were returned; the frames are complete and captions were not charged.`,
+      note: `This video's captions could not be read (${reason}), so none were returned; the frames are complete and captions were not charged.`,
     };
   }
   if (!found) return { captions: null, note: NO_CAPTIONS_NOTE };
@@ -81,6 +83,27 @@ export async function attachCaptions(
   return { captions: { key, language: found.language, source: found.source }, note: null };
 }
 
+type FetchFile = NonNullable<SourceHandle["fetchSmallFile"]>;
+
+/**
+ * The download's own error can name hosts and signed URLs; the job's notice says only what
+ * went wrong, and the log keeps the detail.
+ */
+async function fetchCaptionFile(fetchFile: FetchFile, url: string, signal: AbortSignal) {
+  try {
+    return await fetchFile(url, MAX_SUBTITLE_BYTES, signal);
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const detail = error instanceof Error ? error.message : String(error);
+    log("warn", "caption download failed", { detail: detail.slice(0, 500) });
+    throw new CaptionsError(
+      /larger than/.test(detail)
+        ? `the platform's caption file is larger than ${MAX_SUBTITLE_BYTES} bytes`
+        : "the platform's caption file could not be downloaded",
+    );
+  }
+}
+
 async function findCaptions(context: CaptionsContext): Promise<FoundCaptions | null> {
   const wanted = context.options.captions_language ?? null;
   const video = context.probe.video;
@@ -90,7 +113,7 @@ async function findCaptions(context: CaptionsContext): Promise<FoundCaptions | n
   if (info && fetchFile) {
     const track = choosePlatformTrack(info, wanted);
     if (track) {
-      const bytes = await fetchFile(track.file.url, MAX_SUBTITLE_BYTES, context.signal);
+      const bytes = await fetchCaptionFile(fetchFile, track.file.url, context.signal);
       // The platform's times are on the player's clock, which starts at the first frame.
       const cues = parseCues(decodeSubtitleBytes(bytes), 0, lastSecond);
       if (cues.length === 0) throw new CaptionsError("the platform's caption file has no cues");

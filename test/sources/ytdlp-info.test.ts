@@ -347,7 +347,9 @@ describe("platform captions through openSource and a stand-in yt-dlp", () => {
     expect(job.outcome.status).toBe("completed");
     expect(job.outcome.frames.every((f) => f.status === "ok")).toBe(true);
     expect(job.outcome.captions ?? null).toBeNull();
-    expect(job.outcome.captions_note).toMatch(/captions could not be read \(answer larger than/);
+    expect(job.outcome.captions_note).toMatch(
+      /captions could not be read \(the platform's caption file is larger than 2097152 bytes\)/,
+    );
   });
 
   it("a caption URL at a private address is refused by the egress checks", async () => {
@@ -368,7 +370,10 @@ describe("platform captions through openSource and a stand-in yt-dlp", () => {
       });
       expect(job.outcome.status).toBe("completed");
       expect(job.outcome.captions ?? null).toBeNull();
-      expect(job.outcome.captions_note).toMatch(/captions could not be read/);
+      // The notice says what failed, never the refused address.
+      expect(job.outcome.captions_note).toBe(
+        "This video's captions could not be read (the platform's caption file could not be downloaded), so none were returned; the frames are complete and captions were not charged.",
+      );
       // The private test server (127.0.0.1) never saw the request.
       expect(captionRequests).toEqual([]);
     } finally {
