@@ -32,8 +32,6 @@ export function scenePassArgs(input: string, streamIndex: number): string[] {
     "-v",
     "error",
     "-nostdin",
-    "-threads",
-    "1",
     ...safeInputArgs(input),
     "-map",
     `0:${streamIndex}`,
