@@ -26,6 +26,8 @@ export interface CaptionsContext {
   signal: AbortSignal;
   /** Stores a file of the job (and adds it to the ZIP when there is one); returns its key. */
   store(name: string, bytes: Uint8Array, contentType: string): Promise<string>;
+  /** Longest the search may take (CAPTIONS_TIMEOUT_MS by default). */
+  timeoutMs?: number;
 }
 
 export interface CaptionsOutcome {
@@ -38,6 +40,12 @@ export const CAPTIONS_FILE_NAME = "captions.vtt";
 
 export const NO_CAPTIONS_NOTE =
   "This video has no captions, so none were returned; captions were not charged.";
+
+/**
+ * Captions may not spend the job's deadline: a slow caption host or a Matroska track read
+ * again over the relay gives up here, and the frames already decoded are still delivered.
+ */
+export const CAPTIONS_TIMEOUT_MS = 60_000;
 
 /** Cues past this are junk (a time in the year 3000) when the video's length is unknown. */
 const UNKNOWN_LENGTH_LIMIT_SECONDS = 100 * 3600;
@@ -54,13 +62,18 @@ export async function attachCaptions(
   frames: FrameResult[],
 ): Promise<CaptionsOutcome> {
   let found: FoundCaptions | null;
+  const timeoutMs = context.timeoutMs ?? CAPTIONS_TIMEOUT_MS;
+  const ownTime = AbortSignal.timeout(timeoutMs);
   try {
-    found = await findCaptions(context);
+    found = await findCaptions({ ...context, signal: AbortSignal.any([context.signal, ownTime]) });
   } catch (error) {
     if (context.signal.aborted) throw error;
     // Our own sentences only: anything else (an ffmpeg or socket error) stays in the log.
-    const reason =
-      error instanceof CaptionsError ? error.message : "the subtitle file could not be read";
+    const reason = ownTime.aborted
+      ? `reading them took longer than ${Math.round(timeoutMs / 1000)} s`
+      : error instanceof CaptionsError
+        ? error.message
+        : "the subtitle file could not be read";
     log("warn", "captions failed", { reason, detail: String(error).slice(0, 500) });
     return {
       captions: null,

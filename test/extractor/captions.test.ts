@@ -11,10 +11,13 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { unzipSync } from "fflate";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { CaptionsContext } from "../../extractor/context/captions.ts";
+import { attachCaptions } from "../../extractor/context/captions.ts";
 import type { ExtractionOutcome } from "../../extractor/job.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { DirectorySink } from "../../extractor/output/directory-sink.ts";
-import type { JobOptions } from "../../schema/messages.ts";
+import { platformInfo } from "../../extractor/sources/ytdlp.ts";
+import type { FrameResult, JobOptions } from "../../schema/messages.ts";
 
 const run = promisify(execFile);
 
@@ -340,5 +343,67 @@ describe("videos without usable captions keep their frames", () => {
     expect(job.outcome.frames.filter((f) => f.status === "ok")).toHaveLength(TIMES.length);
     expect(job.outcome.captions ?? null).toBeNull();
     expect(job.outcome.captions_note).toMatch(/over 20000 cues/);
+  });
+});
+
+describe("captions never spend the job's deadline", () => {
+  /** A platform whose caption host never answers: the fetch ends only when its signal does. */
+  function stalledContext(job: AbortController, stored: string[]): CaptionsContext {
+    return {
+      input: "unused.mp4",
+      probe: { formatName: "mp4", video: null, hasAudio: false, subtitles: [] },
+      source: {
+        input: "unused.mp4",
+        close: async () => {},
+        bytesRead: () => 0,
+        info: platformInfo({
+          subtitles: { en: [{ ext: "vtt", url: "https://subs.example/en.vtt" }] },
+        }),
+        fetchSmallFile: (_url, _max, signal) =>
+          new Promise((_resolve, reject) => {
+            signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+          }),
+      },
+      options: {
+        mode: "every" as never,
+        format: "jpg",
+        resolution: 240,
+        output: "urls",
+        captions: true,
+      },
+      signal: job.signal,
+      store: async (name) => {
+        stored.push(name);
+        return name;
+      },
+      timeoutMs: 1000,
+    };
+  }
+  const frame = (): FrameResult => ({
+    index: 1,
+    timestamp: 1,
+    status: "ok",
+    key: "frame-0001.jpg",
+    pts: 1,
+    error: null,
+  });
+
+  it("a caption host that never answers fails only the captions, after their own time", async () => {
+    const stored: string[] = [];
+    const frames = [frame()];
+    const outcome = await attachCaptions(stalledContext(new AbortController(), stored), frames);
+    expect(outcome).toEqual({
+      captions: null,
+      note: "This video's captions could not be read (reading them took longer than 1 s), so none were returned; the frames are complete and captions were not charged.",
+    });
+    expect(stored).toEqual([]);
+    expect(frames[0].caption).toBeUndefined();
+  });
+
+  it("the job's own end still ends the job", async () => {
+    const job = new AbortController();
+    const pending = attachCaptions(stalledContext(job, []), [frame()]);
+    job.abort(new Error("deadline"));
+    await expect(pending).rejects.toThrow("deadline");
   });
 });
