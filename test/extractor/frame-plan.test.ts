@@ -87,3 +87,14 @@ describe("plannedFrameCount", () => {
     }
   });
 });
+
+describe("plannedFrameCount for the modes the video decides (issue 14)", () => {
+  it("scenes and keyframes: count is the upper bound, unknown without it", () => {
+    for (const mode of ["scenes", "keyframes"] as const) {
+      expect(plannedFrameCount({ mode, count: 7 }, null)).toBe(7);
+      expect(plannedFrameCount({ mode, count: 7 }, 3600)).toBe(7);
+      expect(plannedFrameCount({ mode }, null)).toBeNull();
+      expect(plannedFrameCount({ mode }, 3600)).toBeNull();
+    }
+  });
+});

@@ -2,7 +2,7 @@
 // default sensitivity, each frame exactly the picture at its reported pts (checked against
 // ffmpeg's own decode), and skip black moves the fade-in's black opening off black.
 import { describe, expect, it } from "vitest";
-import { sceneThreshold } from "../../extractor/quality/scenes.ts";
+import { pickSceneCuts, sceneThreshold, spreadEvenly } from "../../extractor/quality/scenes.ts";
 import {
   frameBytes,
   makeLavfiClip,
@@ -114,5 +114,51 @@ describe("mode scenes", () => {
     const run = await runJob(video, { mode: "scenes", start: 3, end: 9 });
     expect(run.outcome.frames.map((f) => f.timestamp)).toEqual([3, 4, 6, 8]);
     expect(run.outcome.processed_seconds).toBe(6);
+  });
+});
+
+describe("the cut rule, as data", () => {
+  const samples = [
+    { time: 0, score: 0 },
+    { time: 1, score: 0.03 },
+    { time: 2, score: 0.6 },
+    { time: 2.1, score: 0.9 },
+    { time: 3, score: 0.3 },
+    { time: 4, score: 0.8 },
+  ];
+  const whole = { rangeStart: 0, rangeEnd: 10 };
+
+  it("sensitivity maps linearly to the threshold: 0 → 0.5, 0.5 → 0.275, 1 → 0.05", () => {
+    expect(sceneThreshold(0)).toBeCloseTo(0.5, 9);
+    expect(sceneThreshold()).toBeCloseTo(0.275, 9);
+    expect(sceneThreshold(1)).toBeCloseTo(0.05, 9);
+  });
+
+  it("opening at score 1, cuts at or above the threshold, one change per 0.2 s", () => {
+    expect(pickSceneCuts(samples, whole)).toEqual([
+      { time: 0, score: 1 },
+      { time: 2, score: 0.6 },
+      { time: 3, score: 0.3 },
+      { time: 4, score: 0.8 },
+    ]);
+    expect(pickSceneCuts(samples, { ...whole, sensitivity: 0 }).map((c) => c.time)).toEqual([
+      0, 2, 4,
+    ]);
+  });
+
+  it("count keeps the opening and the strongest, in time order; a range opens at its first frame", () => {
+    expect(pickSceneCuts(samples, { ...whole, count: 2 }).map((c) => c.time)).toEqual([0, 4]);
+    expect(pickSceneCuts(samples, { ...whole, count: 1 }).map((c) => c.time)).toEqual([0]);
+    expect(pickSceneCuts(samples, { rangeStart: 2.05, rangeEnd: 4 })).toEqual([
+      { time: 2.1, score: 1 },
+      { time: 3, score: 0.3 },
+    ]);
+    expect(pickSceneCuts([], whole)).toEqual([]);
+  });
+
+  it("spreadEvenly picks the i-th of n at ⌊(i + ½)·len/n⌋, and all when n is not smaller", () => {
+    expect(spreadEvenly([0, 1, 2, 3, 4, 5, 6, 7, 8, 9], 3)).toEqual([1, 5, 8]);
+    expect(spreadEvenly([0, 1], 5)).toEqual([0, 1]);
+    expect(spreadEvenly([0, 1], undefined)).toEqual([0, 1]);
   });
 });

@@ -4,6 +4,13 @@
 // window stays where it was asked and says why.
 import { describe, expect, it } from "vitest";
 import {
+  DUPLICATE_MAX_BITS,
+  hammingDistance,
+  isBlack,
+  scorePicture,
+} from "../../extractor/quality/picture-scores.ts";
+import { planCandidates } from "../../extractor/quality/skip-picker.ts";
+import {
   frameBytes,
   makeLavfiClip,
   meanAbsoluteDifference,
@@ -91,5 +98,61 @@ describe("skip", () => {
     const run = await runJob(video, { mode: "timestamps", timestamps: [5.5], skip: ["black"] });
     expect(run.outcome.frames[0].moved_reason ?? null).toBeNull();
     expect(run.outcome.frames[0].pts).toBe(5.48);
+  });
+});
+
+describe("the skip rules, as data", () => {
+  const planned = (times: number[]) =>
+    times.map((t, i) => ({ index: i + 1, timestamp: t, pastEnd: false }));
+
+  it("candidates lie strictly within half the distance to the neighbours, inside the range", () => {
+    const plan = planCandidates(planned([0, 1, 5]), { start: 0, end: 6 }, false);
+    const around = (t: number) =>
+      plan.candidates
+        .filter((c) => plan.ofCandidate.get(c.index)?.wantedTime === t)
+        .map((c) => plan.ofCandidate.get(c.index)?.offset);
+    expect(around(0)).toEqual([0, 0.25]);
+    // Half the way back to 0 is 0.5 (−0.5 is not strictly within it), forward half is 2.
+    expect(around(1)).toEqual([0, 0.25, -0.25, 0.5, 1]);
+    // 6 is the range's end (excluded), and −2 is not strictly within half the way back to 1.
+    expect(around(5)).toEqual([0, 0.25, -0.25, 0.5, -0.5, -1]);
+  });
+
+  it("scenes mode looks forward only", () => {
+    const plan = planCandidates(planned([2, 8]), { start: 0, end: 12 }, true);
+    const offsets = [...plan.ofCandidate.values()].map((c) => c.offset);
+    expect(offsets.every((o) => o >= 0)).toBe(true);
+    expect(plan.candidates.map((c) => c.timestamp)).toEqual([
+      2, 2.25, 2.5, 3, 4, 8, 8.25, 8.5, 9, 10,
+    ]);
+  });
+
+  function picture(fill: (x: number, y: number) => [number, number, number], w = 64, h = 36) {
+    const pixels = Buffer.alloc(w * h * 3);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) pixels.set(fill(x, y), (y * w + x) * 3);
+    }
+    return scorePicture(pixels, w, h);
+  }
+
+  it("black: nearly all dark, or one flat colour; a dark but detailed picture is not", () => {
+    expect(isBlack(picture(() => [3, 3, 3]))).toBe(true);
+    expect(isBlack(picture(() => [200, 40, 40]))).toBe(true);
+    expect(isBlack(picture((x) => (x % 2 ? [60, 60, 60] : [10, 10, 10])))).toBe(false);
+  });
+
+  it("dHash: a shifted gradient is not a repeat, the same one slightly brighter is", () => {
+    const ramp = picture((x) => [x * 3, x * 3, x * 3]);
+    const brighter = picture((x) => [x * 3 + 6, x * 3 + 6, x * 3 + 6]);
+    const reversed = picture((x) => [255 - x * 3, 255 - x * 3, 255 - x * 3]);
+    expect(hammingDistance(ramp.hash, brighter.hash)).toBeLessThanOrEqual(DUPLICATE_MAX_BITS);
+    expect(hammingDistance(ramp.hash, reversed.hash)).toBe(64);
+  });
+
+  it("sharpness: a checkerboard is far sharper than its box-blurred self", () => {
+    const sharp = picture((x, y) => ((x + y) % 2 ? [255, 255, 255] : [0, 0, 0]));
+    const soft = picture(() => [128, 128, 128]);
+    expect(sharp.sharpness).toBeGreaterThan(1000);
+    expect(soft.sharpness).toBe(0);
   });
 });

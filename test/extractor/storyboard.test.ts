@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { unzipSync } from "fflate";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import { thumbnailTrack, vttTime } from "../../extractor/storyboard/thumbnail-track.ts";
 import { frameBytes, makeLavfiClip, meanAbsoluteDifference, rgbPixels, runJob } from "./helpers.ts";
 
 interface Cue {
@@ -149,5 +150,23 @@ describe("storyboard", () => {
     const frame = await rgbPixels(await frameBytes(run, 1));
     expect(meanAbsoluteDifference(tile, frame.data)).toBeLessThan(6);
     expect(run.outcome.frames[0].moved_reason).toBe("black");
+  });
+});
+
+describe("the thumbnail track rule, as data", () => {
+  const grid = { columns: 2, tileWidth: 160, tileHeight: 90 };
+
+  it("from 0 to the end without gaps; a repeated moment keeps its first tile", () => {
+    const cues = parseThumbnailVtt(thumbnailTrack([0.5, 3, 3, 7.25], 10, grid));
+    expect(cues.map((c) => [c.start, c.end, c.x, c.y])).toEqual([
+      [0, 3, 0, 0],
+      [3, 7.25, 160, 0],
+      [7.25, 10, 160, 90],
+    ]);
+  });
+
+  it("times in hh:mm:ss.mmm past an hour", () => {
+    expect(vttTime(3725.5)).toBe("01:02:05.500");
+    expect(vttTime(0)).toBe("00:00:00.000");
   });
 });
