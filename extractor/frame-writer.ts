@@ -38,6 +38,8 @@ export class FrameWriter {
   private picker: SkipPicker | null = null;
   /** Tiles of the delivered pictures, when the job asked for a storyboard. */
   readonly tiles: Tile[] = [];
+  /** Frame indexes whose pictures get a tile (null: none). */
+  private tileFor: Set<number> | null = null;
 
   constructor(
     sink: FrameSink,
@@ -56,6 +58,11 @@ export class FrameWriter {
 
   async open(): Promise<void> {
     if (this.zipped) this.zip = new ZipWriter(await this.sink.openArchive(ARCHIVE_FILE_NAME));
+  }
+
+  /** Keeps a storyboard tile of the pictures delivered for these frames. */
+  keepTilesFor(indexes: Set<number>): void {
+    this.tileFor = indexes;
   }
 
   /** Decoded frames are candidates to choose from (skip); call finishPicking() after them. */
@@ -112,7 +119,9 @@ export class FrameWriter {
     const { width, height } = this.size;
     const encoding = Promise.all([
       encodePicture({ pixels: delivery.pixels, width, height }, this.options.format),
-      this.options.storyboard ? makeTile(delivery.pixels, width, height) : null,
+      delivery.planned.some((f) => this.tileFor?.has(f.index))
+        ? makeTile(delivery.pixels, width, height)
+        : null,
     ]);
     encoding.then(delivery.release, delivery.release);
     const storing = Promise.all([previous, encoding]).then(([, [bytes, tile]]) =>

@@ -23,7 +23,7 @@ import { planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import type { SourceHandle } from "./source-input.ts";
-import { buildStoryboard } from "./storyboard/contact-sheet.ts";
+import { buildStoryboard, framesWithTiles } from "./storyboard/contact-sheet.ts";
 import {
   CONTACT_SHEET_FILE_NAME,
   SPRITE_FILE_NAME,
@@ -199,6 +199,7 @@ async function runJob(
       buffers: new FrameBufferPool(size.width * size.height * 3, 3),
     };
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
+    if (job.options.storyboard) writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
     await writer.open();
     try {
       await decodeWanted(context, wanted, writer, { job, plan, size, usable, settings });

@@ -39,6 +39,21 @@ export function makeTile(pixels: Buffer, width: number, height: number): Promise
     .toBuffer();
 }
 
+/**
+ * The frames that get a tile: all of them up to MAX_TILES, else MAX_TILES spread evenly, so a
+ * 10,000-frame job resizes and holds only the tiles its storyboard will show.
+ */
+export function framesWithTiles(indexesInTimeOrder: number[]): Set<number> {
+  const n = indexesInTimeOrder.length;
+  if (n <= MAX_TILES) return new Set(indexesInTimeOrder);
+  return new Set(
+    Array.from(
+      { length: MAX_TILES },
+      (_, i) => indexesInTimeOrder[Math.floor((i * n) / MAX_TILES)],
+    ),
+  );
+}
+
 export function tileHeightFor(width: number, height: number): number {
   return Math.max(2, 2 * Math.round((TILE_WIDTH * height) / width / 2));
 }

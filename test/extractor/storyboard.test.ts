@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { unzipSync } from "fflate";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
+import { framesWithTiles } from "../../extractor/storyboard/contact-sheet.ts";
 import { thumbnailTrack, vttTime } from "../../extractor/storyboard/thumbnail-track.ts";
 import { frameBytes, makeLavfiClip, meanAbsoluteDifference, rgbPixels, runJob } from "./helpers.ts";
 
@@ -168,5 +169,16 @@ describe("the thumbnail track rule, as data", () => {
   it("times in hh:mm:ss.mmm past an hour", () => {
     expect(vttTime(3725.5)).toBe("01:02:05.500");
     expect(vttTime(0)).toBe("00:00:00.000");
+  });
+});
+
+describe("which frames get a tile", () => {
+  it("all up to 300, else 300 spread evenly from the first", () => {
+    const few = [1, 2, 3];
+    expect([...framesWithTiles(few)]).toEqual(few);
+    const many = Array.from({ length: 1000 }, (_, i) => i + 1);
+    const chosen = [...framesWithTiles(many)];
+    expect(chosen).toHaveLength(300);
+    expect(chosen.slice(0, 4)).toEqual([1, 4, 7, 11]);
   });
 });
