@@ -7,9 +7,12 @@ import { z } from "zod";
 /** Where the public API is reached when neither PUBLIC_BASE_URL nor a request says so. */
 export const LOCAL_ORIGIN = "http://127.0.0.1:8787";
 
-// An empty var means "not set", as wrangler.toml's `FOO = ""` does.
+// An empty (or blank) var means "not set", as wrangler.toml's `FOO = ""` does.
 const optional = <T extends z.ZodType>(schema: T) =>
-  z.preprocess((value) => (value === "" ? undefined : value), schema.optional());
+  z.preprocess(
+    (value) => (typeof value === "string" && value.trim() === "" ? undefined : value),
+    schema.optional(),
+  );
 const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" });
 const origin = httpUrl
   .refine((value) => /^[^?#]*$/.test(value) && new URL(value).pathname === "/", {
@@ -17,13 +20,21 @@ const origin = httpUrl
   })
   .transform((value) => new URL(value).origin);
 
+/** The carriers of sign-in mail (edge/mail/sender.ts maps each to its sender). */
+export const MAIL_SENDERS = ["local", "resend"] as const;
+export type MailSenderName = (typeof MAIL_SENDERS)[number];
+
 const settings = z.object({
   PUBLIC_BASE_URL: optional(origin),
   EXTRACTOR_URL: optional(httpUrl),
   EXTRACTOR_DISPATCH: optional(z.enum(["detached"])),
   STILLS_ALLOW_PRIVATE_NETWORK: optional(z.enum(["0", "1"])).default("0"),
   STILLS_DEMO_DAILY_LIMIT: optional(z.coerce.number().int().min(0).max(1_000_000)).default(5),
-  MAIL_SENDER: optional(z.enum(["local", "resend"])).default("local"),
+  MAIL_SENDER: optional(
+    z.enum(MAIL_SENDERS, {
+      error: (issue) => `is ${JSON.stringify(issue.input)}, not one of ${MAIL_SENDERS.join(", ")}`,
+    }),
+  ).default("local"),
   MAIL_FROM: optional(z.string().trim().min(3)).default("Stills <sign-in@stills.dev>"),
   STRIPE_API_BASE: optional(origin),
   STRIPE_PRICE_STARTER: optional(z.string().trim()),
@@ -32,7 +43,11 @@ const settings = z.object({
   STRIPE_PRICE_PACK: optional(z.string().trim()),
   R2_ACCOUNT_ID: optional(z.string().regex(/^[0-9a-f]{32}$/, "must be a 32-hex account id")),
   R2_S3_ENDPOINT: optional(origin),
-  R2_BUCKET_NAME: optional(z.string().regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/)),
+  R2_BUCKET_NAME: optional(
+    z.string().regex(/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/, "must be an R2 bucket name"),
+  ),
+  R2_ACCESS_KEY_ID: optional(z.string().trim()),
+  R2_SECRET_ACCESS_KEY: optional(z.string().trim()),
   INTERNAL_TOKEN: z.string({ error: "is not set (wrangler secret put INTERNAL_TOKEN)" }).min(16),
   FILE_URL_SECRET: z.string({ error: "is not set (wrangler secret put FILE_URL_SECRET)" }).min(16),
   STRIPE_SECRET_KEY: optional(z.string().trim()),
@@ -49,14 +64,23 @@ export interface EdgeConfig {
   detachedDispatch: boolean;
   allowPrivateNetwork: boolean;
   demoDailyLimit: number;
-  mail: { sender: "local" | "resend"; from: string; resendApiKey: string | undefined };
+  mail: { sender: MailSenderName; from: string; resendApiKey: string | undefined };
   stripe: {
     apiBase: string | undefined;
     secretKey: string | undefined;
     webhookSecret: string | undefined;
     prices: { starter?: string; pro?: string; scale?: string; pack?: string };
   };
-  r2: { accountId?: string; s3Endpoint?: string; bucketName?: string };
+  /** R2's S3 API (edge/storage/r2-presign.ts); presigned URLs only when all are set. */
+  r2: {
+    accountId?: string;
+    s3Endpoint?: string;
+    bucketName?: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+  };
+  /** Keys of the edge's own signatures (file URLs, sign-in codes) and the extractor's token. */
+  secrets: { internalToken: string; fileUrlSecret: string };
 }
 
 /** A setting with a bad value: the message names every one of them and what is wrong. */
@@ -89,19 +113,36 @@ export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
         pack: e.STRIPE_PRICE_PACK,
       },
     },
-    r2: { accountId: e.R2_ACCOUNT_ID, s3Endpoint: e.R2_S3_ENDPOINT, bucketName: e.R2_BUCKET_NAME },
+    r2: {
+      accountId: e.R2_ACCOUNT_ID,
+      s3Endpoint: e.R2_S3_ENDPOINT,
+      bucketName: e.R2_BUCKET_NAME,
+      accessKeyId: e.R2_ACCESS_KEY_ID,
+      secretAccessKey: e.R2_SECRET_ACCESS_KEY,
+    },
+    secrets: { internalToken: e.INTERNAL_TOKEN, fileUrlSecret: e.FILE_URL_SECRET },
   };
 }
 
-// One parse per env object: an isolate keeps its env, and tests that pass their own get theirs.
-const parsedFor = new WeakMap<object, EdgeConfig>();
+const SETTING_NAMES = Object.keys(settings.shape);
+// A few sets of values at most: an isolate keeps its env; tests pass a handful of their own.
+const MAX_PARSED = 32;
+const parsedConfigs = new Map<string, EdgeConfig>();
 
-/** The settings of this env, parsed on first use; throws EdgeConfigError on a bad value. */
+/**
+ * The settings of this env, parsed once per set of values; throws EdgeConfigError on a bad
+ * value. Keyed by the values, not the object: `env` from "cloudflare:workers" is one object
+ * whose values change under withEnv, so an identity cache would hand back stale settings.
+ */
 export function edgeConfig(env: Env): EdgeConfig {
-  let config = parsedFor.get(env);
+  const vars = env as unknown as Record<string, unknown>;
+  const key = JSON.stringify(SETTING_NAMES.map((name) => vars[name] ?? null));
+  let config = parsedConfigs.get(key);
   if (!config) {
-    config = parseEdgeConfig(env as unknown as Record<string, unknown>);
-    parsedFor.set(env, config);
+    config = parseEdgeConfig(vars);
+    if (parsedConfigs.size >= MAX_PARSED)
+      parsedConfigs.delete(parsedConfigs.keys().next().value as string);
+    parsedConfigs.set(key, config);
   }
   return config;
 }

@@ -2,10 +2,12 @@
 // The extractor checks again on every hop and every resolved address (extractor/sources/).
 import { DIRECT_VIDEO_EXTENSIONS, detectSource } from "../schema/platform.ts";
 import { checkUrl } from "../schema/url-safety.ts";
+import { edgeConfig } from "./config.ts";
 import { ApiError } from "./errors.ts";
 
+/** STILLS_ALLOW_PRIVATE_NETWORK=1: loopback and private addresses allowed (local testing). */
 export function allowsPrivateNetwork(env: Env): boolean {
-  return env.STILLS_ALLOW_PRIVATE_NETWORK === "1";
+  return edgeConfig(env).allowPrivateNetwork;
 }
 
 export async function checkSourceUrl(

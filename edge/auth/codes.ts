@@ -2,6 +2,7 @@
 // D1 keeps only an HMAC of the code (keyed by a server secret, so a copy of the database does
 // not give the codes away to a million guesses), and a guess is compared in constant time.
 import { CODE_LENGTH } from "../../schema/sign-in.ts";
+import { edgeConfig } from "../config.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "../crypto.ts";
 
 export const CODE_VALID_MINUTES = 10;
@@ -25,7 +26,8 @@ export function generateSignInCode(): string {
  * uses cannot stand in for each other.
  */
 async function hashCode(env: Env, email: string, code: string): Promise<string> {
-  return toHex(await hmacSha256(env.FILE_URL_SECRET, `sign-in-code\n${email}\n${code}`));
+  const key = edgeConfig(env).secrets.fileUrlSecret;
+  return toHex(await hmacSha256(key, `sign-in-code\n${email}\n${code}`));
 }
 
 /** Stores a new code for `email`, replacing any earlier one (its tries start again). */

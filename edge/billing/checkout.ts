@@ -3,7 +3,9 @@
 // (edge/billing/webhook.ts), never here, so a closed tab or a forged return URL grants nothing.
 import type Stripe from "stripe";
 import type { AccountRow } from "../../schema/db.ts";
+import { edgeConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { errorFields, logEvent } from "../log.ts";
 import { PURCHASES, type Purchase, priceOf, stripeClient } from "./stripe.ts";
 
 export type { Purchase };
@@ -11,9 +13,10 @@ export type { Purchase };
 /** True when Stripe is configured (STRIPE_SECRET_KEY and the price ids). */
 export function billingEnabled(env: Env): boolean {
   // Without the webhook secret nothing bought would ever reach the account: no buy buttons.
+  const { secretKey, webhookSecret } = edgeConfig(env).stripe;
   return (
-    Boolean(env.STRIPE_SECRET_KEY?.trim()) &&
-    Boolean(env.STRIPE_WEBHOOK_SECRET?.trim()) &&
+    Boolean(secretKey) &&
+    Boolean(webhookSecret) &&
     PURCHASES.every((purchase) => priceOf(env, purchase) !== "")
   );
 }
@@ -133,7 +136,7 @@ async function callStripe<T>(what: string, call: () => Promise<T>): Promise<T> {
     return await call();
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    console.error(JSON.stringify({ msg: `Stripe: could not ${what}`, error: String(err) }));
+    logEvent("error", "stripe.call_failed", { call: what, ...errorFields(err) });
     throw unavailable(`Stripe could not ${what}`);
   }
 }

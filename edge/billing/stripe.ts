@@ -1,20 +1,16 @@
-// The Stripe client and the price ↔ purchase table, read from the Worker's configuration
-// (README "Configuration": STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, STRIPE_PRICE_*,
-// STRIPE_API_BASE).
+// The Stripe client and the price ↔ purchase table, read from the parsed settings
+// (edge/config.ts; README "Configuration": STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET,
+// STRIPE_PRICE_*, STRIPE_API_BASE).
 import Stripe from "stripe";
 import type { PlanName } from "../../schema/plans.ts";
+import { edgeConfig } from "../config.ts";
 
 export type Purchase = "starter" | "pro" | "scale" | "pack";
 export const PURCHASES: readonly Purchase[] = ["starter", "pro", "scale", "pack"];
 
+/** The Stripe price id of `purchase`; "" when it is not configured. */
 export function priceOf(env: Env, purchase: Purchase): string {
-  const prices: Record<Purchase, string | undefined> = {
-    starter: env.STRIPE_PRICE_STARTER,
-    pro: env.STRIPE_PRICE_PRO,
-    scale: env.STRIPE_PRICE_SCALE,
-    pack: env.STRIPE_PRICE_PACK,
-  };
-  return prices[purchase]?.trim() ?? "";
+  return edgeConfig(env).stripe.prices[purchase] ?? "";
 }
 
 /** The plan a subscription's price stands for; undefined for a price that is not ours. */
@@ -30,9 +26,9 @@ export function planOfPrice(env: Env, priceId: string): Exclude<PlanName, "free"
  * and development) in place of api.stripe.com when set.
  */
 export function stripeClient(env: Env): Stripe {
-  const base = env.STRIPE_API_BASE?.trim();
-  const target = base ? new URL(base) : undefined;
-  return new Stripe(env.STRIPE_SECRET_KEY ?? "", {
+  const { apiBase, secretKey } = edgeConfig(env).stripe;
+  const target = apiBase ? new URL(apiBase) : undefined;
+  return new Stripe(secretKey ?? "", {
     // Read fetch at call time, not construction time, so the runtime's current fetch is used.
     httpClient: Stripe.createFetchHttpClient((input, init) => fetch(input, init)),
     maxNetworkRetries: 1,

@@ -23,6 +23,7 @@ import {
 } from "../../schema/stripe.ts";
 import { isUniqueViolation } from "../credits.ts";
 import { ApiError } from "../errors.ts";
+import { logEvent } from "../log.ts";
 import { planOfPrice } from "./stripe.ts";
 
 export type Outcome = "applied" | "duplicate" | "ignored";
@@ -60,9 +61,8 @@ export async function applyStripeEvent(env: Env, event: StripeEvent): Promise<Ou
     return "duplicate";
   }
   const outcome = effect.accountId ? "applied" : "ignored";
-  log({
-    msg: `stripe event ${outcome}`,
-    event: event.id,
+  logEvent("info", `stripe.event_${outcome}`, {
+    stripe_event: event.id,
     type: event.type,
     account: effect.accountId,
   });
@@ -133,7 +133,7 @@ async function checkoutPaid(env: Env, event: StripeEvent): Promise<Effect | unde
       ],
     };
   }
-  log({ msg: "checkout session not ours to apply", event: event.id, session: session.id });
+  logEvent("warn", "stripe.checkout_not_ours", { stripe_event: event.id, session: session.id });
   return undefined;
 }
 
@@ -142,7 +142,8 @@ async function subscriptionChanged(env: Env, event: StripeEvent): Promise<Effect
   if (!accountId) return { accountId: null, statements: [] };
   const item = subscription.items.data[0];
   const plan = planOfPrice(env, item.price.id) ?? null;
-  if (!plan) log({ msg: "subscription price is none of our plans", price: item.price.id });
+  if (!plan)
+    logEvent("warn", "stripe.price_unknown", { stripe_event: event.id, price: item.price.id });
   return {
     accountId,
     statements: subscriptionStateStatements({
@@ -256,8 +257,4 @@ function parse<T extends z.ZodType>(schema: T, event: StripeEvent): z.infer<T> {
     "InvalidRequest",
     `Stripe event ${event.id} (${event.type}): data.object.${issue.path.join(".")}: ${issue.message}`,
   );
-}
-
-function log(fields: Record<string, unknown>) {
-  console.log(JSON.stringify(fields));
 }

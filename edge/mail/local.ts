@@ -1,5 +1,6 @@
 // The local carrier (`npm start`, tests): the message is printed to the console and kept in
 // D1's mail_outbox, where `npm run admin -- outbox` and the tests read the latest code.
+import { logEvent } from "../log.ts";
 import type { MailMessage, MailSender } from "./sender.ts";
 
 export function localSender(env: Env): MailSender {
@@ -10,15 +11,12 @@ export function localSender(env: Env): MailSender {
       )
         .bind(crypto.randomUUID(), message.to, message.subject, message.text, message.code ?? null)
         .run();
-      console.log(
-        JSON.stringify({
-          level: "info",
-          msg: "mail kept in the local outbox",
-          to: message.to,
-          subject: message.subject,
-          text: message.text,
-        }),
-      );
+      // The whole text, code included: locally the console is where the person reads it.
+      logEvent("info", "mail.kept_locally", {
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+      });
     },
   };
 }

@@ -1,6 +1,8 @@
 // Production carrier: Resend's HTTP API (https://resend.com/docs/api-reference/emails/send-email).
 // The key is the RESEND_API_KEY secret; the sender address is MAIL_FROM, on a domain verified
-// with Resend.
+// with Resend (both read through edge/config.ts).
+import { edgeConfig } from "../config.ts";
+import { logEvent } from "../log.ts";
 import { type MailMessage, type MailSender, mailUnavailable } from "./sender.ts";
 
 export const RESEND_ENDPOINT = "https://api.resend.com/emails";
@@ -9,9 +11,8 @@ const SEND_TIMEOUT_MS = 10_000;
 export function resendSender(env: Env): MailSender {
   return {
     async send(message: MailMessage) {
-      const apiKey = env.RESEND_API_KEY?.trim();
+      const { resendApiKey: apiKey, from } = edgeConfig(env).mail;
       if (!apiKey) throw mailUnavailable('MAIL_SENDER is "resend" but RESEND_API_KEY is not set');
-      if (!env.MAIL_FROM?.trim()) throw mailUnavailable("MAIL_FROM is not set");
       let response: Response;
       try {
         response = await fetch(RESEND_ENDPOINT, {
@@ -21,7 +22,7 @@ export function resendSender(env: Env): MailSender {
             "content-type": "application/json",
           },
           body: JSON.stringify({
-            from: env.MAIL_FROM,
+            from,
             to: [message.to],
             subject: message.subject,
             text: message.text,
@@ -35,14 +36,7 @@ export function resendSender(env: Env): MailSender {
         // Resend's error body names the problem (an unverified domain, a bad key); it is ours
         // to read in the logs, not the visitor's.
         const detail = (await response.text()).slice(0, 500);
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "Resend refused a message",
-            status: response.status,
-            detail,
-          }),
-        );
+        logEvent("error", "mail.refused", { carrier: "resend", status: response.status, detail });
         throw mailUnavailable(`Resend answered ${response.status}`);
       }
       await response.body?.cancel();

@@ -1,6 +1,7 @@
-// One way to send mail, whatever carries it: MAIL_SENDER chooses the carrier once per request
+// One way to send mail, whatever carries it: MAIL_SENDER (edge/config.ts) chooses the carrier
 // ("local": the console and the local outbox, what `npm start` and the tests use; "resend":
 // Resend's HTTP API in production). Callers build a MailMessage and never see which it is.
+import { edgeConfig, type MailSenderName } from "../config.ts";
 import { ApiError } from "../errors.ts";
 import { localSender } from "./local.ts";
 import { resendSender } from "./resend.ts";
@@ -20,25 +21,14 @@ export interface MailSender {
 export const MAIL_SENDERS = {
   local: localSender,
   resend: resendSender,
-} satisfies Record<string, (env: Env) => MailSender>;
+} satisfies Record<MailSenderName, (env: Env) => MailSender>;
 
-/** The sender MAIL_SENDER names; an unknown name is a configuration error, said plainly. */
+/**
+ * The sender MAIL_SENDER names. An unknown name never gets this far: the settings refuse it
+ * (EdgeConfigError, naming the value and the known carriers).
+ */
 export function mailSenderFor(env: Env): MailSender {
-  const name = (env.MAIL_SENDER ?? "").trim();
-  if (!Object.hasOwn(MAIL_SENDERS, name)) {
-    console.error(
-      JSON.stringify({
-        level: "error",
-        msg: "mail sender not configured",
-        mail_sender: name,
-        known: Object.keys(MAIL_SENDERS),
-      }),
-    );
-    throw mailUnavailable(
-      `MAIL_SENDER is "${name}", not one of ${Object.keys(MAIL_SENDERS).join(", ")}`,
-    );
-  }
-  return MAIL_SENDERS[name as keyof typeof MAIL_SENDERS](env);
+  return MAIL_SENDERS[edgeConfig(env).mail.sender](env);
 }
 
 export function mailUnavailable(message: string): ApiError {

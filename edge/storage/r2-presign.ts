@@ -6,6 +6,8 @@
 // signature covers the host, the path, the expiry and every query parameter, so the
 // response-content-* overrides cannot be changed by whoever holds the URL.
 import { AwsV4Signer } from "aws4fetch";
+import { edgeConfig } from "../config.ts";
+import { logEvent } from "../log.ts";
 
 /** SigV4's longest presigned lifetime (and R2's): 7 days. */
 export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
@@ -13,74 +15,41 @@ export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 export interface R2S3Settings {
   accessKeyId: string;
   secretAccessKey: string;
-  /** Origin and optional path prefix of the S3 endpoint, without a trailing slash. */
+  /** Origin of the S3 endpoint, without a trailing slash. */
   endpoint: string;
   bucket: string;
 }
 
-type R2S3Vars = Partial<
-  Record<
-    | "R2_ACCESS_KEY_ID"
-    | "R2_SECRET_ACCESS_KEY"
-    | "R2_ACCOUNT_ID"
-    | "R2_S3_ENDPOINT"
-    | "R2_BUCKET_NAME",
-    string
-  >
->;
-
-const ACCOUNT_ID = /^[0-9a-f]{32}$/i;
-const BUCKET_NAME = /^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/;
-
-// A half-configured deployment keeps the /files/* URLs, and says so once per isolate.
-const warned = new Set<string>();
-function warnOnce(message: string) {
-  if (warned.has(message)) return;
-  warned.add(message);
-  console.error(JSON.stringify({ level: "error", msg: message }));
-}
+// A half-configured deployment keeps the /files/* URLs, and says so once per isolate. (A value
+// that is malformed, not missing, never gets here: the settings refuse it, edge/config.ts.)
+let warned = false;
 
 /**
  * The R2 S3 settings, or null when presigned URLs are off: locally (miniflare has no S3
  * endpoint) or when any of the credentials, the bucket or the endpoint is missing.
  */
-export function r2S3Settings(vars: R2S3Vars): R2S3Settings | null {
-  const accessKeyId = vars.R2_ACCESS_KEY_ID?.trim() ?? "";
-  const secretAccessKey = vars.R2_SECRET_ACCESS_KEY?.trim() ?? "";
-  const accountId = vars.R2_ACCOUNT_ID?.trim() ?? "";
-  const explicitEndpoint = vars.R2_S3_ENDPOINT?.trim() ?? "";
-  const bucket = vars.R2_BUCKET_NAME?.trim() ?? "";
-  const given = [accessKeyId, secretAccessKey, accountId || explicitEndpoint, bucket];
-  if (given.every((value) => value === "")) return null;
-  if (given.some((value) => value === "")) {
-    warnOnce(
-      "R2 presigned URLs are off: set R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY, R2_BUCKET_NAME and R2_ACCOUNT_ID (or R2_S3_ENDPOINT); file URLs stay on /files/*",
-    );
+export function r2S3Settings(env: Env): R2S3Settings | null {
+  const r2 = edgeConfig(env).r2;
+  const endpoint =
+    r2.s3Endpoint ?? (r2.accountId && `https://${r2.accountId}.r2.cloudflarestorage.com`);
+  const given = [r2.accessKeyId, r2.secretAccessKey, endpoint, r2.bucketName];
+  if (given.every((value) => !value)) return null;
+  if (!r2.accessKeyId || !r2.secretAccessKey || !endpoint || !r2.bucketName) {
+    if (!warned) {
+      warned = true;
+      logEvent("warn", "config.presign_off", {
+        reason:
+          "set R2_ACCESS_KEY_ID, R2_SECRET_ACCESS_KEY, R2_BUCKET_NAME and R2_ACCOUNT_ID (or R2_S3_ENDPOINT); file URLs stay on /files/*",
+      });
+    }
     return null;
   }
-  const endpoint = explicitEndpoint ? parseEndpoint(explicitEndpoint) : accountEndpoint(accountId);
-  if (!endpoint || !BUCKET_NAME.test(bucket)) {
-    warnOnce(
-      "R2 presigned URLs are off: R2_S3_ENDPOINT, R2_ACCOUNT_ID or R2_BUCKET_NAME is not valid",
-    );
-    return null;
-  }
-  return { accessKeyId, secretAccessKey, endpoint, bucket };
-}
-
-function accountEndpoint(accountId: string): string | null {
-  return ACCOUNT_ID.test(accountId) ? `https://${accountId}.r2.cloudflarestorage.com` : null;
-}
-
-function parseEndpoint(value: string): string | null {
-  try {
-    const url = new URL(value);
-    if (url.protocol !== "https:" && url.protocol !== "http:") return null;
-    if (url.search || url.hash || url.username || url.password) return null;
-    return `${url.origin}${url.pathname.replace(/\/+$/, "")}`;
-  } catch {
-    return null;
-  }
+  return {
+    accessKeyId: r2.accessKeyId,
+    secretAccessKey: r2.secretAccessKey,
+    endpoint,
+    bucket: r2.bucketName,
+  };
 }
 
 /** The origin clients fetch presigned files from (pages name it in their img-src). */

@@ -3,6 +3,7 @@ import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { newKeyStatement, newWebhookSecret } from "../../../schema/accounts.ts";
 import { type AccountRow, accounts, apiKeys, creditLedger, jobs } from "../../../schema/db.ts";
+import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
 import { fileLinker } from "../../files.ts";
 import { baseUrl } from "../../jobs/read.ts";
@@ -108,6 +109,7 @@ export async function jobsWithThumbnails(
       .offset(offset),
   ]);
   const live = rows.filter((row) => filesAreLive(row));
+  const { secrets } = edgeConfig(c.env);
   const firstFrames = new Map<string, string>();
   if (live.length > 0) {
     // SQLite returns the other columns of the row that holds min(idx).
@@ -125,7 +127,7 @@ export async function jobsWithThumbnails(
       const key = firstFrames.get(row.id);
       const thumbnailUrl =
         key && row.expiresAt
-          ? await fileLinker(c.env.FILE_URL_SECRET, baseUrl(c), row.expiresAt).url(key)
+          ? await fileLinker(secrets.fileUrlSecret, baseUrl(c), row.expiresAt).url(key)
           : null;
       return {
         id: row.id,
