@@ -3,8 +3,8 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { accounts, creditLedger, jobs } from "../schema/db.ts";
-import { isPlanName, PLANS } from "../schema/plans.ts";
 import type { AppEnv } from "./context.ts";
+import { planOf } from "./plan-of.ts";
 
 const RECENT_LEDGER_ENTRIES = 20;
 
@@ -17,7 +17,7 @@ export async function usageBody(c: Context<AppEnv>) {
     .select()
     .from(accounts)
     .where(eq(accounts.id, c.get("account").id));
-  const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
+  const plan = planOf(account);
   const periodStart = account.periodStart ?? account.createdAt;
   const [[period], ledger] = await Promise.all([
     db

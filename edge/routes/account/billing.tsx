@@ -2,12 +2,13 @@
 // subscription, and the credit ledger, newest first.
 import type { Context } from "hono";
 import type { AccountRow } from "../../../schema/db.ts";
-import { CREDIT_PACK, isPlanName, PLAN_NAMES, PLANS } from "../../../schema/plans.ts";
+import { CREDIT_PACK, PLAN_NAMES, PLANS } from "../../../schema/plans.ts";
 import { firstProblem, PurchaseFormSchema } from "../../../schema/sign-in.ts";
 import { createRouter } from "../../app.ts";
 import { billingEnabled, openCustomerPortal, startCheckout } from "../../billing/checkout.ts";
 import type { AppEnv } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { planNameOf } from "../../plan-of.ts";
 import { ledgerPage, ledgerSize, liveAccount } from "./data.ts";
 import { formOf } from "./forms.ts";
 import { SubscriptionState } from "./plan-state.tsx";
@@ -40,7 +41,7 @@ const KIND_LABELS: Record<string, string> = {
 type Ledger = Awaited<ReturnType<typeof ledgerPage>>;
 
 function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
-  const current = isPlanName(props.account.plan) ? props.account.plan : "free";
+  const current = planNameOf(props.account);
   return (
     <div class="table-scroll">
       <table class="plans-table">
