@@ -138,3 +138,13 @@ export function jobFinishedLine(stack, jobId) {
   }
   return null;
 }
+
+/** The same, waiting up to a second for the line: it is written as the extractor answers. */
+export async function waitForJobFinished(stack, jobId) {
+  for (let i = 0; i < 20; i++) {
+    const line = jobFinishedLine(stack, jobId);
+    if (line) return line;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return null;
+}

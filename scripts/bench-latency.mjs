@@ -6,7 +6,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateVideo, jobFinishedLine, ROUNDS, reportGoal, serveFile } from "./bench-goals.mjs";
+import {
+  generateVideo,
+  ROUNDS,
+  reportGoal,
+  serveFile,
+  waitForJobFinished,
+} from "./bench-goals.mjs";
 import { createKey, freePort, startStack } from "./lib/stack.mjs";
 
 const OUT = join(import.meta.dirname, "..", "bench", "out");
@@ -38,12 +44,7 @@ async function apiJob(key) {
     throw new Error(`the job did not complete: ${response.status} ${JSON.stringify(job)}`);
   }
   if (job.frames.filter((f) => f.status === "ok").length !== 6) throw new Error("frames missing");
-  // The log line is written just before the extractor answers; give the pipe a moment.
-  let finished = jobFinishedLine(stack, job.id);
-  for (let i = 0; !finished && i < 20; i++) {
-    await new Promise((r) => setTimeout(r, 50));
-    finished = jobFinishedLine(stack, job.id);
-  }
+  const finished = await waitForJobFinished(stack, job.id);
   if (!finished) throw new Error(`no "job finished" line for ${job.id}`);
   return { seconds, extractorSeconds: finished.seconds };
 }
