@@ -6,7 +6,13 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
-import { call, type Harness, startHarness, startReceiver } from "./support/harness.ts";
+import {
+  attemptTokenFor,
+  call,
+  type Harness,
+  startHarness,
+  startReceiver,
+} from "./support/harness.ts";
 
 let h: Harness;
 let longVideo: string;
@@ -120,11 +126,26 @@ it("charges once when the same result is delivered twice", async () => {
     zip: null,
     error: null,
   };
+  // The attempt's own token, as the extractor held it (issue 12: the shared secret is refused).
+  const token = attemptTokenFor(h.stack.secrets.INTERNAL_TOKEN, {
+    kind: "job",
+    jobId: done.body.id,
+    attemptId,
+  });
+  const withSecret = await fetch(`${h.stack.baseUrl}/internal/results`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${h.stack.secrets.INTERNAL_TOKEN}`,
+      "content-type": "application/json",
+    },
+    body: JSON.stringify(result),
+  });
+  expect(withSecret.status).toBe(401);
   for (let i = 0; i < 2; i++) {
     const posted = await fetch(`${h.stack.baseUrl}/internal/results`, {
       method: "POST",
       headers: {
-        authorization: `Bearer ${h.stack.secrets.INTERNAL_TOKEN}`,
+        authorization: `Bearer ${token}`,
         "content-type": "application/json",
       },
       body: JSON.stringify(result),

@@ -78,11 +78,18 @@ export async function call<T = any>(
   path: string,
   options: { body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; headers: Headers; body: T }> {
-  const response = await fetch(`${stack.apiUrl}${path}`, {
-    method,
-    headers: { "content-type": "application/json", ...options.headers },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
+  let response: Response;
+  try {
+    response = await fetch(`${stack.apiUrl}${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...options.headers },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+  } catch (error) {
+    // A dropped connection is explained by what the edge logged, not by the socket error.
+    const logs = `${stack.logTail("edge")}\n${stack.logTail("extractor")}`.slice(-6000);
+    throw new Error(`${method} ${path} failed: ${error}\n${logs}`, { cause: error });
+  }
   const text = await response.text();
   return {
     status: response.status,
@@ -135,4 +142,20 @@ export function verifyStandardWebhook(secret: string, hook: ReceivedHook): boole
   return String(hook.headers["webhook-signature"])
     .split(" ")
     .some((candidate) => candidate === `v1,${expected}`);
+}
+
+/**
+ * An attempt's token for /internal/*, written from the scheme (issue 12), not from the edge's
+ * signer: base64url(HMAC-SHA256(INTERNAL_TOKEN, `${kind}:${job}:${attempt}:${expiry}`)).expiry
+ */
+export function attemptTokenFor(
+  secret: string,
+  attempt: { kind: string; jobId: string; attemptId: string },
+  lifeSeconds = 3600,
+): string {
+  const expiry = Math.floor(Date.now() / 1000) + lifeSeconds;
+  const mac = createHmac("sha256", secret)
+    .update(`${attempt.kind}:${attempt.jobId}:${attempt.attemptId}:${expiry}`)
+    .digest("base64url");
+  return `${mac}.${expiry}`;
 }
