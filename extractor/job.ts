@@ -285,8 +285,37 @@ async function decodeWanted(
     job.options.mode === "scenes",
   );
   writer.pickWith(new SkipPicker(skip, candidates, wanted, size));
-  await decodeAll(context, candidates.candidates, writer, decodeSettings);
+  for (const chunk of candidateChunks(candidates.candidates, candidates.ofCandidate)) {
+    await decodeAll(context, chunk, writer, decodeSettings);
+  }
   await writer.finishPicking();
+}
+
+/**
+ * One decode run takes at most 2000 uneven times (slots.ts), and candidates multiply a job's
+ * times by up to 9: so they go to the engine in runs of whole wanted frames, each under that
+ * limit, one after another (the cost is one more seek per run).
+ */
+const MOST_CANDIDATES_PER_DECODE = 1500;
+
+function candidateChunks(
+  candidates: PlannedFrame[],
+  ofCandidate: Map<number, { wantedTime: number }>,
+): PlannedFrame[][] {
+  const chunks: PlannedFrame[][] = [];
+  let chunk: PlannedFrame[] = [];
+  let wantedTime: number | undefined;
+  for (const candidate of candidates) {
+    const next = ofCandidate.get(candidate.index)?.wantedTime;
+    if (next !== wantedTime && chunk.length >= MOST_CANDIDATES_PER_DECODE - 9) {
+      chunks.push(chunk);
+      chunk = [];
+    }
+    wantedTime = next;
+    chunk.push(candidate);
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 /** The contact sheet, sprite and thumbnail track of the delivered frames, stored as files. */
