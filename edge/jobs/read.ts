@@ -7,7 +7,7 @@
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
-import { isFinalStatus } from "../../schema/job-status.ts";
+import { COMPLETED, isFinalStatus } from "../../schema/job-status.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
@@ -116,7 +116,7 @@ export async function listJobs(
     query.status ? eq(jobs.status, query.status) : undefined,
     // A completed job past its expiry reads "expired" before the cron run marks it, so the
     // filter must not list it as completed either.
-    query.status === "completed"
+    query.status === COMPLETED
       ? sql`(${jobs.expiresAt} IS NULL OR ${jobs.expiresAt} > ${new Date().toISOString()})`
       : undefined,
   );

@@ -5,6 +5,7 @@ import { expect, it } from "vitest";
 import {
   CONTAINER_POOL_SIZE,
   extractorFor,
+  keepExtractorAwake,
   poolInstanceFor,
   TENANT_INSTANCES,
 } from "../../edge/dispatch.ts";
@@ -28,6 +29,48 @@ it("locally posts the job to EXTRACTOR_URL/extract with the shared secret", asyn
   const response = await extractorFor(env).extract(request);
   expect(response.status).toBe(200);
   expect(extractorCalls).toEqual([request]);
+});
+
+it("passes the edge's request id on as X-Request-Id", async () => {
+  const seen: (string | null)[] = [];
+  const containers = {
+    idFromName: (name: string) => ({ name }),
+    get: () => ({
+      fetch: async (req: Request) => {
+        seen.push(req.headers.get("x-request-id"));
+        return Response.json({ accepted: true }, { status: 202 });
+      },
+    }),
+  } as unknown as NonNullable<Env["EXTRACTOR"]>;
+  const client = extractorFor({ ...env, EXTRACTOR: containers });
+  await client.extract(request, "req-123");
+  await client.extract(request);
+  expect(seen).toEqual(["req-123", null]);
+});
+
+it("keeps awake the container instance the job was sent to (a job holds no request open)", async () => {
+  const extracted: string[] = [];
+  const awake: string[] = [];
+  const containers = {
+    idFromName: (name: string) => ({ name }),
+    get: (id: { name: string }) => ({
+      fetch: async () => {
+        extracted.push(id.name);
+        return Response.json({ accepted: true }, { status: 202 });
+      },
+      keepAwake: async () => {
+        awake.push(id.name);
+      },
+    }),
+  } as unknown as NonNullable<Env["EXTRACTOR"]>;
+  const production = { ...env, EXTRACTOR: containers };
+  const job = { ...request, tenant: "account:a" };
+  await extractorFor(production).extract(job);
+  await keepExtractorAwake(production, { job_id: job.job_id, tenant: job.tenant });
+  expect(awake).toEqual(extracted);
+  // Locally there is no container: nothing to keep awake, nothing fails.
+  await keepExtractorAwake(env, { job_id: job.job_id, tenant: job.tenant });
+  expect(awake).toHaveLength(1);
 });
 
 it("in production sends the same request to a container of a fixed pool, chosen by job id", async () => {
