@@ -19,7 +19,7 @@ import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
-import { planCandidates, SkipPicker } from "./quality/skip-picker.ts";
+import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import type { SourceHandle } from "./source-input.ts";
@@ -276,7 +276,9 @@ async function decodeWanted(
   const decodeSettings = { strategy, runsAhead: settings.runsAhead };
   const skip = job.options.skip ?? [];
   if (skip.length === 0) {
-    await decodeAll(context, wanted, writer, decodeSettings);
+    for (const chunk of decodeChunks(wanted, (frame) => frame.timestamp)) {
+      await decodeAll(context, chunk, writer, decodeSettings);
+    }
     return;
   }
   const candidates = planCandidates(
@@ -285,34 +287,36 @@ async function decodeWanted(
     job.options.mode === "scenes",
   );
   writer.pickWith(new SkipPicker(skip, candidates, wanted, size));
-  for (const chunk of candidateChunks(candidates.candidates, candidates.ofCandidate)) {
+  const wantedTimeOf = (c: PlannedFrame) => candidates.ofCandidate.get(c.index)?.wantedTime;
+  for (const chunk of decodeChunks(candidates.candidates, wantedTimeOf)) {
     await decodeAll(context, chunk, writer, decodeSettings);
   }
   await writer.finishPicking();
 }
 
 /**
- * One decode run takes at most 2000 uneven times (slots.ts), and candidates multiply a job's
- * times by up to 9: so they go to the engine in runs of whole wanted frames, each under that
- * limit, one after another (the cost is one more seek per run).
+ * One decode run takes at most 2000 uneven times (slots.ts): scenes and keyframes can find
+ * more, and skip's candidates multiply a job's times by up to 9. So the times go to the engine
+ * in runs under that limit, one after another (one more seek per run), never splitting the
+ * frames that share a key (a wanted frame's candidates).
  */
-const MOST_CANDIDATES_PER_DECODE = 1500;
+const MOST_TIMES_PER_DECODE = 1500;
 
-function candidateChunks(
-  candidates: PlannedFrame[],
-  ofCandidate: Map<number, { wantedTime: number }>,
+function decodeChunks(
+  frames: PlannedFrame[],
+  keyOf: (frame: PlannedFrame) => number | undefined,
 ): PlannedFrame[][] {
   const chunks: PlannedFrame[][] = [];
   let chunk: PlannedFrame[] = [];
-  let wantedTime: number | undefined;
-  for (const candidate of candidates) {
-    const next = ofCandidate.get(candidate.index)?.wantedTime;
-    if (next !== wantedTime && chunk.length >= MOST_CANDIDATES_PER_DECODE - 9) {
+  let key: number | undefined;
+  for (const frame of frames) {
+    const next = keyOf(frame);
+    if (next !== key && chunk.length >= MOST_TIMES_PER_DECODE - CANDIDATE_OFFSETS.length) {
       chunks.push(chunk);
       chunk = [];
     }
-    wantedTime = next;
-    chunk.push(candidate);
+    key = next;
+    chunk.push(frame);
   }
   if (chunk.length > 0) chunks.push(chunk);
   return chunks;
