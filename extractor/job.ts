@@ -276,9 +276,12 @@ async function decodeWanted(
   const decodeSettings = { strategy, runsAhead: settings.runsAhead };
   const skip = job.options.skip ?? [];
   if (skip.length === 0) {
-    for (const chunk of decodeChunks(wanted, (frame) => frame.timestamp)) {
-      await decodeAll(context, chunk, writer, decodeSettings);
-    }
+    // Interval and count times are an even grid, which one run takes at any length, and a
+    // dense run split in two would decode the start twice: only found moments are split.
+    const chunks = isFoundMode(job.options.mode)
+      ? decodeChunks(wanted, (frame) => frame.timestamp)
+      : [wanted];
+    for (const chunk of chunks) await decodeAll(context, chunk, writer, decodeSettings);
     return;
   }
   const candidates = planCandidates(
