@@ -4,7 +4,6 @@ import type { Context } from "hono";
 import type { AccountRow } from "../../../schema/db.ts";
 import { CREDIT_PACK, PLAN_NAMES, PLANS } from "../../../schema/plans.ts";
 import { firstProblem, PurchaseFormSchema } from "../../../schema/sign-in.ts";
-import { createRouter } from "../../app.ts";
 import { billingEnabled, openCustomerPortal, startCheckout } from "../../billing/checkout.ts";
 import type { AppEnv } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
@@ -12,6 +11,7 @@ import { planNameOf } from "../../plan-of.ts";
 import { ledgerPage, ledgerSize, liveAccount } from "./data.ts";
 import { formOf } from "./forms.ts";
 import { SubscriptionState } from "./plan-state.tsx";
+import type { PageContext } from "./ui.tsx";
 import {
   count,
   DashboardPage,
@@ -254,9 +254,9 @@ async function billingPage(c: Context<AppEnv>, error?: string) {
   return renderPage(c, body, error ? 503 : 200);
 }
 
-export const billingPagesRouter = createRouter();
-
-billingPagesRouter.get("/dashboard/billing", (c) => billingPage(c));
+export function showBillingPage(c: PageContext) {
+  return billingPage(c);
+}
 
 /** Sends the browser to Stripe (Checkout or the portal), or back here saying why it can't. */
 async function toStripe(c: Context<AppEnv>, stripeUrl: () => Promise<string>) {
@@ -268,7 +268,7 @@ async function toStripe(c: Context<AppEnv>, stripeUrl: () => Promise<string>) {
   }
 }
 
-billingPagesRouter.post("/dashboard/checkout", async (c) => {
+export async function submitCheckout(c: PageContext) {
   const parsed = PurchaseFormSchema.safeParse(await formOf(c));
   if (!parsed.success) {
     throw new ApiError("InvalidRequest", firstProblem(parsed.error).message);
@@ -276,9 +276,9 @@ billingPagesRouter.post("/dashboard/checkout", async (c) => {
   const account = await liveAccount(c.get("db"), c.get("account").id);
   const origin = new URL(c.req.url).origin;
   return toStripe(c, () => startCheckout(c.env, account, parsed.data.purchase, origin));
-});
+}
 
-billingPagesRouter.post("/dashboard/billing/portal", async (c) => {
+export async function submitPortal(c: PageContext) {
   const account = await liveAccount(c.get("db"), c.get("account").id);
   return toStripe(c, () => openCustomerPortal(c.env, account, new URL(c.req.url).origin));
-});
+}

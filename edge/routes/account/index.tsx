@@ -1,37 +1,45 @@
 // Sign-in by e-mail code and the developer dashboard (issue 8): pages rendered by the edge.
-// Every page sends the strict Content-Security-Policy; every form post must come from our own
-// origin (CSRF); every dashboard page needs a session.
+// routes.ts says where each page is and what guards it; the page modules hold the handlers.
 import { createRouter } from "../../app.ts";
 import { requireSession, sameOriginForms } from "../../auth/guards.ts";
 import { serveAsset } from "../../pages/assets.ts";
 import { pageHeaders } from "../../pages/layout.tsx";
-import { billingPagesRouter } from "./billing.tsx";
-import { jobsRouter } from "./jobs.tsx";
-import { keysRouter } from "./keys.tsx";
-import { overviewRouter } from "./overview.tsx";
-import { signInRouter } from "./sign-in.tsx";
+import { showBillingPage, submitCheckout, submitPortal } from "./billing.tsx";
+import { jobPage, jobsPage } from "./jobs.tsx";
+import { keysPage, submitKeyRevocation, submitNewKey } from "./keys.tsx";
+import { overviewPage } from "./overview.tsx";
+import { FORM_METHODS, ACCOUNT_PAGES as P, PAGE_PATHS, SESSION_PATHS } from "./routes.ts";
+import { codePage, sendSignInCode, signInPage, signInWithCode, signOut } from "./sign-in.tsx";
 import { DASHBOARD_CSS, DASHBOARD_JS } from "./ui.tsx";
-import { webhooksRouter } from "./webhooks.tsx";
+import { revealSigningSecret, rotateSigningSecret, webhooksPage } from "./webhooks.tsx";
 
 export const accountRouter = createRouter();
 
-const FORM_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
-
-for (const path of ["/sign-in", "/sign-in/*", "/sign-out", "/dashboard", "/dashboard/*"]) {
+for (const path of PAGE_PATHS) {
   accountRouter.use(path, pageHeaders);
   // Before the session check: a forged post learns nothing, not even where sign-in is.
   accountRouter.on(FORM_METHODS, path, sameOriginForms);
 }
-accountRouter.use("/dashboard", requireSession);
-accountRouter.use("/dashboard/*", requireSession);
+for (const path of SESSION_PATHS) accountRouter.use(path, requireSession);
 
 accountRouter.get(DASHBOARD_CSS.route, (c) => serveAsset(c, DASHBOARD_CSS));
 accountRouter.get(DASHBOARD_JS.route, (c) => serveAsset(c, DASHBOARD_JS));
 
 accountRouter
-  .route("/", signInRouter)
-  .route("/", overviewRouter)
-  .route("/", jobsRouter)
-  .route("/", keysRouter)
-  .route("/", billingPagesRouter)
-  .route("/", webhooksRouter);
+  .get(P.signIn, signInPage)
+  .post(P.signIn, sendSignInCode)
+  .get(P.signInCode, codePage)
+  .post(P.signInCode, signInWithCode)
+  .post(P.signOut, signOut)
+  .get(P.overview, overviewPage)
+  .get(P.jobs, jobsPage)
+  .get(P.job, jobPage)
+  .get(P.keys, keysPage)
+  .post(P.keys, submitNewKey)
+  .post(P.revokeKey, submitKeyRevocation)
+  .get(P.billing, showBillingPage)
+  .post(P.checkout, submitCheckout)
+  .post(P.billingPortal, submitPortal)
+  .get(P.webhooks, webhooksPage)
+  .post(P.revealWebhookSecret, revealSigningSecret)
+  .post(P.rotateWebhookSecret, rotateSigningSecret);

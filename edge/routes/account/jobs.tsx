@@ -1,19 +1,17 @@
 // The account's jobs: the whole list, page by page, and one job with its frames.
 import { JobIdParamSchema } from "../../../schema/api.ts";
-import { createRouter } from "../../app.ts";
 import { ApiError } from "../../errors.ts";
 import { readJob } from "../../jobs/read.ts";
 import { jobsWithThumbnails } from "./data.ts";
 import { JobTable, NoJobsYet, StatusBadge } from "./job-list.tsx";
+import type { PageContext } from "./ui.tsx";
 import { count, DashboardPage, Notice, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
 const PAGE_SIZE = 20;
 
 type Job = Awaited<ReturnType<typeof readJob>>;
 
-export const jobsRouter = createRouter();
-
-jobsRouter.get("/dashboard/jobs", async (c) => {
+export async function jobsPage(c: PageContext) {
   const account = c.get("account");
   const page = pageNumber(c.req.query("page"));
   const list = await jobsWithThumbnails(c, account.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
@@ -34,9 +32,9 @@ jobsRouter.get("/dashboard/jobs", async (c) => {
     </DashboardPage>
   );
   return renderPage(c, body);
-});
+}
 
-jobsRouter.get("/dashboard/jobs/:id", async (c) => {
+export async function jobPage(c: PageContext) {
   const account = c.get("account");
   const id = JobIdParamSchema.safeParse({ id: c.req.param("id") });
   let job: Job | undefined;
@@ -66,7 +64,7 @@ jobsRouter.get("/dashboard/jobs/:id", async (c) => {
       <JobDetails job={job} />
     </DashboardPage>,
   );
-});
+}
 
 /** What a person calls the video: its file name, or its host for a page link. */
 function videoName(url: string): string {

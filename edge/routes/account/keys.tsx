@@ -1,12 +1,10 @@
 // API keys: create one with a name (its whole value shown once, here, never again), list them
 // by hint, revoke one (refused by the API from the next request on).
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
-import { createRouter } from "../../app.ts";
 import { activeKeys, createKey, type KeyListRow, MAX_ACTIVE_KEYS, revokeKey } from "./data.ts";
 import { formOf } from "./forms.ts";
+import type { PageContext } from "./ui.tsx";
 import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";
-
-export const keysRouter = createRouter();
 
 const NOTICES: Record<string, { kind: "success" | "error"; text: string }> = {
   revoked: {
@@ -167,14 +165,14 @@ function KeysPage(props: {
   );
 }
 
-keysRouter.get("/dashboard/keys", async (c) => {
+export async function keysPage(c: PageContext) {
   const account = c.get("account");
   const keys = await activeKeys(c.get("db"), account.id);
   const notice = NOTICES[c.req.query("notice") ?? ""];
   return renderPage(c, <KeysPage email={account.email} keys={keys} notice={notice} />);
-});
+}
 
-keysRouter.post("/dashboard/keys", async (c) => {
+export async function submitNewKey(c: PageContext) {
   const account = c.get("account");
   const form = await formOf(c);
   const parsed = KeyNameFormSchema.safeParse(form);
@@ -207,9 +205,9 @@ keysRouter.post("/dashboard/keys", async (c) => {
     />
   );
   return renderPage(c, page);
-});
+}
 
-keysRouter.post("/dashboard/keys/:id/revoke", async (c) => {
-  const revoked = await revokeKey(c.get("db"), c.get("account").id, c.req.param("id"));
+export async function submitKeyRevocation(c: PageContext) {
+  const revoked = await revokeKey(c.get("db"), c.get("account").id, c.req.param("id") ?? "");
   return c.redirect(`/dashboard/keys?notice=${revoked ? "revoked" : "not-found"}`, 303);
-});
+}

@@ -1,11 +1,11 @@
 // The dashboard's first page: plan, credits (plan and pack apart), the period, the subscription,
 // this period's usage and the latest jobs.
-import { createRouter } from "../../app.ts";
 import { billingEnabled } from "../../billing/checkout.ts";
 import { usageBody } from "../../usage.ts";
 import { jobsWithThumbnails } from "./data.ts";
 import { JobTable, NoJobsYet } from "./job-list.tsx";
 import { SubscriptionState } from "./plan-state.tsx";
+import type { PageContext } from "./ui.tsx";
 import { count, DashboardPage, Notice, renderPage, When } from "./ui.tsx";
 
 const LATEST_JOBS = 5;
@@ -20,7 +20,7 @@ const CHECKOUT_NOTICES = {
   cancelled: <Notice kind="info">Checkout was cancelled; nothing was charged.</Notice>,
 } as const;
 
-export const overviewRouter = createRouter().get("/dashboard", async (c) => {
+export async function overviewPage(c: PageContext) {
   // The figures /v1/usage answers with, from the same function, so the two never disagree.
   const [usage, latest] = await Promise.all([
     usageBody(c),
@@ -130,4 +130,4 @@ export const overviewRouter = createRouter().get("/dashboard", async (c) => {
     </DashboardPage>
   );
   return renderPage(c, page);
-});
+}

@@ -9,7 +9,6 @@ import {
   SignInFormSchema,
   safeNextPath,
 } from "../../../schema/sign-in.ts";
-import { createRouter } from "../../app.ts";
 import { limitCodeRequests } from "../../auth/code-limits.ts";
 import {
   CODE_MAX_TRIES,
@@ -25,9 +24,8 @@ import { mailSenderFor } from "../../mail/sender.ts";
 import { signInCodeMail } from "../../mail/sign-in-mail.ts";
 import { enforceIpRate } from "../../middleware/rate-limit.ts";
 import { formOf } from "./forms.ts";
+import type { PageContext } from "./ui.tsx";
 import { AccountPage, Notice, renderPage } from "./ui.tsx";
-
-export const signInRouter = createRouter();
 
 function codePagePath(email: string, next: string) {
   const query = new URLSearchParams({ email });
@@ -132,14 +130,14 @@ const NOTICES: Record<string, string> = {
   "signed-out": "You are signed out.",
 };
 
-signInRouter.get("/sign-in", async (c) => {
+export async function signInPage(c: PageContext) {
   const next = safeNextPath(c.req.query("next"));
   if (await sessionAccount(c)) return c.redirect(next, 303);
   const notice = NOTICES[c.req.query("notice") ?? ""];
   return renderPage(c, <SignInForm next={next} notice={notice} />);
-});
+}
 
-signInRouter.post("/sign-in", async (c) => {
+export async function sendSignInCode(c: PageContext) {
   const form = await formOf(c);
   const parsed = SignInFormSchema.safeParse(form);
   if (!parsed.success) {
@@ -164,9 +162,9 @@ signInRouter.post("/sign-in", async (c) => {
     return renderPage(c, <SignInForm next={next} email={email} error={err.userMessage} />, status);
   }
   return c.redirect(codePagePath(email, next), 303);
-});
+}
 
-signInRouter.get("/sign-in/code", async (c) => {
+export async function codePage(c: PageContext) {
   const next = safeNextPath(c.req.query("next"));
   const email = EmailSchema.safeParse(c.req.query("email"));
   if (!email.success) return c.redirect(`/sign-in?next=${encodeURIComponent(next)}`, 303);
@@ -178,9 +176,9 @@ signInRouter.get("/sign-in/code", async (c) => {
       localMail={edgeConfig(c.env).mail.sender === "local"}
     />,
   );
-});
+}
 
-signInRouter.post("/sign-in/code", async (c) => {
+export async function signInWithCode(c: PageContext) {
   // Guesses count against the client too, so many addresses cannot be tried at once.
   await enforceIpRate(c);
   const form = await formOf(c);
@@ -221,9 +219,9 @@ signInRouter.post("/sign-in/code", async (c) => {
   await c.env.DB.batch(account.statements.map((s) => c.env.DB.prepare(s.sql).bind(...s.params)));
   await startSession(c, account.accountId);
   return c.redirect(next, 303);
-});
+}
 
-signInRouter.post("/sign-out", async (c) => {
+export async function signOut(c: PageContext) {
   await endSession(c);
   return c.redirect("/sign-in?notice=signed-out", 303);
-});
+}

@@ -12,6 +12,9 @@ import dashboardCss from "./assets/dashboard.css";
 export const DASHBOARD_CSS = staticAsset("/assets/dashboard.css", CSS_TYPE, dashboardCss);
 export const DASHBOARD_JS = staticAsset("/assets/dashboard.js", JS_TYPE, dashboardScript);
 
+/** What every account page handler gets: the request with its session account. */
+export type PageContext = Context<AppEnv>;
+
 /**
  * Answers with a whole HTML page. Pages of an account are never cached (they show keys and
  * secrets). Frame images are signed URLs on PUBLIC_BASE_URL: when that is another origin than

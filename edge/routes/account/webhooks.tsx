@@ -1,7 +1,7 @@
 // The account's webhook signing secret (Standard Webhooks, `whsec_…`): hidden until asked for
 // with a click (a POST, so no link or prefetch shows it), and rotated with another.
-import { createRouter } from "../../app.ts";
 import { liveAccount, rotateWebhookSecret } from "./data.ts";
+import type { PageContext } from "./ui.tsx";
 import { DashboardPage, Notice, renderPage } from "./ui.tsx";
 
 function WebhooksPage(props: { email: string; secret?: string; rotated?: boolean }) {
@@ -77,19 +77,17 @@ function WebhooksPage(props: { email: string; secret?: string; rotated?: boolean
   );
 }
 
-export const webhooksRouter = createRouter();
+export function webhooksPage(c: PageContext) {
+  return renderPage(c, <WebhooksPage email={c.get("account").email} />);
+}
 
-webhooksRouter.get("/dashboard/webhooks", (c) =>
-  renderPage(c, <WebhooksPage email={c.get("account").email} />),
-);
-
-webhooksRouter.post("/dashboard/webhooks/reveal", async (c) => {
+export async function revealSigningSecret(c: PageContext) {
   const account = await liveAccount(c.get("db"), c.get("account").id);
   return renderPage(c, <WebhooksPage email={account.email} secret={account.webhookSecret} />);
-});
+}
 
-webhooksRouter.post("/dashboard/webhooks/rotate", async (c) => {
+export async function rotateSigningSecret(c: PageContext) {
   const account = c.get("account");
   const secret = await rotateWebhookSecret(c.get("db"), account.id);
   return renderPage(c, <WebhooksPage email={account.email} secret={secret} rotated />);
-});
+}

@@ -1,55 +1,5 @@
-// Stripe's webhook: POST /billing/stripe/webhook. The raw body is verified against
-// Stripe-Signature (HMAC-SHA256 through SubtleCrypto) before anything is parsed; then the event
-// is applied once (edge/billing/webhook.ts). Checkout and the portal are started from the
-// dashboard through edge/billing/checkout.ts.
-import Stripe from "stripe";
-import { StripeEventSchema } from "../../../schema/stripe.ts";
-import { createRouter, jsonBody } from "../../app.ts";
-import { applyStripeEvent } from "../../billing/webhook.ts";
-import { edgeConfig } from "../../config.ts";
-import { ApiError } from "../../errors.ts";
+import { createRouter } from "../../app.ts";
+import { stripeWebhookHandler } from "./handlers.ts";
+import { stripeWebhookRoute } from "./routes.ts";
 
-/** Stripe's events are a few kilobytes; an invoice's event lists at most its first lines. */
-const MAX_EVENT_BYTES = 256 * 1024;
-
-const cryptoProvider = Stripe.createSubtleCryptoProvider();
-
-export const billingRouter = createRouter();
-
-billingRouter.post("/billing/stripe/webhook", jsonBody(MAX_EVENT_BYTES), async (c) => {
-  const secret = edgeConfig(c.env).stripe.webhookSecret;
-  // 503, not 404: Stripe keeps retrying for three days, so nothing bought is lost while the
-  // secret is being set.
-  if (!secret) {
-    throw new ApiError("ServiceUnavailable", "Stripe webhooks are not configured here", {
-      userMessage: "Payments are not set up on this deployment.",
-    });
-  }
-  const signature = c.req.header("stripe-signature");
-  if (!signature) throw new ApiError("InvalidRequest", "Stripe-Signature header is missing");
-  const payload = await c.req.text();
-  let verified: unknown;
-  try {
-    verified = await Stripe.webhooks.constructEventAsync(
-      payload,
-      signature,
-      secret,
-      undefined,
-      cryptoProvider,
-    );
-  } catch (err) {
-    throw new ApiError("InvalidRequest", `Stripe-Signature does not verify: ${messageOf(err)}`, {
-      userMessage: "This request is not a valid Stripe event.",
-    });
-  }
-  const event = StripeEventSchema.safeParse(verified);
-  if (!event.success) {
-    throw new ApiError("InvalidRequest", "the signed body is not a Stripe event");
-  }
-  const outcome = await applyStripeEvent(c.env, event.data);
-  return c.json({ received: true, outcome }, 200);
-});
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message.split("\n")[0] : String(err);
-}
+export const billingRouter = createRouter().openapi(stripeWebhookRoute, stripeWebhookHandler);

@@ -1,31 +1,5 @@
-import { createRoute } from "@hono/zod-openapi";
-import { UsageSchema } from "../../../schema/api.ts";
 import { createRouter } from "../../app.ts";
-import { requireApiKey } from "../../middleware/auth.ts";
-import { replicaReads } from "../../storage/d1-sessions.ts";
-import { usageBody } from "../../usage.ts";
-import {
-  AUTH_SECURITY,
-  BookmarkRequestHeaders,
-  bookmarkedResponse,
-  errorResponses,
-} from "../responses.ts";
+import { getUsageHandler } from "./handlers.ts";
+import { getUsageRoute } from "./routes.ts";
 
-export const getUsageRoute = createRoute({
-  method: "get",
-  path: "/usage",
-  tags: ["Account"],
-  operationId: "getUsage",
-  summary: "Plan, credit balance, limits and this period's usage",
-  security: AUTH_SECURITY,
-  middleware: [requireApiKey, replicaReads] as const,
-  request: { headers: BookmarkRequestHeaders },
-  responses: {
-    200: bookmarkedResponse(UsageSchema, "Usage of the calling account"),
-    ...errorResponses(401, 429),
-  },
-});
-
-export const usageRouter = createRouter().openapi(getUsageRoute, async (c) =>
-  c.json(await usageBody(c), 200),
-);
+export const usageRouter = createRouter().openapi(getUsageRoute, getUsageHandler);

@@ -1,0 +1,27 @@
+// Where the sign-in pages and the dashboard are, and what guards each: every account page sends
+// the strict Content-Security-Policy and takes form posts only from our own origin (CSRF); the
+// dashboard needs a session. The handlers are the page modules' (sign-in.tsx, keys.tsx …).
+
+export const ACCOUNT_PAGES = {
+  signIn: "/sign-in",
+  signInCode: "/sign-in/code",
+  signOut: "/sign-out",
+  overview: "/dashboard",
+  jobs: "/dashboard/jobs",
+  job: "/dashboard/jobs/:id",
+  keys: "/dashboard/keys",
+  revokeKey: "/dashboard/keys/:id/revoke",
+  billing: "/dashboard/billing",
+  checkout: "/dashboard/checkout",
+  billingPortal: "/dashboard/billing/portal",
+  webhooks: "/dashboard/webhooks",
+  revealWebhookSecret: "/dashboard/webhooks/reveal",
+  rotateWebhookSecret: "/dashboard/webhooks/rotate",
+} as const;
+
+/** Paths that are account pages: page headers, and same-origin form posts only. */
+export const PAGE_PATHS = ["/sign-in", "/sign-in/*", "/sign-out", "/dashboard", "/dashboard/*"];
+/** Paths that need a signed-in session (others are sent to sign-in). */
+export const SESSION_PATHS = ["/dashboard", "/dashboard/*"];
+/** Methods a form can send: each is checked for our own origin before anything else. */
+export const FORM_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
