@@ -2,8 +2,8 @@
 // cost model in strategy.ts and the keyframe index), started ahead so both cores work, and fed
 // to the frame writer in order.
 import type { PlannedFrame } from "../schema/frame-plan.ts";
-import type { DecodeContext, DecodedFrame } from "./decode.ts";
-import { DecodeRun, decodeGroup } from "./decode.ts";
+import type { BatchGroup, DecodeContext, DecodedFrame, DecodeGroup } from "./decode.ts";
+import { BatchRun, DecodeRun, decodeBatch, decodeGroup, shortRun } from "./decode.ts";
 import { probeKeyframesBefore } from "./ffmpeg/probe.ts";
 import type { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
@@ -24,6 +24,70 @@ export interface DecodeSettings {
 // Past this many seek points, asking where every keyframe is costs more than it can save.
 const MAX_KEYFRAME_QUERIES = 1000;
 
+// Short runs are batched into one ffmpeg (decode.ts BatchRun). Six runs a batch: two batches
+// side by side keep both cores busy on a 12-timestamp job. A batch holds its decoded frames
+// until their pts is known, so it takes few frames, and each input keeps its decoder's
+// pictures to the end, so only up to 1440p. Its groups end well before the end of the video:
+// a group that met the end would need to see it, which only a single run does.
+const BATCH_GROUPS = 6;
+const BATCH_FRAMES = 12;
+const BATCH_PICTURE_PIXELS = 2560 * 1440;
+const BATCH_END_MARGIN_SECONDS = 5;
+
+type Unit = DecodeRun | BatchRun;
+
+/** Consecutive batchable groups packed into batches; every other group stays one run. */
+export function packBatches(
+  groups: DecodeGroup[],
+  batchable: (group: DecodeGroup) => group is BatchGroup,
+): DecodeGroup[][] {
+  const units: DecodeGroup[][] = [];
+  let batch: BatchGroup[] = [];
+  let frames = 0;
+  const close = () => {
+    if (batch.length > 0) units.push(batch);
+    batch = [];
+    frames = 0;
+  };
+  for (const group of groups) {
+    if (!batchable(group) || group.times.length > BATCH_FRAMES) {
+      close();
+      units.push([group]);
+      continue;
+    }
+    if (batch.length >= BATCH_GROUPS || frames + group.times.length > BATCH_FRAMES) close();
+    batch.push(group);
+    frames += group.times.length;
+  }
+  close();
+  return units;
+}
+
+/** Short groups well before the end whose seek's keyframe is known (it bounds the read). */
+function batchableIn(
+  context: DecodeContext,
+  keyframeOf: Map<number, number>,
+): (group: DecodeGroup) => group is BatchGroup {
+  const { width, height, durationSeconds } = context.video;
+  return (group): group is BatchGroup => {
+    if (width * height > BATCH_PICTURE_PIXELS || durationSeconds === null) return false;
+    const keyframe = group.seekSeconds === null ? undefined : keyframeOf.get(group.seekSeconds);
+    if (keyframe === undefined || !shortRun(group)) return false;
+    (group as BatchGroup).keyframeSeconds = keyframe;
+    return group.times[group.times.length - 1] + BATCH_END_MARGIN_SECONDS < durationSeconds;
+  };
+}
+
+function startUnit(context: DecodeContext, groups: DecodeGroup[]): Unit {
+  return groups.length > 1
+    ? new BatchRun(context, groups as BatchGroup[])
+    : new DecodeRun(context, groups[0]);
+}
+
+function framesOf(context: DecodeContext, unit: Unit): AsyncGenerator<DecodedFrame> {
+  return unit instanceof BatchRun ? decodeBatch(context, unit) : decodeGroup(context, unit);
+}
+
 /**
  * Decodes every group in order. The next groups' ffmpeg runs start while the current one is
  * read: a short sparse run is mostly process start-up and seeking, which overlap well; the
@@ -41,21 +105,22 @@ export async function decodeAll(
   for (const frame of wanted) {
     framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
   }
-  const groups = await chooseGroups(context, times, strategy);
-  log("debug", "decode plan", { times: times.length, groups: groups.length });
+  const { groups: chosen, keyframeOf } = await chooseGroups(context, times, strategy);
+  const groups = packBatches(chosen, batchableIn(context, keyframeOf));
+  log("debug", "decode plan", { times: times.length, runs: groups.length });
   // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
   const { width, height } = context.video;
   const ahead = runsAhead ?? (width * height > 2560 * 1440 ? 0 : 1);
-  const started: DecodeRun[] = [];
+  const started: Unit[] = [];
   let nextGroup = 0;
   try {
     for (;;) {
       while (nextGroup < groups.length && started.length <= ahead) {
-        started.push(new DecodeRun(context, groups[nextGroup++]));
+        started.push(startUnit(context, groups[nextGroup++]));
       }
       const run = started[0];
       if (!run) break;
-      await writer.writeAll(decodeGroup(context, run), (frame: DecodedFrame) => {
+      await writer.writeAll(framesOf(context, run), (frame: DecodedFrame) => {
         return framesAt.get(run.group.times[frame.slot]) ?? [];
       });
       started.shift();
@@ -74,7 +139,9 @@ async function chooseGroups(
   times: number[],
   strategy: DecodeSettings["strategy"],
 ) {
-  if (strategy === "dense") return [{ seekSeconds: null, times }];
+  // Keyframes known at seek points (seek seconds → keyframe seconds): they bound batch reads.
+  const keyframeOf = new Map<number, number>();
+  if (strategy === "dense") return { groups: [{ seekSeconds: null, times }], keyframeOf };
   const minimumSkip =
     strategy === "sparse" ? 0 : minimumSkipSeconds(decodeCostModel(context.video));
   const candidates = seekCandidates(times, minimumSkip);
@@ -91,5 +158,9 @@ async function chooseGroups(
       keyframes.set(i, found[n] === null ? null : found[n] - start);
     });
   }
-  return planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip);
+  for (const [i, keyframe] of keyframes) if (keyframe !== null) keyframeOf.set(times[i], keyframe);
+  return {
+    groups: planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip),
+    keyframeOf,
+  };
 }

@@ -3,10 +3,11 @@
 // each one's own pts from showinfo. Reading the pipe only as fast as frames are consumed is the
 // backpressure that keeps memory flat however long the video is.
 import type { PictureSteps } from "./ffmpeg/args.ts";
-import { decodeArgs } from "./ffmpeg/args.ts";
+import { batchDecodeArgs, decodeArgs } from "./ffmpeg/args.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import type { RunningTool } from "./ffmpeg/process.ts";
 import { logToolFailure, MediaToolError, startTool } from "./ffmpeg/process.ts";
+import { log } from "./log.ts";
 import { SlotTimeline } from "./slot-timeline.ts";
 import type { SlotTimes } from "./slots.ts";
 import { PTS_TOLERANCE_SECONDS, toSlotTimes } from "./slots.ts";
@@ -73,7 +74,7 @@ const PART_END_LINE = /^\[http @ [^\]]+\] \[error\] Stream ends prematurely/;
 // it with the least CPU, and the next run decodes on the other core meanwhile (measured).
 const SHORT_RUN_SECONDS = 5;
 
-function shortRun(group: DecodeGroup): boolean {
+export function shortRun(group: DecodeGroup): boolean {
   return (
     group.seekSeconds !== null &&
     group.times[group.times.length - 1] - group.seekSeconds <= SHORT_RUN_SECONDS
@@ -216,5 +217,223 @@ export async function* decodeGroup(
     const previous = run.group.seekSeconds ?? 0;
     const seekSeconds = previous > 3 ? previous - 3 : null;
     run = new DecodeRun(context, { seekSeconds, times: run.group.times });
+  }
+}
+
+const BATCH_SHOWINFO_FRAME = /^\[showinfo@g(\d+) @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
+const BATCH_SHOWINFO_LINE = /^\[showinfo@g\d+ @/;
+// How far past a group's last time its input is read, in frames: one after that time must be
+// seen to know the one before it is on screen (a frame that is not seen sends the group to a
+// single run, so a short read costs time, never exactness).
+const BATCH_READ_PAST_FRAMES = 2;
+
+/** A group whose seek lands on a known keyframe (seconds from the video's start). */
+export interface BatchGroup extends DecodeGroup {
+  keyframeSeconds: number;
+}
+
+/**
+ * Several short groups in one ffmpeg process (ffmpeg/args.ts batchDecodeArgs): the frames of
+ * each group in turn on one pipe, each group's pts from its own showinfo. The pipe is read
+ * ahead of the consumer, so ffmpeg never waits on us while a slot's pts is still unknown; the
+ * planner keeps a batch to a few frames (decode-plan.ts), which bounds what that holds.
+ */
+export class BatchRun {
+  readonly groups: BatchGroup[];
+  /** All the groups' times in order, as one group (what the caller maps slots with). */
+  readonly group: DecodeGroup;
+  private readonly context: DecodeContext;
+  private readonly tool: RunningTool;
+  private readonly timelines: SlotTimeline[];
+  /** First slot of each group in the batch's frame order. */
+  private readonly offsets: number[];
+  private overshotGroup: number | null = null;
+  private sawErrors = false;
+  /** Frames delivered so far, in the batch's order; decodeBatch goes on from there. */
+  delivered = 0;
+
+  constructor(context: DecodeContext, groups: BatchGroup[]) {
+    this.context = context;
+    this.groups = groups;
+    this.group = { seekSeconds: groups[0].seekSeconds, times: groups.flatMap((g) => g.times) };
+    const start = context.video.startTime;
+    const slots = groups.map((g) => toSlotTimes(g.times.map((t) => start + t)));
+    this.timelines = slots.map((s) => new SlotTimeline(s));
+    this.offsets = [];
+    let offset = 0;
+    for (const g of groups) {
+      this.offsets.push(offset);
+      offset += g.times.length;
+    }
+    const { num, den } = context.video.timeBase;
+    const args = batchDecodeArgs({
+      input: context.input,
+      streamIndex: context.video.streamIndex,
+      timeBase: context.video.timeBase,
+      picture: context.picture,
+      parts: groups.map((g, k) => ({
+        seekSeconds: start + (g.seekSeconds ?? 0),
+        readSeconds:
+          g.times[g.times.length - 1] -
+          g.keyframeSeconds +
+          BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10),
+        slots: slots[k],
+      })),
+    });
+    this.tool = startTool("ffmpeg", args, {
+      signal: context.signal,
+      onStderrLine: (line) => {
+        const frame = BATCH_SHOWINFO_FRAME.exec(line);
+        if (frame) {
+          const k = Number(frame[1]);
+          const timeline = this.timelines[k];
+          if (!timeline) return true;
+          const pts = Number(frame[2]) * (num / den);
+          if (timeline.firstFramePts === null) this.checkSeek(k, pts);
+          timeline.observeFrame(pts);
+          return true;
+        }
+        if (ERROR_LINE.test(line) && !PART_END_LINE.test(line)) this.sawErrors = true;
+        return BATCH_SHOWINFO_LINE.test(line);
+      },
+    });
+    this.tool.stderrClosed.then(() => {
+      for (const timeline of this.timelines) timeline.finish();
+    });
+  }
+
+  private checkSeek(k: number, firstPts: number): void {
+    const firstWanted = this.groups[k].times[0] + this.context.video.startTime;
+    if (firstPts > firstWanted + PTS_TOLERANCE_SECONDS) {
+      this.overshotGroup = Math.min(this.overshotGroup ?? k, k);
+      this.tool.kill();
+    }
+  }
+
+  /** The group a seek overshot, from which the caller decodes on alone; null if none. */
+  get overshot(): number | null {
+    return this.overshotGroup;
+  }
+
+  /** First slot of group k in the batch. */
+  offsetOf(k: number): number {
+    return this.offsets[k];
+  }
+
+  cancel(): void {
+    this.tool.kill();
+  }
+
+  async *frames(): AsyncGenerator<DecodedFrame> {
+    const pool = this.context.buffers;
+    const frameBytes = pool.frameBytes;
+    const start = this.context.video.startTime;
+    const frameRate = this.context.video.frameRate ?? 30;
+    const tailAllowance = Math.max(1, 3 / frameRate);
+    const total = this.group.times.length;
+    const ready: Buffer[] = [];
+    let ended = false;
+    let wake: (() => void) | null = null;
+    const notify = () => {
+      wake?.();
+      wake = null;
+    };
+    const reading = (async () => {
+      let current = pool.take();
+      let filled = 0;
+      try {
+        for await (const chunk of this.tool.stdout as AsyncIterable<Buffer>) {
+          let offset = 0;
+          while (offset < chunk.length) {
+            const take = Math.min(frameBytes - filled, chunk.length - offset);
+            chunk.copy(current, filled, offset, offset + take);
+            filled += take;
+            offset += take;
+            if (filled < frameBytes) continue;
+            ready.push(current);
+            notify();
+            current = pool.take();
+            filled = 0;
+          }
+        }
+      } finally {
+        pool.give(current);
+        ended = true;
+        notify();
+      }
+    })();
+    let group = 0;
+    try {
+      for (let slot = 0; slot < total; slot++) {
+        while (ready.length === 0 && !ended) await new Promise<void>((r) => (wake = r));
+        const pixels = ready.shift();
+        if (!pixels) break;
+        while (group + 1 < this.groups.length && slot >= this.offsets[group + 1]) group++;
+        const timeline = this.timelines[group];
+        const pts = await timeline.ptsOfSlot(slot - this.offsets[group]);
+        const wanted = this.group.times[slot] + start;
+        // Only a frame seen after the wanted time proves the one before it is on screen; a
+        // slot settled at the end of the input's read is decoded again alone.
+        const seenPast = (timeline.lastFramePts ?? -Infinity) > wanted + PTS_TOLERANCE_SECONDS;
+        if (!seenPast || (this.overshotGroup !== null && group >= this.overshotGroup)) {
+          pool.give(pixels);
+          break;
+        }
+        this.delivered = slot + 1;
+        yield {
+          slot,
+          pixels,
+          release: () => pool.give(pixels),
+          pts: pts === null ? null : pts - start,
+          pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
+        };
+      }
+    } finally {
+      for (const pixels of ready.splice(0)) pool.give(pixels);
+      if (this.delivered < total) this.tool.kill();
+      await reading.catch(() => {});
+    }
+    const { code } = await this.tool.exited;
+    this.context.signal.throwIfAborted();
+    // A batch that fell short is finished by decodeBatch; only a failed ffmpeg is an error.
+    if (code !== 0 && code !== null && this.overshotGroup === null && this.delivered < total) {
+      const error = new MediaToolError(
+        `ffmpeg failed (${code}) after ${this.delivered} of ${total} frames`,
+        this.tool.commandLine,
+        this.tool.stderrTail(),
+        code,
+      );
+      logToolFailure(error);
+      throw error;
+    }
+  }
+}
+
+/**
+ * All frames of a batch, in order. Where a seek overshot (or the batch ended early), the
+ * groups not yet delivered are decoded one run each, with a single run's own retries, so
+ * nothing is delivered twice and nothing wrong is delivered.
+ */
+export async function* decodeBatch(
+  context: DecodeContext,
+  batch: BatchRun,
+): AsyncGenerator<DecodedFrame> {
+  yield* batch.frames();
+  for (let k = 0; k < batch.groups.length; k++) {
+    const offset = batch.offsetOf(k);
+    const group = batch.groups[k];
+    if (batch.delivered >= offset + group.times.length) continue;
+    log("debug", "batch group decoded alone", {
+      seek: group.seekSeconds,
+      overshot: batch.overshot,
+    });
+    for await (const frame of decodeGroup(context, new DecodeRun(context, group))) {
+      const slot = offset + frame.slot;
+      if (slot < batch.delivered) {
+        frame.release();
+        continue;
+      }
+      yield { ...frame, slot };
+    }
   }
 }

@@ -1,0 +1,77 @@
+// Short seek runs batched into one ffmpeg (issue 11): still the frame on screen at every time.
+// Each test video shows its frame number in its pixels; the expected number comes from the
+// frame rate, never from the code under test. The debug log says how the job was decoded, so
+// the test also fails if the batch silently fell back to one run per seek.
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { setLogLevel } from "../../extractor/log.ts";
+import { makeTestVideo } from "../support/videos.ts";
+import { cfrFrameAt, deliveredNumbers, runJob } from "./helpers.ts";
+
+let lines: string[] = [];
+
+beforeEach(() => {
+  lines = [];
+  setLogLevel("debug");
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    lines.push(String(chunk));
+    return true;
+  });
+});
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  setLogLevel("info");
+});
+
+function logged(message: string): Record<string, unknown>[] {
+  return lines
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((entry) => entry.message === message);
+}
+
+describe("batched seeks", () => {
+  it("deliver the frame on screen at each time, mid-GOP, at and just before frame edges", async () => {
+    const fps = 30;
+    const video = await makeTestVideo({ fps, gop: 60, bframes: 2, durationSeconds: 40 });
+    const timestamps = [
+      3.3,
+      5 - 0.0005,
+      7.71,
+      10,
+      11.05,
+      14.9,
+      15 + 1 / fps,
+      18.42,
+      22 - 1 / 60,
+      25.5,
+      29.13,
+      33.3,
+    ];
+    const run = await runJob(video, { mode: "timestamps", timestamps }, { strategy: "sparse" });
+
+    const expected = timestamps.map((t) => cfrFrameAt(t, fps));
+    expect(await deliveredNumbers(run)).toEqual(expected);
+    expect(run.outcome.frames.map((f) => f.pts)).toEqual(
+      expected.map((n) => Math.round((n / fps) * 1e6) / 1e6),
+    );
+    // 11 seek groups (14.9 and 15.03 share a GOP): the first alone (its keyframe is not
+    // probed), the other ten in two batches of at most six, none decoded again alone.
+    const [plan] = logged("decode plan");
+    expect(plan.times).toBe(12);
+    expect(plan.runs).toBe(3);
+    expect(logged("batch group decoded alone")).toEqual([]);
+  });
+
+  it("leave the last seconds of a video to single runs, which see its end", async () => {
+    const fps = 25;
+    const video = await makeTestVideo({ fps, gop: 50, bframes: 2, durationSeconds: 12 });
+    const timestamps = [2.5, 4.3, 6.1, 8.9, 10.5, 11.99];
+    const run = await runJob(video, { mode: "timestamps", timestamps }, { strategy: "sparse" });
+    expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
+    // 2.5 alone (first); 4.3 and 6.1 batched (over 5 s before the end); 8.9 alone; 10.5 and
+    // 11.99 share a GOP and run alone to the end of the file.
+    expect(logged("decode plan")[0].runs).toBe(4);
+    expect(logged("batch group decoded alone")).toEqual([]);
+  });
+});
