@@ -30,6 +30,7 @@ const settings = z.object({
   EXTRACTOR_DISPATCH: optional(z.enum(["detached"])),
   STILLS_ALLOW_PRIVATE_NETWORK: optional(z.enum(["0", "1"])).default("0"),
   STILLS_DEMO_DAILY_LIMIT: optional(z.coerce.number().int().min(0).max(1_000_000)).default(5),
+  JOB_LEASE_SECONDS: optional(z.coerce.number().int().min(1).max(600)).default(30),
   MAIL_SENDER: optional(
     z.enum(MAIL_SENDERS, {
       error: (issue) => `is ${JSON.stringify(issue.input)}, not one of ${MAIL_SENDERS.join(", ")}`,
@@ -64,6 +65,8 @@ export interface EdgeConfig {
   detachedDispatch: boolean;
   allowPrivateNetwork: boolean;
   demoDailyLimit: number;
+  /** Seconds a dispatched attempt's lease lasts before the backstop may take the job over. */
+  jobLeaseSeconds: number;
   mail: { sender: MailSenderName; from: string; resendApiKey: string | undefined };
   stripe: {
     apiBase: string | undefined;
@@ -101,6 +104,7 @@ export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
     detachedDispatch: e.EXTRACTOR_DISPATCH === "detached",
     allowPrivateNetwork: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",
     demoDailyLimit: e.STILLS_DEMO_DAILY_LIMIT,
+    jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     mail: { sender: e.MAIL_SENDER, from: e.MAIL_FROM, resendApiKey: e.RESEND_API_KEY },
     stripe: {
       apiBase: e.STRIPE_API_BASE,

@@ -48,6 +48,16 @@ describe("parsing", () => {
     expect(priceOf({ ...env, STRIPE_PRICE_PACK: " price_1 " } as Env, "pack")).toBe("price_1");
   });
 
+  it("gives a job's lease 30 s unless JOB_LEASE_SECONDS says 1 to 600", () => {
+    expect(parseEdgeConfig(SECRETS).jobLeaseSeconds).toBe(30);
+    expect(parseEdgeConfig({ ...SECRETS, JOB_LEASE_SECONDS: "2" }).jobLeaseSeconds).toBe(2);
+    for (const bad of ["0", "601", "1.5", "soon"]) {
+      expect(messageOf(() => parseEdgeConfig({ ...SECRETS, JOB_LEASE_SECONDS: bad }))).toContain(
+        "JOB_LEASE_SECONDS",
+      );
+    }
+  });
+
   it("names an unknown mail carrier by its value and the known ones", () => {
     const message = messageOf(() => parseEdgeConfig({ ...SECRETS, MAIL_SENDER: "pigeon" }));
     expect(message).toBe('edge settings: MAIL_SENDER is "pigeon", not one of local, resend');
