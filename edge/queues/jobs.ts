@@ -24,9 +24,6 @@ import {
 } from "../jobs/lifecycle.ts";
 import { logEvent } from "../log.ts";
 
-/** Retained for the dead-letter path: the queue's max_retries (wrangler.toml). */
-export const MAX_DISPATCH_FAILURES = MAX_ATTEMPTS;
-
 /** Growing delays between failed dispatches: 5 s, 10 s, 20 s … capped at 5 minutes. */
 export function retryDelaySeconds(failures: number): number {
   return Math.min(300, 5 * 2 ** Math.max(0, failures - 1));
