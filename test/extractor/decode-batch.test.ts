@@ -55,8 +55,8 @@ describe("batched seeks", () => {
     expect(run.outcome.frames.map((f) => f.pts)).toEqual(
       expected.map((n) => Math.round((n / fps) * 1e6) / 1e6),
     );
-    // 11 seek groups (14.9 and 15.03 share a GOP): the first alone (its keyframe is not
-    // probed), the other ten in two batches of at most six, none decoded again alone.
+    // 11 seek groups (14.9 and 15.03 share a GOP) in three batches of at most four, none
+    // decoded again alone.
     const [plan] = logged("decode plan");
     expect(plan.times).toBe(12);
     expect(plan.runs).toBe(3);
@@ -69,9 +69,9 @@ describe("batched seeks", () => {
     const timestamps = [2.5, 4.3, 6.1, 8.9, 10.5, 11.99];
     const run = await runJob(video, { mode: "timestamps", timestamps }, { strategy: "sparse" });
     expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
-    // 2.5 alone (first); 4.3 and 6.1 batched (over 5 s before the end); 8.9 alone; 10.5 and
-    // 11.99 share a GOP and run alone to the end of the file.
-    expect(logged("decode plan")[0].runs).toBe(4);
+    // 2.5, 4.3 and 6.1 batched (over 5 s before the end); 8.9 alone; 10.5 and 11.99 share a
+    // GOP and run alone to the end of the file.
+    expect(logged("decode plan")[0].runs).toBe(3);
     expect(logged("batch group decoded alone")).toEqual([]);
   });
 });
