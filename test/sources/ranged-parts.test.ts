@@ -28,8 +28,8 @@ describe("PartSizes", () => {
       sizes.push(end - start + 1);
       start = end + 1;
     }
-    expect(sizes.slice(0, 5)).toEqual([128 * KiB, 128 * KiB, 128 * KiB, 128 * KiB, 512 * KiB]);
-    expect(sizes.slice(5, 9)).toEqual([1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB]);
+    expect(sizes.slice(0, 9)).toEqual([...Array(8).fill(64 * KiB), 512 * KiB]);
+    expect(sizes.slice(9, 13)).toEqual([1 * MiB, 2 * MiB, 4 * MiB, 8 * MiB]);
     expect(Math.max(...sizes)).toBe(16 * MiB);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(size - (5 * MiB + 17));
   });
