@@ -27,11 +27,11 @@ const MAX_KEYFRAME_QUERIES = 1000;
 // Short runs are batched into one ffmpeg (decode.ts BatchRun). A batch decodes its seeks one
 // after another, so four a batch (two batches side by side, a third after) beat six (two
 // batches only): 12 timestamps of a 5-minute 1080p file in 1.5 s instead of 1.6–2.0 s. A batch holds its decoded frames
-// until their pts is known, so it takes few frames, and each input keeps its decoder's
+// as it decodes them, so it takes few (8 × 6 MB at 1080p), and each input keeps its decoder's
 // pictures to the end, so only up to 1440p. Its groups end well before the end of the video:
 // a group that met the end would need to see it, which only a single run does.
 const BATCH_GROUPS = 4;
-const BATCH_FRAMES = 12;
+const BATCH_FRAMES = 8;
 const BATCH_PICTURE_PIXELS = 2560 * 1440;
 const BATCH_END_MARGIN_SECONDS = 5;
 
