@@ -19,7 +19,7 @@ import { keepJobGoing } from "../../edge/queues/jobs.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { api, balanceOf, createAccount } from "./support/api.ts";
 import { extractorCalls, setExtractor } from "./support/fake-extractor.ts";
-import { internal, runFakeExtraction } from "./support/pipeline.ts";
+import { internal, runFakeExtraction, uploadAttempt } from "./support/pipeline.ts";
 
 const VIDEO = "https://cdn.example.com/clips/talk.mp4";
 
@@ -192,6 +192,40 @@ describe("a lost attempt", () => {
       .bind(job.id)
       .first();
     expect(charges).toEqual({ n: 1 });
+  });
+
+  it("may still settle the job with a completed result, but its failure cannot end the job", async () => {
+    const { account, job } = await queuedJob();
+    const requests: ExtractRequest[] = [];
+    setExtractor((r) => {
+      requests.push(r);
+      return Response.json({ accepted: true }, { status: 202 });
+    });
+    await keepJobGoing(env, { kind: "job", id: job.id });
+    await ageLease(job);
+    await keepJobGoing(env, { kind: "job", id: job.id });
+    await vi.waitFor(() => expect(requests).toHaveLength(2));
+    const [replaced] = requests;
+    // Woken, the replaced attempt reports the timeout its hang caused: refused, job unchanged.
+    const failed = await uploadAttempt(replaced, {
+      fail: { name: "DownloadFailed", message: "no answer within 15000 ms", userMessage: "" },
+    });
+    const refused = await internal(
+      "/internal/results",
+      { method: "POST", body: JSON.stringify(failed) },
+      replaced.callback.token,
+    );
+    expect(refused.status).toBe(409);
+    expect(await readAttemptState(env, job)).toMatchObject({
+      status: "processing",
+      attemptId: requests[1].attempt_id,
+      settled: false,
+    });
+    // A completed result of it is real work: it settles the job, once.
+    await runFakeExtraction(replaced, { framesOk: 2 });
+    const read = (await api("GET", `/v1/jobs/${job.id}`, { headers: account.auth })).body;
+    expect(read).toMatchObject({ status: "completed", credits_charged: 2 });
+    expect(read.frames[0].url).toContain(replaced.attempt_id);
   });
 
   it("is found by the cron, which hands the job back to the queue; a live lease is left alone", async () => {

@@ -20,7 +20,14 @@ import { createRouter } from "../../app.ts";
 import type { AppEnv } from "../../context.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
 import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
-import { failUnsettled, leaseSecondsFor, renewLease, settle } from "../../jobs/lifecycle.ts";
+import {
+  failUnsettled,
+  leaseIsLive,
+  leaseSecondsFor,
+  readAttemptState,
+  renewLease,
+  settle,
+} from "../../jobs/lifecycle.ts";
 import { logEvent } from "../../log.ts";
 import { tenantOf } from "../../queues/extract-request.ts";
 import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
@@ -59,6 +66,13 @@ function tokenFits(
 }
 
 const NOT_THIS_ATTEMPT = { error: "this token is not valid for this job and attempt" };
+const REPLACED = { error: "this attempt is no longer the job's current one" };
+
+/** True while another attempt has replaced this one and holds a live lease on the job. */
+async function isReplaced(env: Env, claim: AttemptClaim): Promise<boolean> {
+  const state = await readAttemptState(env, { kind: claim.kind, id: claim.jobId });
+  return state !== null && state.attemptId !== claim.attemptId && leaseIsLive(state, Date.now());
+}
 
 /**
  * A key is writable only with its own attempt's token, under a job that exists and has not
@@ -136,12 +150,13 @@ export const internalRouter = router
     }
     const job = { kind, id: c.req.param("id") } as const;
     const attemptId = renewal.data.attempt_id;
-    if (!(await tokenFits(c, { kind, jobId: job.id, attemptId }))) return c.json(NOT_THIS_ATTEMPT, 401);
+    if (!(await tokenFits(c, { kind, jobId: job.id, attemptId })))
+      return c.json(NOT_THIS_ATTEMPT, 401);
     const leaseSeconds = leaseSecondsFor(c.env);
     if (!(await renewLease(c.env, job, attemptId, leaseSeconds))) {
       // Settled, or another attempt took over after this one's lease ran out: stop working.
       logEvent("warn", "job.lease_refused", { job: job.id, attempt: attemptId, kind });
-      return c.json({ error: "this attempt is no longer the job's current one" }, 409);
+      return c.json(REPLACED, 409);
     }
     const tenant = await tenantOf(c.env, job);
     await keepExtractorAwake(c.env, { job_id: job.id, tenant }).catch((err) =>
@@ -160,8 +175,14 @@ export const internalRouter = router
       attemptId: named.data.attempt_id,
     };
     if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
+    // An attempt the edge has replaced (its lease ran out) may still finish: its completed
+    // result is real work and settles the job, but its failure (often the hang itself, a
+    // source that timed out while it was stopped) must not end a job another attempt is
+    // running, and nor may a faulty result of it.
+    const stale = await isReplaced(c.env, claim);
     const parsed = ExtractResultSchema.safeParse(body);
     if (!parsed.success) {
+      if (stale) return c.json(REPLACED, 409);
       return refuseResult(c, claim, `not an extraction result: ${firstIssue(parsed.error)}`);
     }
     const result = parsed.data;
@@ -171,6 +192,7 @@ export const internalRouter = router
       result,
       mostFramesFor(job.options, job.plan, result.duration_seconds),
     );
+    if (stale && (mismatch || result.status !== "completed")) return c.json(REPLACED, 409);
     if (mismatch) return refuseResult(c, claim, mismatch);
     const key = `${result.kind}/${result.job_id}/${result.attempt_id}/result.json`;
     // Stored first: the results queue, the backstop below, carries only where it is (a result

@@ -1,0 +1,123 @@
+// Issue 11 on the real stack: an extractor that hangs in the middle of a job (SIGSTOP: alive,
+// silent) stops renewing its attempt's lease; once the lease runs out the edge starts a new
+// attempt, the job completes once and is charged once, and the hung attempt, woken again,
+// is told its lease is gone and cancels instead of finishing the same work a second time.
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { queryLocal } from "../../scripts/lib/stack.mjs";
+import { makeTestVideo } from "../support/videos.ts";
+import { call, type Harness, startHarness } from "./support/harness.ts";
+
+let h: Harness;
+let longVideo: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  longVideo = h.serveVideo(
+    "/media/long.mp4",
+    await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 90, gop: 60 }),
+  );
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const logs = `${h.stack.logTail("edge")}\n${h.stack.logTail("extractor")}`.slice(-4000);
+  throw new Error(`timed out waiting for ${what}\n${logs}`);
+}
+
+/** The attempt the edge logged as having lost its lease, once it has. */
+function leaseLost(jobId: string): string | undefined {
+  for (const line of h.stack.logTail("edge").split("\n")) {
+    // wrangler wraps a worker's warnings in colour codes: the JSON is from { to }.
+    const start = line.indexOf("{");
+    const end = line.lastIndexOf("}");
+    if (start < 0 || end < start || !line.includes("job.lease_lost")) continue;
+    try {
+      const event = JSON.parse(line.slice(start, end + 1)) as { job?: string; attempt?: string };
+      if (event.job === jobId && event.attempt) return event.attempt;
+    } catch {}
+  }
+  return undefined;
+}
+
+function attemptOf(jobId: string): { attempt_id: string | null; attempts: number } {
+  const [row] = queryLocal(
+    `SELECT attempt_id, attempts FROM jobs WHERE id = '${jobId}'`,
+    h.stack.stateDir,
+  );
+  return { attempt_id: row.attempt_id as string | null, attempts: Number(row.attempts) };
+}
+
+it("a hung extractor loses the job to a new attempt; it completes once, charged once", async () => {
+  const account = await h.newKey("starter");
+  // 450 PNG frames of a 90 s video: long enough to be caught in the middle.
+  const created = await call(h.stack, "POST", "/jobs", {
+    body: { url: longVideo, every: 0.2, format: "png" },
+    headers: account.auth,
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.id;
+  await waitFor(
+    "processing",
+    async () => {
+      const job = await call(h.stack, "GET", `/jobs/${id}`, { headers: account.auth });
+      return job.body.status === "processing" ? true : undefined;
+    },
+    60_000,
+  );
+  const extractor = h.stack.children.extractor;
+  extractor.kill("SIGSTOP");
+  let hung: string;
+  try {
+    // The lease (30 s) runs out without renewals; the jobs-queue backstop says so and starts a
+    // new attempt. (Watched in the edge's log: D1 queries here would block this process, which
+    // also serves the video.)
+    hung = await waitFor("the lease to be lost", async () => leaseLost(id), 120_000);
+  } finally {
+    extractor.kill("SIGCONT");
+  }
+
+  const job = await waitFor(
+    "completion",
+    async () => {
+      const read = await call(h.stack, "GET", `/jobs/${id}`, { headers: account.auth });
+      return read.body.status === "completed" || read.body.status === "failed"
+        ? read.body
+        : undefined;
+    },
+    240_000,
+  );
+  expect({ status: job.status, error: job.error }).toEqual({ status: "completed", error: null });
+  expect(job.frames).toHaveLength(450);
+  // Every frame comes from one later attempt, none from the hung one.
+  const attempts = new Set(
+    job.frames.map((f: { url: string }) => new URL(f.url).pathname.split("/")[4]),
+  );
+  expect(attempts.size).toBe(1);
+  expect(attempts.has(hung)).toBe(false);
+  expect(attemptOf(id).attempts).toBeGreaterThanOrEqual(2);
+  // 90 s → 2 minutes, 200 frames included, 250 more → 3 extra credits: charged once.
+  expect(job.credits_charged).toBe(5);
+  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
+  const charges = usage.body.recent_ledger.filter(
+    (e: { job_id: string; kind: string }) => e.job_id === id && e.kind === "charge",
+  );
+  expect(charges).toHaveLength(1);
+  expect(usage.body.credits).toMatchObject({ plan: 1500 - 5 });
+  // The hung attempt, woken, ended without settling anything: cancelled at its next lease
+  // renewal, or (when its source had timed out while it was stopped) its failure refused.
+  const endings = h.stack
+    .logTail("extractor")
+    .split("\n")
+    .filter((line: string) => line.includes('"job.ended"') && line.includes(hung as string));
+  expect(endings).toHaveLength(1);
+  expect(endings[0]).toMatch(/"delivery":"(cancelled|refused)"/);
+}, 420_000);
