@@ -24,6 +24,7 @@ import {
   UNSETTLED_STATUSES,
 } from "../../schema/job-status.ts";
 import type { ExtractErrorName, JobKind, JobMessage } from "../../schema/messages.ts";
+import { edgeConfig } from "../config.ts";
 import { failJob, settleResult } from "../queues/results.ts";
 
 export { isFinalStatus } from "../../schema/job-status.ts";
@@ -33,28 +34,12 @@ export interface JobRef {
   id: string;
 }
 
-/** How long an attempt lives without a renewal, unless JOB_LEASE_SECONDS says otherwise. */
-export const DEFAULT_LEASE_SECONDS = 30;
 /** Dispatches a job may take (lost attempts and failed calls; busy answers are refunded). */
 export const MAX_ATTEMPTS = 10;
 
-interface LifecycleSettings {
-  /** Seconds an attempt's lease lasts (README "Configuration"); default 30. */
-  JOB_LEASE_SECONDS?: string;
-}
-
-declare global {
-  interface Env extends LifecycleSettings {}
-  namespace Cloudflare {
-    interface Env extends LifecycleSettings {}
-  }
-}
-
+/** How long an attempt lives without a renewal (JOB_LEASE_SECONDS, parsed in edge/config.ts). */
 export function leaseSecondsFor(env: Env): number {
-  const configured = Number(env.JOB_LEASE_SECONDS);
-  return Number.isInteger(configured) && configured >= 1 && configured <= 600
-    ? configured
-    : DEFAULT_LEASE_SECONDS;
+  return edgeConfig(env).jobLeaseSeconds;
 }
 
 export function tableOf(kind: JobKind): "jobs" | "demo_jobs" {
