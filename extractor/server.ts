@@ -18,7 +18,7 @@ import type { ExtractRequest, ExtractResult } from "../schema/messages.ts";
 import { DEADLINE_MESSAGE_START, toJobError, withoutSourceAddress } from "./errors.ts";
 import type { ExtractionOutcome } from "./job.ts";
 import { DEFAULT_DEADLINE_SECONDS, emptyOutcome, extractFrames } from "./job.ts";
-import { log } from "./log.ts";
+import { log, withLogContext } from "./log.ts";
 import { EdgeCallError, EdgeClient, EdgeSink, renewLeaseLoop } from "./output/edge-sink.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
@@ -101,7 +101,10 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       reply(res, 202, { accepted: true, attempt_id: attemptId });
       accepted = true;
       const holder = tenant;
-      runAttempt(request, attemptId, requestId)
+      // Every line the job writes, however deep (sources, ffmpeg, the sink), names it.
+      withLogContext({ request: requestId, job: request.job_id, attempt: attemptId }, () =>
+        runAttempt(request, attemptId, requestId),
+      )
         .catch((error) =>
           log("error", "job crashed", {
             job: request.job_id,
@@ -209,6 +212,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           clipToMax: request.clip_to_max,
           maxFrames: request.max_frames,
           source,
+          trace: { job: request.job_id, attempt: attemptId },
         },
         sink,
         {

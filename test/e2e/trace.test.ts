@@ -23,12 +23,14 @@ const STEPS = [
   "webhook.delivered",
 ] as const;
 /**
- * The steps whose lines exist in the code today. The rest are written in files other people
- * own (see the report to the lead); add each here once its line exists.
+ * The steps whose lines exist in the code today. video.probed and files.stored have no line yet
+ * (they belong in extractor/job.ts and the frame upload path); add each here once it exists.
  */
 const WRITTEN_TODAY: readonly (typeof STEPS)[number][] = [
   "job.created",
   "job.dispatched",
+  "source.resolved",
+  "frames.decoded",
   "job.settled",
   "webhook.delivered",
 ];
