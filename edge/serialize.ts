@@ -4,6 +4,7 @@ import type { DemoJobSchema, FrameSchema, JobSchema } from "../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
 import type { ResultCaptions, ResultStoryboard } from "../schema/messages.ts";
 import type { FileLinker } from "./files.ts";
+import { visibleStatus } from "./jobs/lifecycle.ts";
 import { jobNotice } from "./jobs/notice.ts";
 
 type Job = z.infer<typeof JobSchema>;
@@ -14,13 +15,6 @@ type JobError = Job["error"];
 /** Files are served only while the job is completed and not expired (spec §3). */
 export function filesAreLive(row: { status: string; expiresAt: string | null }, now = Date.now()) {
   return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) > now;
-}
-
-/** A completed job past its expiry reads as expired even before the cron run marks it. */
-export function visibleStatus(row: { status: string; expiresAt: string | null }, now = Date.now()) {
-  return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) <= now
-    ? "expired"
-    : row.status;
 }
 
 async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise<Frame[]> {
