@@ -27,7 +27,6 @@ export type MailSenderName = (typeof MAIL_SENDERS)[number];
 const settings = z.object({
   PUBLIC_BASE_URL: optional(origin),
   EXTRACTOR_URL: optional(httpUrl),
-  EXTRACTOR_DISPATCH: optional(z.enum(["detached"])),
   STILLS_ALLOW_PRIVATE_NETWORK: optional(z.enum(["0", "1"])).default("0"),
   STILLS_DEMO_DAILY_LIMIT: optional(z.coerce.number().int().min(0).max(1_000_000)).default(5),
   JOB_LEASE_SECONDS: optional(z.coerce.number().int().min(1).max(600)).default(30),
@@ -61,8 +60,6 @@ export interface EdgeConfig {
   publicBaseUrl: string | undefined;
   /** Where the jobs consumer reaches the extractor without the container binding (local). */
   extractorUrl: string | undefined;
-  /** Local only: the jobs consumer does not hold the queue while a job runs. */
-  detachedDispatch: boolean;
   allowPrivateNetwork: boolean;
   demoDailyLimit: number;
   /** Seconds a dispatched attempt's lease lasts before the backstop may take the job over. */
@@ -101,7 +98,6 @@ export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
   return {
     publicBaseUrl: e.PUBLIC_BASE_URL,
     extractorUrl: e.EXTRACTOR_URL,
-    detachedDispatch: e.EXTRACTOR_DISPATCH === "detached",
     allowPrivateNetwork: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",
     demoDailyLimit: e.STILLS_DEMO_DAILY_LIMIT,
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,

@@ -7,6 +7,7 @@
 // The extractor is a Cloudflare Container in production (the EXTRACTOR binding), a Node
 // process at EXTRACTOR_URL locally: one interface, the same request.
 import type { ExtractRequest } from "../schema/messages.ts";
+import { edgeConfig } from "./config.ts";
 import {
   failUnsettled,
   type JobRef,
@@ -83,6 +84,7 @@ function containerName(request: { job_id: string; tenant?: string | null }) {
 }
 
 export function extractorFor(env: Env): ExtractorClient {
+  const { secrets, extractorUrl } = edgeConfig(env);
   const container = env.EXTRACTOR;
   if (container) {
     return {
@@ -91,7 +93,7 @@ export function extractorFor(env: Env): ExtractorClient {
         return post(
           (req) => stub.fetch(req),
           "http://extractor",
-          env.INTERNAL_TOKEN,
+          secrets.internalToken,
           request,
           requestId,
         );
@@ -99,8 +101,11 @@ export function extractorFor(env: Env): ExtractorClient {
     };
   }
   return {
-    extract: (request, requestId) =>
-      post((req) => fetch(req), env.EXTRACTOR_URL, env.INTERNAL_TOKEN, request, requestId),
+    extract(request, requestId) {
+      // Neither a container binding nor a URL: say which setting is missing, not "invalid URL".
+      if (!extractorUrl) throw new Error("EXTRACTOR_URL is not set and there is no EXTRACTOR");
+      return post((req) => fetch(req), extractorUrl, secrets.internalToken, request, requestId);
+    },
   };
 }
 

@@ -10,6 +10,7 @@
 
 import type { DurableObject } from "cloudflare:workers";
 import { Container } from "@cloudflare/containers";
+import { edgeConfig } from "../config.ts";
 
 export const EXTRACTOR_PORT = 8788;
 
@@ -23,7 +24,7 @@ export class ExtractorContainer extends Container<Env> {
     this.envVars = {
       EXTRACTOR_HOST: "0.0.0.0",
       EXTRACTOR_PORT: String(EXTRACTOR_PORT),
-      INTERNAL_TOKEN: env.INTERNAL_TOKEN,
+      INTERNAL_TOKEN: edgeConfig(env).secrets.internalToken,
       STILLS_ALLOW_PRIVATE_NETWORK: "0",
     };
   }

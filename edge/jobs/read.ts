@@ -8,6 +8,7 @@ import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
 import { COMPLETED, isFinalStatus } from "../../schema/job-status.ts";
+import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
@@ -23,12 +24,12 @@ export const WAIT_LIMIT_MS = 50_000;
 const WAIT_SLICE_MS = 10_000;
 
 export function baseUrl(c: Context<AppEnv>): string {
-  return c.env.PUBLIC_BASE_URL || new URL(c.req.url).origin;
+  return publicBaseUrl(c.env, c.req.url);
 }
 
 function linkerFor(c: Context<AppEnv>, row: { status: string; expiresAt: string | null }) {
   return filesAreLive(row) && row.expiresAt
-    ? fileLinker(c.env.FILE_URL_SECRET, baseUrl(c), row.expiresAt)
+    ? fileLinker(edgeConfig(c.env).secrets.fileUrlSecret, baseUrl(c), row.expiresAt)
     : null;
 }
 

@@ -5,6 +5,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { accounts, frames, jobs } from "../../schema/db.ts";
 import type { WebhookMessage } from "../../schema/messages.ts";
 import { checkUrl } from "../../schema/url-safety.ts";
+import { edgeConfig } from "../config.ts";
 import { fileLinker } from "../files.ts";
 import { logEvent } from "../log.ts";
 import { filesAreLive, jobToApi } from "../serialize.ts";
@@ -50,7 +51,7 @@ async function deliver(env: Env, event: WebhookMessage): Promise<Delivery> {
     .orderBy(frames.index);
   const linker =
     filesAreLive(row) && row.expiresAt
-      ? fileLinker(env.FILE_URL_SECRET, callbackBase(env), row.expiresAt)
+      ? fileLinker(edgeConfig(env).secrets.fileUrlSecret, callbackBase(env), row.expiresAt)
       : null;
   const timestamp = Math.floor(Date.now() / 1000);
   const body = JSON.stringify({

@@ -276,8 +276,6 @@ export async function startStack(settings = {}) {
     ...shared,
     EXTRACTOR_URL: extractorUrl,
     PUBLIC_BASE_URL: baseUrl,
-    // The local queue delivers one batch at a time: see edge/queues/jobs.ts.
-    EXTRACTOR_DISPATCH: "detached",
   };
   const stdio = onOutput
     ? ["ignore", "pipe", "pipe"]

@@ -55,7 +55,6 @@ describe("edge settings", () => {
     expect(config).toMatchObject({
       publicBaseUrl: undefined,
       extractorUrl: undefined,
-      detachedDispatch: false,
       allowPrivateNetwork: false,
       demoDailyLimit: 5,
       mail: { sender: "local", from: "Stills <sign-in@stills.dev>" },

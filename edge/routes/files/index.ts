@@ -4,6 +4,7 @@
 import { eq } from "drizzle-orm";
 import { demoJobs, jobs } from "../../../schema/db.ts";
 import { createRouter } from "../../app.ts";
+import { edgeConfig } from "../../config.ts";
 import type { Db } from "../../context.ts";
 import {
   checkFileSignature,
@@ -51,7 +52,7 @@ export const filesRouter = createRouter().get("/files/*", async (c) => {
   }
   const parsed = parseFileKey(key);
   const check = await checkFileSignature(
-    c.env.FILE_URL_SECRET,
+    edgeConfig(c.env).secrets.fileUrlSecret,
     key,
     c.req.query("expires"),
     c.req.query("signature"),
@@ -66,7 +67,11 @@ export const filesRouter = createRouter().get("/files/*", async (c) => {
     // The sprite's URL expires with this one (the job's expires_at), whichever kind it is.
     const expiresAt = new Date(Number(c.req.query("expires")) * 1000).toISOString();
     const spriteKey = `${key.slice(0, -THUMBNAIL_TRACK_NAME.length)}${THUMBNAIL_SPRITE_NAME}`;
-    const spriteUrl = await fileLinker(c.env.FILE_URL_SECRET, baseUrl(c), expiresAt).url(spriteKey);
+    const spriteUrl = await fileLinker(
+      edgeConfig(c.env).secrets.fileUrlSecret,
+      baseUrl(c),
+      expiresAt,
+    ).url(spriteKey);
     const track = new TextEncoder().encode(withSignedSprite(await object.text(), spriteUrl));
     return new Response(track, {
       headers: {
