@@ -6,12 +6,13 @@ import type { CreateJobRequest } from "../../schema/api.ts";
 import { idempotencyKeys, jobs } from "../../schema/db.ts";
 import { QUEUED, UNSETTLED_STATUSES } from "../../schema/job-status.ts";
 import type { JobOptions } from "../../schema/messages.ts";
-import { isPlanName, PLANS, type Plan } from "../../schema/plans.ts";
+import type { Plan } from "../../schema/plans.ts";
 import type { AppEnv } from "../context.ts";
 import { isUniqueViolation } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
+import { planOf } from "../plan-of.ts";
 import { startJob } from "../queues/jobs.ts";
 import { checkSourceUrl, checkWebhookUrl } from "../sources.ts";
 import { failUnsettled, UNSETTLED_SQL } from "./lifecycle.ts";
@@ -25,7 +26,7 @@ export async function createJob(
   idempotencyKey: string | undefined,
 ): Promise<{ jobId: string; replayed: boolean }> {
   const account = c.get("account");
-  const plan = PLANS[isPlanName(account.plan) ? account.plan : "free"];
+  const plan = planOf(account);
 
   const { wait: _wait, ...request } = body;
   const requestHash = await sha256Hex(JSON.stringify(request));

@@ -6,10 +6,10 @@ import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
 import type { AccountRow } from "../../schema/db.ts";
 import { accounts, apiKeys } from "../../schema/db.ts";
-import { isPlanName, PLANS } from "../../schema/plans.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
+import { planOf } from "../plan-of.ts";
 import { enforceIpRate, enforceRate } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
@@ -126,7 +126,7 @@ function noteKeyUse(c: Context<AppEnv>, keyId: string) {
 }
 
 function rateOf(account: AccountRow): number {
-  return (isPlanName(account.plan) ? PLANS[account.plan] : PLANS.free).limits.requests_per_minute;
+  return planOf(account).limits.requests_per_minute;
 }
 
 /** A key checked against D1 now: looked up by hash, or a remembered one re-checked. */

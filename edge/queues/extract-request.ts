@@ -4,8 +4,10 @@ import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { accounts, demoJobs, jobs } from "../../schema/db.ts";
 import type { ExtractRequest, JobOptions } from "../../schema/messages.ts";
-import { DEMO, isPlanName, PLANS } from "../../schema/plans.ts";
+import { DEMO } from "../../schema/plans.ts";
+import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { JobRef } from "../jobs/lifecycle.ts";
+import { planOf } from "../plan-of.ts";
 import { attemptToken } from "../routes/internal/attempt-token.ts";
 
 export const DEMO_OPTIONS: JobOptions = {
@@ -25,13 +27,13 @@ export const DEMO_OPTIONS: JobOptions = {
 export const ATTEMPT_TOKEN_SECONDS = 900 + 600;
 
 export function callbackBase(env: Env): string {
-  return env.PUBLIC_BASE_URL || "http://127.0.0.1:8787";
+  return publicBaseUrl(env);
 }
 
 async function callback(env: Env, job: JobRef, attemptId: string) {
   const expiry = Math.floor(Date.now() / 1000) + ATTEMPT_TOKEN_SECONDS;
   const token = await attemptToken(
-    env.INTERNAL_TOKEN,
+    edgeConfig(env).secrets.internalToken,
     { kind: job.kind, jobId: job.id, attemptId },
     expiry,
   );
@@ -71,7 +73,7 @@ export async function buildExtractRequest(
     .select({ plan: accounts.plan })
     .from(accounts)
     .where(eq(accounts.id, row.accountId));
-  const plan = PLANS[account && isPlanName(account.plan) ? account.plan : "free"];
+  const plan = planOf(account);
   const options = row.options as JobOptions;
   return {
     job_id: row.id,

@@ -12,11 +12,11 @@ import type {
   ResultMessage,
   WebhookMessage,
 } from "../../schema/messages.ts";
-import { isPlanName, PLANS } from "../../schema/plans.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { resultCredits } from "../jobs/options.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
 import { logEvent } from "../log.ts";
+import { planOf } from "../plan-of.ts";
 
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
   NoVideoFound: "We couldn't find a video at that link.",
@@ -127,7 +127,7 @@ export async function settleResult(env: Env, reported: Settlement) {
     return;
   }
 
-  const plan = PLANS[row.plan && isPlanName(row.plan) ? row.plan : "free"];
+  const plan = planOf(row.plan);
   const job: SettlingJob = {
     table: result.kind === "demo" ? "demo_jobs" : "jobs",
     accountId: row.account_id,

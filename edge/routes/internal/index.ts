@@ -15,8 +15,9 @@ import {
   LeaseRenewalSchema,
   type ResultMessage,
 } from "../../../schema/messages.ts";
-import { isPlanName, PLANS } from "../../../schema/plans.ts";
+import { PLANS } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
+import { edgeConfig } from "../../config.ts";
 import type { AppEnv } from "../../context.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
 import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
@@ -29,6 +30,7 @@ import {
   settle,
 } from "../../jobs/lifecycle.ts";
 import { logEvent } from "../../log.ts";
+import { planOf } from "../../plan-of.ts";
 import { tenantOf } from "../../queues/extract-request.ts";
 import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
 import {
@@ -62,7 +64,7 @@ function tokenFits(
   claim: AttemptClaim,
 ): Promise<boolean> {
   const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
-  return verifyAttemptToken(c.env.INTERNAL_TOKEN, token, claim, Date.now());
+  return verifyAttemptToken(edgeConfig(c.env).secrets.internalToken, token, claim, Date.now());
 }
 
 const NOT_THIS_ATTEMPT = { error: "this token is not valid for this job and attempt" };
@@ -244,7 +246,7 @@ async function jobOf(c: Context<AppEnv>, result: CheckedResult) {
   if (!row) return null;
   return {
     options: JSON.parse(row.options) as JobOptions,
-    plan: PLANS[row.plan && isPlanName(row.plan) ? row.plan : "free"],
+    plan: planOf(row.plan),
   };
 }
 
