@@ -7,7 +7,7 @@ import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
 import type { JobMessage } from "../schema/messages.ts";
 import { isUniqueViolation } from "./credits.ts";
 import { expire, failUnsettled, UNSETTLED_SQL } from "./jobs/lifecycle.ts";
-import { logEvent } from "./log.ts";
+import { errorFields, logEvent } from "./log.ts";
 import { deletePrefix } from "./queues/results.ts";
 
 const EXPIRE_BATCH = 200;
@@ -61,7 +61,8 @@ async function attempt(what: string, step: () => Promise<unknown>): Promise<bool
     await step();
     return true;
   } catch (err) {
-    console.error(`cron: ${what} failed; the next run tries again`, err);
+    // The next run tries again.
+    logEvent("error", "cron.step_failed", { step: what, ...errorFields(err) });
     return false;
   }
 }

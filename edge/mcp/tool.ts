@@ -16,6 +16,7 @@ import { ErrorBodySchema } from "../../schema/api.ts";
 import { createRouter } from "../app.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
+import { errorFields, logEvent } from "../log.ts";
 import type { ToolInput } from "./inputs.ts";
 import { portableSchema } from "./portable-schema.ts";
 
@@ -62,7 +63,7 @@ export function defineTool<In>(spec: {
       } catch (err) {
         if (err instanceof ApiError) return toolError(err);
         // As REST's onError: log what went wrong, tell the caller only that it did.
-        console.error(`MCP tool ${spec.name} failed`, err);
+        logEvent("error", "mcp.tool_failed", { tool: spec.name, ...errorFields(err) });
         return toolError(
           new ApiError("ServiceUnavailable", "The service failed to handle this call", {
             userMessage: "Something went wrong on our side. Please try again.",

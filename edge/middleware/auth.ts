@@ -9,6 +9,7 @@ import { accounts, apiKeys } from "../../schema/db.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
+import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 import { enforceIpRate, enforceRate } from "./rate-limit.ts";
 
@@ -113,11 +114,7 @@ function noteKeyUse(c: Context<AppEnv>, keyId: string) {
   )
     .bind(new Date(now).toISOString(), keyId, new Date(now - LAST_USED_EVERY_MS).toISOString())
     .run()
-    .catch((err) =>
-      console.error(
-        JSON.stringify({ level: "error", msg: "last_used_at write failed", err: String(err) }),
-      ),
-    );
+    .catch((err) => logEvent("error", "auth.last_used_failed", errorFields(err)));
   try {
     c.executionCtx.waitUntil(write);
   } catch {

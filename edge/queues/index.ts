@@ -2,6 +2,7 @@
 // failing ends `failed` (never stuck); other dead letters are logged.
 import type { JobMessage, ResultMessage, WebhookMessage } from "../../schema/messages.ts";
 import { failUnsettled } from "../jobs/lifecycle.ts";
+import { logEvent } from "../log.ts";
 import { consumeJobs } from "./jobs.ts";
 import { consumeResults } from "./results.ts";
 import { consumeWebhooks } from "./webhooks.ts";
@@ -17,7 +18,10 @@ async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env) {
         "the job could not be processed after repeated attempts",
       );
     } else {
-      console.error("dead letter dropped", JSON.stringify(body));
+      logEvent("error", "queue.dead_letter_dropped", {
+        job: typeof body.id === "string" ? body.id : body.job_id,
+        body,
+      });
     }
     message.ack();
   }
@@ -35,7 +39,7 @@ export async function handleQueueBatch(batch: MessageBatch, env: Env, _ctx?: Exe
     case "stills-dead-letters":
       return consumeDeadLetters(batch, env);
     default:
-      console.error(`no consumer for queue ${batch.queue}`);
+      logEvent("error", "queue.no_consumer", { queue: batch.queue });
       batch.retryAll();
   }
 }

@@ -15,7 +15,7 @@ import type {
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { resultCredits } from "../jobs/options.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
-import { logEvent } from "../log.ts";
+import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
@@ -34,7 +34,11 @@ export async function consumeResults(batch: MessageBatch<ResultMessage>, env: En
       if (object) await settleResult(env, (await object.json()) as ExtractResult);
       message.ack();
     } catch (err) {
-      console.error(`settling ${message.body.result_key} failed`, err);
+      logEvent("error", "result.settle_failed", {
+        job: message.body.job_id,
+        result_key: message.body.result_key,
+        ...errorFields(err),
+      });
       message.retry({ delaySeconds: Math.min(60, 2 ** message.attempts) });
     }
   }
