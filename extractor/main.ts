@@ -8,6 +8,7 @@ import { log, setLogLevel } from "./log.ts";
 import { chooseMediaUser, useMediaIdentity } from "./media-sandbox.ts";
 import { createExtractorServer } from "./server.ts";
 import { sourceOpener } from "./source-input.ts";
+import { setYtDlpCommand } from "./sources/ytdlp.ts";
 
 function fail(message: string): never {
   console.error(message);
@@ -19,6 +20,7 @@ try {
   config = loadConfig();
   setLogLevel(config.logLevel);
   setMediaToolPaths(config.mediaTools);
+  setYtDlpCommand(config.ytdlp, config.ytdlpExtraArgs);
   const media = chooseMediaUser(config.mediaUser);
   useMediaIdentity(media.identity);
   if (media.identity) log("info", "media tools run as", { user: media.identity.label });

@@ -28,7 +28,7 @@ import { resolveWithYtDlp } from "./ytdlp.ts";
 export { SourceError } from "./errors.ts";
 export type { MinimumRate } from "./minimum-rate.ts";
 export type { AddressPolicy } from "./policy.ts";
-export { allowPrivateFromEnv, defaultPolicy } from "./policy.ts";
+export { defaultPolicy } from "./policy.ts";
 export type { FetchedResponse, FetchOptions } from "./safe-fetch.ts";
 export { ByteBudget, createAgents, MAX_REDIRECTS, readBody, safeFetch } from "./safe-fetch.ts";
 export type { PlatformInfo, SubtitleFile } from "./ytdlp.ts";

@@ -17,14 +17,6 @@ export interface AddressPolicy {
   resolve: (hostname: string) => Promise<LookupAddress[]>;
 }
 
-/**
- * @deprecated The setting is parsed once at start (extractor/config.ts: `allowPrivate`); this
- * is kept only while sources/index.ts re-exports it, and reads no environment on its own.
- */
-export function allowPrivateFromEnv(env: NodeJS.ProcessEnv): boolean {
-  return env.STILLS_ALLOW_PRIVATE_NETWORK === "1";
-}
-
 export function defaultPolicy(allowPrivate: boolean): AddressPolicy {
   return {
     allowPrivate,

@@ -90,8 +90,17 @@ export interface YtDlpOptions {
   policy: AddressPolicy;
   deadlineMs: number;
   signal?: AbortSignal;
-  /** Path of the yt-dlp binary; STILLS_YTDLP or "yt-dlp" on PATH by default. */
+  /** Path of the yt-dlp binary; the configured one (setYtDlpCommand) by default. */
   binary?: string;
+}
+
+// The command to start and the arguments added to every call: yt-dlp on the PATH with none
+// until main.ts sets STILLS_YTDLP/STILLS_YTDLP_EXTRA_ARGS from the parsed settings
+// (extractor/config.ts), once, before any job runs.
+let command: { binary: string; extraArgs: string[] } = { binary: "yt-dlp", extraArgs: [] };
+
+export function setYtDlpCommand(binary: string, extraArgs: string[]): void {
+  command = { binary, extraArgs: [...extraArgs] };
 }
 
 const MAX_JSON_BYTES = 32 * 1024 * 1024;
@@ -169,13 +178,13 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
     "--extractor-retries",
     "1",
     // e.g. "--js-runtimes node": current yt-dlp needs a JS runtime for YouTube (the image sets it).
-    ...(process.env.STILLS_YTDLP_EXTRA_ARGS ?? "").split(/\s+/).filter(Boolean),
+    ...command.extraArgs,
     "--",
     url,
   ];
   // A bare environment: no proxy variables (no_proxy would bypass --proxy), no user config.
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir(), LANG: "C.UTF-8" };
-  const binary = options.binary ?? process.env.STILLS_YTDLP ?? "yt-dlp";
+  const binary = options.binary ?? command.binary;
   return new Promise((resolve, reject) => {
     const child = spawn(binary, args, {
       ...mediaSpawnOptions(env),
