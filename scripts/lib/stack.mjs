@@ -298,6 +298,8 @@ export async function startStack(settings = {}) {
     INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
     EXTRACTOR_PORT: String(extractorPort),
     EXTRACTOR_HOST: "127.0.0.1",
+    // As the image (extractor/Dockerfile): two malloc arenas keep the 4K peak lower.
+    MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? "2",
   };
   const extractor = superviseExtractor({
     spawnChild: () =>
