@@ -273,7 +273,7 @@ export interface components {
        */
       url: string;
       /**
-       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change; `keyframes`: the stream's own keyframes (both take `count` as an upper bound)
+       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames
        * @enum {string}
        */
       mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes";
@@ -301,11 +301,11 @@ export interface components {
       output?: "urls" | "zip" | "both";
       /** Format: uri */
       webhook_url?: string;
-      /** @description scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5 */
+      /** @description scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5 (a cut is a scene score of at least 0.5 − 0.45 × sensitivity) */
       sensitivity?: number;
-      /** @description Replace a black, blurred or repeated frame by the nearest good one (see the frame's moved_to) */
+      /** @description Replace a black (or one-colour), blurred or repeated frame by the nearest good one within its window (candidates at 0, ±0.25, ±0.5, ±1, ±2 s, strictly within half the distance to the neighbouring frame; forward only in scenes mode). `timestamp` stays the asked moment; `moved_to` and `moved_reason` say where and why. Repeats are judged by a 64-bit dHash, at most 4 bits apart from the previous delivered frame. Free: a moved frame is still one frame */
       skip?: ("black" | "blurry" | "duplicate")[];
-      /** @description Also make a contact sheet and a WebVTT thumbnail track of the frames */
+      /** @description Also make a contact sheet (tiles 320 px wide, up to 5 columns, each frame's time written on it) and a WebVTT thumbnail track (a sprite of the same grid and `.vtt` cues with `#xywh`, covering the whole video), as job.storyboard URLs and ZIP entries. Charged as one more delivered frame */
       storyboard?: boolean;
       /** @description Return the video's captions (WebVTT) and the text on screen at each frame */
       captions?: boolean;
