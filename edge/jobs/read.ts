@@ -8,6 +8,7 @@ import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
 import { COMPLETED, isFinalStatus } from "../../schema/job-status.ts";
+import { type JobOptions, JobOptionsSchema } from "../../schema/messages.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
@@ -22,6 +23,20 @@ export const WAIT_LIMIT_MS = 50_000;
  * was lost (the object call failed after the settlement) costs at most this, never the limit.
  */
 const WAIT_SLICE_MS = 10_000;
+
+/**
+ * A job row's stored options, read back through the schema they were written by. A row whose
+ * options do not parse is corrupt: the job cannot be priced or extracted, so this throws.
+ */
+export function storedJobOptions(jobId: string, stored: unknown): JobOptions {
+  const value = typeof stored === "string" ? JSON.parse(stored) : stored;
+  const parsed = JobOptionsSchema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw new Error(
+    `job ${jobId}: stored options do not parse (${issue?.path.join(".")}: ${issue?.message})`,
+  );
+}
 
 export function baseUrl(c: Context<AppEnv>): string {
   return publicBaseUrl(c.env, c.req.url);

@@ -7,6 +7,7 @@ import type { ExtractRequest, JobOptions } from "../../schema/messages.ts";
 import { DEMO } from "../../schema/plans.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { JobRef } from "../jobs/lifecycle.ts";
+import { storedJobOptions } from "../jobs/read.ts";
 import { planOf } from "../plan-of.ts";
 import { attemptToken } from "../routes/internal/attempt-token.ts";
 
@@ -74,7 +75,7 @@ export async function buildExtractRequest(
     .from(accounts)
     .where(eq(accounts.id, row.accountId));
   const plan = planOf(account);
-  const options = row.options as JobOptions;
+  const options = storedJobOptions(row.id, row.options);
   return {
     job_id: row.id,
     kind: "job",

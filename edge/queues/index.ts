@@ -1,26 +1,32 @@
 // Routes each queue's batches to its consumer. Dead letters: a job whose dispatch kept
 // failing ends `failed` (never stuck); other dead letters are logged.
-import type { JobMessage, ResultMessage, WebhookMessage } from "../../schema/messages.ts";
+import {
+  JobMessageSchema,
+  ResultMessageSchema,
+  WebhookMessageSchema,
+} from "../../schema/messages.ts";
 import { failUnsettled } from "../jobs/lifecycle.ts";
 import { logEvent } from "../log.ts";
 import { consumeJobs } from "./jobs.ts";
+import { jobIdOf, parsedMessages } from "./parse.ts";
 import { consumeResults } from "./results.ts";
 import { consumeWebhooks } from "./webhooks.ts";
 
 async function consumeDeadLetters(batch: MessageBatch<unknown>, env: Env) {
   for (const message of batch.messages) {
-    const body = message.body as Partial<JobMessage & ResultMessage & WebhookMessage>;
-    if (body.id && (body.kind === "job" || body.kind === "demo") && !body.result_key) {
+    // Only a jobs-queue message names a job by `id`; a result message has `job_id` instead.
+    const job = JobMessageSchema.safeParse(message.body);
+    if (job.success && !ResultMessageSchema.safeParse(message.body).success) {
       await failUnsettled(
         env,
-        body as JobMessage,
+        job.data,
         "ExtractionFailed",
         "the job could not be processed after repeated attempts",
       );
     } else {
       logEvent("error", "queue.dead_letter_dropped", {
-        job: typeof body.id === "string" ? body.id : body.job_id,
-        body,
+        job: jobIdOf(message.body),
+        body: message.body,
       });
     }
     message.ack();
@@ -31,11 +37,11 @@ export async function handleQueueBatch(batch: MessageBatch, env: Env, _ctx?: Exe
   const queue = batch.queue.replace(/-(production|staging)$/, "");
   switch (queue) {
     case "stills-jobs":
-      return consumeJobs(batch as MessageBatch<JobMessage>, env);
+      return consumeJobs(parsedMessages(batch, JobMessageSchema), env);
     case "stills-results":
-      return consumeResults(batch as MessageBatch<ResultMessage>, env);
+      return consumeResults(parsedMessages(batch, ResultMessageSchema), env);
     case "stills-webhooks":
-      return consumeWebhooks(batch as MessageBatch<WebhookMessage>, env);
+      return consumeWebhooks(parsedMessages(batch, WebhookMessageSchema), env);
     case "stills-dead-letters":
       return consumeDeadLetters(batch, env);
     default:

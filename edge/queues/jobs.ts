@@ -23,6 +23,7 @@ import {
   readAttemptState,
 } from "../jobs/lifecycle.ts";
 import { logEvent } from "../log.ts";
+import type { ParsedMessage } from "./parse.ts";
 
 /** Growing delays between failed dispatches: 5 s, 10 s, 20 s … capped at 5 minutes. */
 export function retryDelaySeconds(failures: number): number {
@@ -96,8 +97,8 @@ export async function keepJobGoing(
   }
 }
 
-export async function consumeJobs(batch: MessageBatch<JobMessage>, env: Env) {
-  for (const message of batch.messages) {
+export async function consumeJobs(messages: ParsedMessage<JobMessage>[], env: Env) {
+  for (const message of messages) {
     try {
       const next = await keepJobGoing(env, message.body);
       if (next) {

@@ -4,19 +4,20 @@
 // job settled and only cleans up its own files. Credits are settled by ledger entry id,
 // idempotent on its own; a job the account cannot pay for once its real cost is known ends
 // failed with InsufficientBalance, uncharged.
-import type {
-  ExtractErrorName,
-  ExtractResult,
-  JobMessage,
-  JobOptions,
-  ResultMessage,
-  WebhookMessage,
+import {
+  type ExtractErrorName,
+  ExtractResultSchema,
+  type JobMessage,
+  type ResultMessage,
+  type WebhookMessage,
 } from "../../schema/messages.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { resultCredits } from "../jobs/options.ts";
+import { storedJobOptions } from "../jobs/read.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
+import type { ParsedMessage } from "./parse.ts";
 
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
   NoVideoFound: "We couldn't find a video at that link.",
@@ -27,11 +28,21 @@ const USER_MESSAGES: Record<ExtractErrorName, string> = {
   ExtractionFailed: "We couldn't extract frames from this video.",
 };
 
-export async function consumeResults(batch: MessageBatch<ResultMessage>, env: Env) {
-  for (const message of batch.messages) {
+export async function consumeResults(messages: ParsedMessage<ResultMessage>[], env: Env) {
+  for (const message of messages) {
     try {
       const object = await env.FILES.get(message.body.result_key);
-      if (object) await settleResult(env, (await object.json()) as ExtractResult);
+      const stored = object ? ExtractResultSchema.safeParse(await object.json()) : null;
+      if (stored?.success) await settleResult(env, stored.data);
+      else if (stored) {
+        // The result route checked it before storing it: this object was changed since, and
+        // never parses however often it is read, so it is dropped (the job's backstop ends it).
+        logEvent("error", "result.unreadable", {
+          job: message.body.job_id,
+          result_key: message.body.result_key,
+          issue: stored.error.issues[0]?.message,
+        });
+      }
       message.ack();
     } catch (err) {
       logEvent("error", "result.settle_failed", {
@@ -135,7 +146,7 @@ export async function settleResult(env: Env, reported: Settlement) {
   const job: SettlingJob = {
     table: result.kind === "demo" ? "demo_jobs" : "jobs",
     accountId: row.account_id,
-    options: row.options ? (JSON.parse(row.options) as JobOptions) : null,
+    options: row.options ? storedJobOptions(result.job_id, row.options) : null,
     plan,
   };
   const cost = job.accountId && job.options ? resultCredits(result, job.options, plan) : 0;

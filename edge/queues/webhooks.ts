@@ -12,6 +12,7 @@ import { filesAreLive, jobToApi } from "../serialize.ts";
 import { allowsPrivateNetwork } from "../sources.ts";
 import { signWebhook } from "../webhooks.ts";
 import { callbackBase } from "./extract-request.ts";
+import type { ParsedMessage } from "./parse.ts";
 
 const DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -77,8 +78,8 @@ async function deliver(env: Env, event: WebhookMessage): Promise<Delivery> {
   return { outcome: delivered ? "delivered" : "retry", status: response.status };
 }
 
-export async function consumeWebhooks(batch: MessageBatch<WebhookMessage>, env: Env) {
-  for (const message of batch.messages) {
+export async function consumeWebhooks(messages: ParsedMessage<WebhookMessage>[], env: Env) {
+  for (const message of messages) {
     const event = message.body;
     let delivery: Delivery;
     let error: string | undefined;

@@ -9,12 +9,7 @@ import { createMiddleware } from "hono/factory";
 import { type ZodError, z } from "zod";
 import { demoJobs, jobs } from "../../../schema/db.ts";
 import { UNSETTLED_STATUSES } from "../../../schema/job-status.ts";
-import {
-  JOB_KINDS,
-  type JobOptions,
-  LeaseRenewalSchema,
-  type ResultMessage,
-} from "../../../schema/messages.ts";
+import { JOB_KINDS, LeaseRenewalSchema, type ResultMessage } from "../../../schema/messages.ts";
 import { PLANS } from "../../../schema/plans.ts";
 import { createRouter } from "../../app.ts";
 import { edgeConfig } from "../../config.ts";
@@ -29,6 +24,7 @@ import {
   renewLease,
   settle,
 } from "../../jobs/lifecycle.ts";
+import { storedJobOptions } from "../../jobs/read.ts";
 import { logEvent } from "../../log.ts";
 import { planOf } from "../../plan-of.ts";
 import { tenantOf } from "../../queues/extract-request.ts";
@@ -245,7 +241,7 @@ async function jobOf(c: Context<AppEnv>, result: CheckedResult) {
     .first<{ options: string; plan: string | null }>();
   if (!row) return null;
   return {
-    options: JSON.parse(row.options) as JobOptions,
+    options: storedJobOptions(result.job_id, row.options),
     plan: planOf(row.plan),
   };
 }
