@@ -141,6 +141,13 @@ async function runJob(
   }
   outcome.duration_seconds = round3(duration);
   outcome.video = describeVideo(probe, duration, job.source ?? null);
+  log("info", "video.probed", {
+    ...job.trace,
+    duration_seconds: outcome.duration_seconds,
+    width: video.displayWidth,
+    height: video.displayHeight,
+    codec: video.codec,
+  });
   if (video.displayWidth * video.displayHeight > MAX_SOURCE_PIXELS) {
     throw new ExtractError(
       "ExtractionFailed",
@@ -226,6 +233,11 @@ async function runJob(
         outcome.captions_note = found.note;
       }
       outcome.zip = await writer.finish();
+      log("info", "files.stored", {
+        ...job.trace,
+        files: [...results.values()].filter((f) => f.key !== null).length,
+        zip_bytes: outcome.zip?.bytes ?? null,
+      });
     } catch (error) {
       await writer.abort();
       throw error;

@@ -244,7 +244,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       );
     }
     log("info", "job finished", {
-      event: "frames.decoded",
+      event: "extraction.finished",
       job: request.job_id,
       attempt: attemptId,
       status: outcome.status,
