@@ -1,57 +1,7 @@
-import { createRoute } from "@hono/zod-openapi";
-import { DemoJobSchema, DemoRequestSchema, JobIdParamSchema } from "../../../schema/api.ts";
-import { createRouter, jsonBody } from "../../app.ts";
-import { createDemoJob } from "../../jobs/demo.ts";
-import { readDemoJob } from "../../jobs/read.ts";
-import { publicRate } from "../../middleware/auth.ts";
-import { readAfterWrite, replicaReads } from "../../storage/d1-sessions.ts";
-import {
-  BookmarkRequestHeaders,
-  bookmarkedResponse,
-  errorResponses,
-  PUBLIC_SECURITY,
-} from "../responses.ts";
-
-/** The demo takes one URL: a few KiB is plenty, and it is unauthenticated. */
-const DEMO_BODY_BYTES = 4 * 1024;
-
-export const createDemoRoute = createRoute({
-  method: "post",
-  path: "/demo",
-  tags: ["Public"],
-  operationId: "createDemo",
-  summary: "Create a free preview: 6 evenly spaced JPG frames, at most 640 px wide",
-  security: PUBLIC_SECURITY,
-  middleware: [publicRate, jsonBody(DEMO_BODY_BYTES)] as const,
-  request: {
-    body: { required: true, content: { "application/json": { schema: DemoRequestSchema } } },
-  },
-  responses: {
-    201: bookmarkedResponse(DemoJobSchema, "The demo job"),
-    ...errorResponses(400, 429),
-  },
-});
-
-export const getDemoRoute = createRoute({
-  method: "get",
-  path: "/demo/{id}",
-  tags: ["Public"],
-  operationId: "getDemo",
-  summary: "Read a demo job",
-  security: PUBLIC_SECURITY,
-  middleware: [publicRate, replicaReads] as const,
-  request: { params: JobIdParamSchema, headers: BookmarkRequestHeaders },
-  responses: {
-    200: bookmarkedResponse(DemoJobSchema, "The demo job"),
-    ...errorResponses(404, 429),
-  },
-});
+import { createRouter } from "../../app.ts";
+import { createDemoHandler, getDemoHandler } from "./handlers.ts";
+import { createDemoRoute, getDemoRoute } from "./routes.ts";
 
 export const demoRouter = createRouter()
-  .openapi(createDemoRoute, async (c) => {
-    // The demo is written and read back through a session that starts on the primary, so the
-    // answer's X-D1-Bookmark covers it.
-    readAfterWrite(c);
-    return c.json(await createDemoJob(c, c.req.valid("json").url), 201);
-  })
-  .openapi(getDemoRoute, async (c) => c.json(await readDemoJob(c, c.req.valid("param").id), 200));
+  .openapi(createDemoRoute, createDemoHandler)
+  .openapi(getDemoRoute, getDemoHandler);
