@@ -1,0 +1,268 @@
+// What the extractor calls: frame and ZIP uploads into R2, lease renewals of its attempt, and
+// its result, which is settled here and then (edge/queues/results.ts). Every call carries the
+// token the edge issued for one attempt of one job (./attempt-token.ts): a file key must lie
+// under that attempt's {kind}/{job_id}/{attempt_id}/, a renewal must name that attempt, a
+// result must be that attempt's. Files land only under a job that is still unsettled.
+import { eq } from "drizzle-orm";
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import { type ZodError, z } from "zod";
+import { demoJobs, jobs } from "../../../schema/db.ts";
+import { UNSETTLED_STATUSES } from "../../../schema/job-status.ts";
+import { JOB_KINDS, LeaseRenewalSchema, type ResultMessage } from "../../../schema/messages.ts";
+import { PLANS } from "../../../schema/plans.ts";
+import { edgeConfig } from "../../config.ts";
+import type { AppEnv } from "../../context.ts";
+import { keepExtractorAwake } from "../../dispatch.ts";
+import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
+import {
+  failUnsettled,
+  leaseIsLive,
+  leaseSecondsFor,
+  readAttemptState,
+  renewLease,
+  settle,
+} from "../../jobs/lifecycle.ts";
+import { storedJobOptions } from "../../jobs/read.ts";
+import { logEvent } from "../../log.ts";
+import { planOf } from "../../plan-of.ts";
+import { tenantOf } from "../../queues/extract-request.ts";
+import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
+import {
+  type CheckedResult,
+  ExtractResultSchema,
+  mostFramesFor,
+  resultMismatch,
+} from "./result.ts";
+
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+
+/** A ZIP's parts as the extractor lists them when it completes the upload. */
+const CompletedParts = z.object({
+  parts: z
+    .array(z.object({ part: z.number().int().min(1).max(10_000), etag: z.string().max(200) }))
+    .max(10_000),
+});
+
+/** Just enough of a posted result to know whose token it needs; the rest is checked after. */
+const ResultClaim = z.object({
+  kind: z.enum(JOB_KINDS),
+  job_id: z.string().max(100),
+  attempt_id: z.string().max(64),
+});
+
+export type InternalEnv = AppEnv & { Variables: { fileKey: string; claim: AttemptClaim } };
+
+/** True when the request's bearer token was issued for exactly this job and attempt. */
+function tokenFits(
+  c: { env: Env; req: { header(name: string): string | undefined } },
+  claim: AttemptClaim,
+): Promise<boolean> {
+  const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1] ?? "";
+  return verifyAttemptToken(edgeConfig(c.env).secrets.internalToken, token, claim, Date.now());
+}
+
+const NOT_THIS_ATTEMPT = { error: "this token is not valid for this job and attempt" };
+const REPLACED = { error: "this attempt is no longer the job's current one" };
+
+/** True while another attempt has replaced this one and holds a live lease on the job. */
+async function isReplaced(env: Env, claim: AttemptClaim): Promise<boolean> {
+  const state = await readAttemptState(env, { kind: claim.kind, id: claim.jobId });
+  return state !== null && state.attemptId !== claim.attemptId && leaseIsLive(state, Date.now());
+}
+
+/**
+ * A key is writable only with its own attempt's token, under a job that exists and has not
+ * settled.
+ */
+export const requireAttemptKey = createMiddleware<InternalEnv>(async (c, next) => {
+  const key = safeDecode(c.req.param("key") ?? "");
+  const parsed = key === null ? null : parseFileKey(key);
+  if (!parsed || key === null) return c.json({ error: "bad key" }, 400);
+  const claim = { kind: parsed.kind, jobId: parsed.jobId, attemptId: key.split("/")[2] };
+  if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
+  const table = parsed.kind === "job" ? jobs : demoJobs;
+  const [row] = await c
+    .get("db")
+    .select({ status: table.status })
+    .from(table)
+    .where(eq(table.id, parsed.jobId));
+  if (!row) return c.json({ error: "no such job" }, 404);
+  if (!(UNSETTLED_STATUSES as readonly string[]).includes(row.status)) {
+    return c.json({ error: `job is ${row.status}` }, 409);
+  }
+  c.set("fileKey", key);
+  c.set("claim", claim);
+  await next();
+});
+
+export async function putFrameFile(c: Context<InternalEnv>) {
+  const key = c.get("fileKey");
+  const length = Number(c.req.header("content-length") ?? "0");
+  if (!c.req.raw.body || length <= 0 || length > MAX_FRAME_BYTES) {
+    return c.json({ error: "a frame needs a body with a Content-Length up to 64 MiB" }, 400);
+  }
+  const extension = key.split(".").pop() ?? "";
+  const object = await c.env.FILES.put(key, c.req.raw.body, {
+    httpMetadata: { contentType: CONTENT_TYPES[extension] ?? "application/octet-stream" },
+  });
+  return c.json({ key, bytes: object?.size ?? length }, 200);
+}
+
+export async function completeZipUpload(c: Context<InternalEnv>) {
+  const uploadId = c.req.query("upload_id");
+  const body = CompletedParts.safeParse(await c.req.json().catch(() => null));
+  if (!uploadId || !body.success) return c.json({ error: "upload_id and parts needed" }, 400);
+  const upload = c.env.FILES.resumeMultipartUpload(c.get("fileKey"), uploadId);
+  const object = await upload.complete(
+    body.data.parts.map((p) => ({ partNumber: p.part, etag: p.etag })),
+  );
+  return c.json({ key: object.key, bytes: object.size }, 200);
+}
+
+export async function startZipUpload(c: Context<InternalEnv>) {
+  const upload = await c.env.FILES.createMultipartUpload(c.get("fileKey"), {
+    httpMetadata: { contentType: "application/zip" },
+  });
+  return c.json({ upload_id: upload.uploadId }, 200);
+}
+
+export async function putZipPart(c: Context<InternalEnv>) {
+  const uploadId = c.req.query("upload_id");
+  const part = Number(c.req.query("part"));
+  if (!uploadId || !Number.isInteger(part) || part < 1 || !c.req.raw.body) {
+    return c.json({ error: "upload_id, part and a body needed" }, 400);
+  }
+  const upload = c.env.FILES.resumeMultipartUpload(c.get("fileKey"), uploadId);
+  const uploaded = await upload.uploadPart(part, c.req.raw.body);
+  return c.json({ part: uploaded.partNumber, etag: uploaded.etag }, 200);
+}
+
+export async function renewAttemptLease(c: Context<AppEnv>) {
+  const kind = c.req.param("kind");
+  const renewal = LeaseRenewalSchema.safeParse(await c.req.json().catch(() => null));
+  if ((kind !== "job" && kind !== "demo") || !renewal.success) {
+    return c.json({ error: "POST {attempt_id} to /internal/jobs/{job|demo}/{id}/lease" }, 400);
+  }
+  const job = { kind, id: c.req.param("id") ?? "" } as const;
+  const attemptId = renewal.data.attempt_id;
+  if (!(await tokenFits(c, { kind, jobId: job.id, attemptId })))
+    return c.json(NOT_THIS_ATTEMPT, 401);
+  const leaseSeconds = leaseSecondsFor(c.env);
+  if (!(await renewLease(c.env, job, attemptId, leaseSeconds))) {
+    // Settled, or another attempt took over after this one's lease ran out: stop working.
+    logEvent("warn", "job.lease_refused", { job: job.id, attempt: attemptId, kind });
+    return c.json(REPLACED, 409);
+  }
+  const tenant = await tenantOf(c.env, job);
+  await keepExtractorAwake(c.env, { job_id: job.id, tenant }).catch((err) =>
+    logEvent("warn", "extractor.keep_awake_failed", { job: job.id, error: String(err) }),
+  );
+  return c.json({ lease_seconds: leaseSeconds }, 200);
+}
+
+export async function postResult(c: Context<AppEnv>) {
+  const body: unknown = await c.req.json().catch(() => null);
+  const named = ResultClaim.safeParse(body);
+  // No attempt named, so no token can fit it.
+  if (!named.success) return c.json(NOT_THIS_ATTEMPT, 401);
+  const claim = {
+    kind: named.data.kind,
+    jobId: named.data.job_id,
+    attemptId: named.data.attempt_id,
+  };
+  if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
+  // An attempt the edge has replaced (its lease ran out) may still finish: its completed
+  // result is real work and settles the job, but its failure (often the hang itself, a
+  // source that timed out while it was stopped) must not end a job another attempt is
+  // running, and nor may a faulty result of it.
+  const stale = await isReplaced(c.env, claim);
+  const parsed = ExtractResultSchema.safeParse(body);
+  if (!parsed.success) {
+    if (stale) return c.json(REPLACED, 409);
+    return refuseResult(c, claim, `not an extraction result: ${firstIssue(parsed.error)}`);
+  }
+  const result = parsed.data;
+  const job = await jobOf(c, result);
+  if (!job) return c.json({ error: "no such job" }, 404);
+  const mismatch = resultMismatch(
+    result,
+    mostFramesFor(job.options, job.plan, result.duration_seconds),
+  );
+  if (stale && (mismatch || result.status !== "completed")) return c.json(REPLACED, 409);
+  if (mismatch) return refuseResult(c, claim, mismatch);
+  const key = `${result.kind}/${result.job_id}/${result.attempt_id}/result.json`;
+  // Stored first: the results queue, the backstop below, carries only where it is (a result
+  // with thousands of frames is larger than a queue message may be).
+  await c.env.FILES.put(key, JSON.stringify(result), {
+    httpMetadata: { contentType: "application/json" },
+  });
+  try {
+    await settle(c.env, result);
+    return c.json({ accepted: true, settled: true }, 202);
+  } catch (err) {
+    logEvent("warn", "job.settle_deferred", {
+      job: result.job_id,
+      attempt: result.attempt_id,
+      error: String(err),
+    });
+    const message: ResultMessage = { kind: result.kind, job_id: result.job_id, result_key: key };
+    await c.env.RESULTS_QUEUE.send(message);
+    return c.json({ accepted: true, settled: false }, 202);
+  }
+}
+
+function safeDecode(text: string): string | null {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return null;
+  }
+}
+
+function firstIssue(error: ZodError): string {
+  const issue = error.issues[0];
+  return issue ? `${issue.path.join(".") || "result"}: ${issue.message}` : "invalid";
+}
+
+async function jobOf(c: Context<AppEnv>, result: CheckedResult) {
+  if (result.kind === "demo") {
+    const row = await c.env.DB.prepare("SELECT id FROM demo_jobs WHERE id = ?1")
+      .bind(result.job_id)
+      .first();
+    return row ? { options: null, plan: PLANS.free } : null;
+  }
+  const row = await c.env.DB.prepare(
+    `SELECT jobs.options, accounts.plan FROM jobs
+     LEFT JOIN accounts ON accounts.id = jobs.account_id WHERE jobs.id = ?1`,
+  )
+    .bind(result.job_id)
+    .first<{ options: string; plan: string | null }>();
+  if (!row) return null;
+  return {
+    options: storedJobOptions(result.job_id, row.options),
+    plan: planOf(row.plan),
+  };
+}
+
+/**
+ * A result the edge cannot accept is final: the job it names (its token proved which) ends
+ * failed now, uncharged, so the queue does not run the whole extraction again only to be
+ * refused again.
+ */
+async function refuseResult(c: Context<AppEnv>, claim: AttemptClaim, reason: string) {
+  if (/^[0-9a-f-]{36}$/.test(claim.jobId)) {
+    logEvent("error", "job.result_refused", {
+      job: claim.jobId,
+      attempt: claim.attemptId,
+      reason,
+    });
+    await failUnsettled(
+      c.env,
+      { kind: claim.kind, id: claim.jobId },
+      "ExtractionFailed",
+      `the extractor's result was refused: ${reason}`,
+    );
+  }
+  return c.json({ error: reason }, 400);
+}

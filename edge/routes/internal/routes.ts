@@ -1,0 +1,10 @@
+// The paths the extractor calls. Not in the OpenAPI document: only our extractor calls them,
+// with a token the edge issued for one attempt (./attempt-token.ts). Upload keys end in .zip,
+// so `<key>/complete` can never be read as a key of its own.
+export const INTERNAL_PATHS = {
+  FRAME_FILE: "/internal/files/:key{.+}",
+  ZIP_COMPLETE: "/internal/uploads/:key{.+\\.zip}/complete",
+  ZIP: "/internal/uploads/:key{.+\\.zip}",
+  LEASE: "/internal/jobs/:kind/:id/lease",
+  RESULTS: "/internal/results",
+} as const;
