@@ -25,6 +25,24 @@ export interface FakeEdge {
   close(): Promise<void>;
 }
 
+/**
+ * The result the extractor posted for a job: POST /extract answers 202 and runs the job in the
+ * background, so a caller waits here for how it ended (null when nothing came in time).
+ */
+export async function resultFor(
+  edge: FakeEdge,
+  jobId: string,
+  timeoutMs: number,
+): Promise<ExtractResult | null> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = edge.results.find((r) => r.job_id === jobId);
+    if (found) return found;
+    if (Date.now() > deadline) return null;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
   const files: FakeEdge["files"] = new Map();
   const uploads: FakeEdge["uploads"] = new Map();

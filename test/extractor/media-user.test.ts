@@ -20,7 +20,7 @@ import { freePort, ROOT } from "../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { markedProcesses } from "../support/processes.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
-import { startFakeEdge } from "./fake-edge.ts";
+import { resultFor, startFakeEdge } from "./fake-edge.ts";
 
 const NOBODY = { uid: 65534, gid: 65534, label: "65534:65534" };
 const asRoot = process.getuid?.() === 0;
@@ -198,12 +198,14 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
     expect(extractor.CapEff).toBe("00000000000000e0");
     expect(extractor.NoNewPrivs).toBe("1");
     const owner = `${child.pid}.${processStartTime(child.pid as number)}`;
-    const post = (path: string, options: Record<string, unknown>) =>
-      fetch(`${url}/extract`, {
+    // POST /extract answers 202 and runs the job in the background: a job ends with its result.
+    const post = async (path: string, options: Record<string, unknown>) => {
+      const jobId = crypto.randomUUID();
+      const answer = await fetch(`${url}/extract`, {
         method: "POST",
         headers: { authorization: "Bearer image-token", "content-type": "application/json" },
         body: JSON.stringify({
-          job_id: crypto.randomUUID(),
+          job_id: jobId,
           kind: "job",
           tenant: `account:${path}`,
           url: `${origin.origin}${path}`,
@@ -215,10 +217,13 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
           callback: { base_url: edge.baseUrl, token: edge.token },
         }),
       });
+      expect(answer.status, log).toBe(202);
+      return resultFor(edge, jobId, 60_000);
+    };
     try {
-      expect(await (await post("/short.mp4", { mode: "count", count: 3 })).json(), log).toEqual({
-        status: "completed",
-      });
+      expect((await post("/short.mp4", { mode: "count", count: 3 }))?.status, log).toBe(
+        "completed",
+      );
       const short = edge.results.at(-1);
       const numbers = await Promise.all(
         (short?.frames ?? []).map(
@@ -244,7 +249,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      expect(await (await long).json()).toEqual({ status: "failed" });
+      expect((await long)?.status).toBe("failed");
       expect(edge.results.at(-1)?.error?.message).toMatch(/took longer than its [\d.]+ s deadline/);
       expect(seen.size).toBeGreaterThan(0);
       for (const tool of seen.values()) {

@@ -16,7 +16,7 @@ import { SOURCE_DIR_PREFIX } from "../../extractor/leftovers.ts";
 import { processStartTime } from "../../extractor/owner.ts";
 import type { ExtractRequest, ExtractResult } from "../../schema/messages.ts";
 import { freePort, ROOT } from "../../scripts/lib/stack.mjs";
-import { startFakeEdge } from "../extractor/fake-edge.ts";
+import { resultFor, startFakeEdge } from "../extractor/fake-edge.ts";
 import { startTestServer } from "../sources/support/servers.ts";
 import type { FuzzContainer, Mutation } from "./fuzz-media.ts";
 import {
@@ -168,6 +168,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       });
       status = answer.status;
       await answer.body?.cancel();
+      // 202: the job runs in the background; its end is the result it posts to the edge.
+      if (status === 202) await resultFor(edge, request.job_id, (deadlineSeconds + 60) * 1000);
     } catch (error) {
       const seconds = (performance.now() - started) / 1000;
       return { ...base, verdict: "no answer", seconds, clean: false, problem: String(error) };
@@ -188,8 +190,9 @@ async function judge(
   result: ExtractResult | undefined,
   files: Map<string, { bytes: Buffer }>,
 ): Promise<{ verdict: string; problem?: string }> {
-  if (status !== 200 || !result) {
-    return { verdict: `HTTP ${status}`, problem: `the extractor answered ${status}` };
+  if (status !== 202 || !result) {
+    const what = result ? `answered ${status}` : `answered ${status} and posted no result`;
+    return { verdict: `HTTP ${status}`, problem: `the extractor ${what}` };
   }
   if (result.status === "failed") {
     const name = result.error?.name ?? "no error";
