@@ -81,6 +81,23 @@ export function shortRun(group: DecodeGroup): boolean {
   );
 }
 
+/** A decode run whose ffmpeg failed before it delivered every frame: logged, then thrown. */
+function decodeFailure(
+  tool: RunningTool,
+  code: number | null,
+  delivered: number,
+  total: number,
+): MediaToolError {
+  const error = new MediaToolError(
+    `ffmpeg failed (${code}) after ${delivered} of ${total} frames`,
+    tool.commandLine,
+    tool.stderrTail(),
+    code,
+  );
+  logToolFailure(error);
+  return error;
+}
+
 /** One ffmpeg process for one seek point; it starts at once so the next group can warm up. */
 export class DecodeRun {
   readonly group: DecodeGroup;
@@ -189,14 +206,7 @@ export class DecodeRun {
     this.timeline.finish();
     this.context.signal.throwIfAborted();
     if (code !== 0 && !this.overshot && !this.stopped && slot < this.group.times.length) {
-      const error = new MediaToolError(
-        `ffmpeg failed (${code}) after ${slot} of ${this.group.times.length} frames`,
-        this.tool.commandLine,
-        this.tool.stderrTail(),
-        code,
-      );
-      logToolFailure(error);
-      throw error;
+      throw decodeFailure(this.tool, code, slot, this.group.times.length);
     }
   }
 }
@@ -416,14 +426,7 @@ export class BatchRun {
     this.context.signal.throwIfAborted();
     // A batch that fell short is finished by decodeBatch; only a failed ffmpeg is an error.
     if (code !== 0 && code !== null && this.overshotGroup === null && this.delivered < total) {
-      const error = new MediaToolError(
-        `ffmpeg failed (${code}) after ${this.delivered} of ${total} frames`,
-        this.tool.commandLine,
-        this.tool.stderrTail(),
-        code,
-      );
-      logToolFailure(error);
-      throw error;
+      throw decodeFailure(this.tool, code, this.delivered, total);
     }
   }
 }

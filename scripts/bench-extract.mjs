@@ -9,9 +9,9 @@
 //      2160p with ZIP                                                       goal < 300 MB
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { median, ROUNDS, reportGoal } from "./bench-goals.mjs";
+import { generateVideo, median, ROUNDS, reportGoal } from "./bench-goals.mjs";
 
 const OUT = "bench/out";
 // The extractor needs Node 22 (type stripping); the project installs it in node_modules/.bin,
@@ -19,35 +19,6 @@ const OUT = "bench/out";
 const LOCAL_NODE = "node_modules/.bin/node";
 const NODE = existsSync(LOCAL_NODE) ? LOCAL_NODE : process.execPath;
 
-function generate(path, size, seconds, extra) {
-  if (existsSync(path)) return Promise.resolve();
-  console.log(`generating ${path} (once)…`);
-  const tmp = `${path}.tmp.mp4`;
-  return runChild("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-y",
-    "-f",
-    "lavfi",
-    "-i",
-    `testsrc2=size=${size}:rate=30:duration=${seconds}`,
-    "-c:v",
-    "libx264",
-    "-g",
-    "60",
-    "-keyint_min",
-    "60",
-    "-sc_threshold",
-    "0",
-    "-pix_fmt",
-    "yuv420p",
-    ...extra,
-    tmp,
-  ]).then(() => rename(tmp, path));
-}
-
-/** Runs a command; resolves with its wall time (s), stdout and peak RSS of its process tree. */
 function runChild(command, args, { sampleMemory = false } = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -117,8 +88,8 @@ async function main() {
   await mkdir(OUT, { recursive: true });
   const fullHd = join(OUT, "src-1080p30-120s.mp4");
   const uhd = join(OUT, "src-2160p30-20s.mp4");
-  await generate(fullHd, "1920x1080", 120, ["-preset", "veryfast"]);
-  await generate(uhd, "3840x2160", 20, ["-preset", "ultrafast"]);
+  await generateVideo(fullHd, { size: "1920x1080", seconds: 120, extra: ["-preset", "veryfast"] });
+  await generateVideo(uhd, { size: "3840x2160", seconds: 20, extra: ["-preset", "ultrafast"] });
 
   const fpsDir = join(OUT, "fps-baseline");
   const fpsPass = async () => {
