@@ -20,22 +20,47 @@ function importHmacKey(keyBytes: Uint8Array) {
 // frame URL with the same key.
 const importedKeys = new Map<string, Promise<CryptoKey>>();
 
+/**
+ * HMACs of short messages under a configured secret, remembered per isolate: a job polled
+ * for its URLs signs the same (file, expiry) inputs on every read. The result is a pure
+ * function of secret and message, so a remembered one is the one computed again.
+ */
+const MEMO_MAX_MESSAGE = 256;
+const MEMO_MAX_ENTRIES = 4096;
+const memo = new Map<string, Map<string, Uint8Array>>();
+
 export async function hmacSha256(
   secret: string | Uint8Array,
   message: string,
 ): Promise<Uint8Array> {
-  let key: Promise<CryptoKey>;
-  if (typeof secret === "string") {
-    key = importedKeys.get(secret) ?? importHmacKey(encoder.encode(secret));
-    importedKeys.set(secret, key);
-  } else {
-    key = importHmacKey(secret);
+  if (typeof secret !== "string") {
+    return sign(await importHmacKey(secret), message);
   }
-  return new Uint8Array(await crypto.subtle.sign("HMAC", await key, encoder.encode(message)));
+  const remembered = memo.get(secret)?.get(message);
+  // A copy: callers own what they are given.
+  if (remembered) return remembered.slice();
+  const key = importedKeys.get(secret) ?? importHmacKey(encoder.encode(secret));
+  importedKeys.set(secret, key);
+  const mac = await sign(await key, message);
+  if (message.length <= MEMO_MAX_MESSAGE) {
+    const forSecret = memo.get(secret) ?? new Map<string, Uint8Array>();
+    memo.set(secret, forSecret);
+    if (forSecret.size >= MEMO_MAX_ENTRIES) forSecret.clear();
+    forSecret.set(message, mac.slice());
+  }
+  return mac;
 }
 
+async function sign(key: CryptoKey, message: string): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign("HMAC", key, encoder.encode(message)));
+}
+
+const HEX = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, "0"));
+
 export function toHex(bytes: Uint8Array): string {
-  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+  let hex = "";
+  for (const b of bytes) hex += HEX[b];
+  return hex;
 }
 
 export function toBase64(bytes: Uint8Array): string {
