@@ -14,8 +14,10 @@ import type { AppEnv, Db } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
 import { fileLinker } from "../files.ts";
+import { keyCheckFor } from "../middleware/auth.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
-import { freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
+import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
+import { type D1Reader, preparedSelect } from "../storage/prepared-select.ts";
 
 export const WAIT_LIMIT_MS = 50_000;
 /**
@@ -91,15 +93,45 @@ async function waitUntilFinal<T extends { status: string }>(
   return row;
 }
 
-/** The job and its frames in one D1 round trip. */
+const JOB_OF_ACCOUNT = preparedSelect(jobs, (db) =>
+  db
+    .select()
+    .from(jobs)
+    .where(
+      and(eq(jobs.id, sql.placeholder("id")), eq(jobs.accountId, sql.placeholder("accountId"))),
+    ),
+);
+const FRAMES_OF_JOB = preparedSelect(frames, (db) =>
+  db
+    .select()
+    .from(frames)
+    .where(eq(frames.jobId, sql.placeholder("jobId")))
+    .orderBy(asc(frames.index)),
+);
+
+/**
+ * The job and its frames in one D1 round trip, with the key's re-check when the route left it
+ * for this batch (requireApiKeyInRead): its session starts on the primary (primaryReads), so
+ * a key revoked anywhere is refused here, before the job is answered or found missing.
+ */
 async function findJobWithFrames(c: Context<AppEnv>, id: string) {
-  const load = async (db: Db) => {
-    const [jobRows, frameList] = await db.batch([jobRow(c, db, id), frameRows(db, id)]);
-    return { row: jobRows[0] as JobRow | undefined, frameList };
+  const load = async (d1: D1Reader) => {
+    // Only a read sure to be on the primary may stand for the key's check.
+    const keyCheck = mayBeBehind(c) ? undefined : keyCheckFor(c);
+    const [jobResult, frameResult, keyResult] = await d1.batch([
+      JOB_OF_ACCOUNT.bind(d1, { id, accountId: c.get("account").id }),
+      FRAMES_OF_JOB.bind(d1, { jobId: id }),
+      ...(keyCheck ? [keyCheck.statement(d1)] : []),
+    ]);
+    if (keyCheck) await keyCheck.settle(keyResult.results);
+    return { row: JOB_OF_ACCOUNT.rows(jobResult)[0], frameList: FRAMES_OF_JOB.rows(frameResult) };
   };
-  let found = await load(c.get("db"));
+  let found = await load(d1Of(c));
   // A job created a moment ago may not have reached this replica: the primary decides.
-  if (!found.row && mayBeBehind(c)) found = await load(freshPrimary(c));
+  if (!found.row && mayBeBehind(c)) {
+    freshPrimary(c);
+    found = await load(d1Of(c));
+  }
   // Another account's job answers exactly like a missing one.
   if (!found.row) throw jobNotFound(id);
   return { row: found.row, frameList: found.frameList };

@@ -1,6 +1,6 @@
 // Authentication (spec §5) and the per-key rate limit, as one middleware: a request that
 // fails authentication is still counted, against its IP, so guessing keys is rate limited.
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
@@ -11,6 +11,7 @@ import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
+import { type D1Reader, preparedSelect } from "../storage/prepared-select.ts";
 import { enforceIpRate, enforceRate } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
@@ -88,13 +89,19 @@ async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
   return row;
 }
 
-async function keyIsLive(db: Db, keyId: string): Promise<boolean> {
-  const [row] = await db
-    .select({ id: apiKeys.id })
+/** The key by primary key, unless revoked: the re-check every request of a remembered key makes. */
+const LIVE_KEY = preparedSelect(apiKeys, (db) =>
+  db
+    .select()
     .from(apiKeys)
-    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)))
-    .limit(1);
-  return row !== undefined;
+    .where(and(eq(apiKeys.id, sql.placeholder("keyId")), isNull(apiKeys.revokedAt)))
+    .limit(1),
+);
+
+/** `d1` must read the primary (the plain binding does). */
+async function keyIsLive(d1: D1Reader, keyId: string): Promise<boolean> {
+  const { results } = await LIVE_KEY.bind(d1, { keyId }).all();
+  return results.length > 0;
 }
 
 /**
@@ -126,6 +133,19 @@ function rateOf(account: AccountRow): number {
   return planOf(account).limits.requests_per_minute;
 }
 
+/**
+ * A remembered key's D1 re-check, left for the route's own D1 batch (requireApiKeyInRead):
+ * `settled` once its answer has been judged.
+ */
+interface DeferredKeyCheck {
+  keyId: string;
+  hash: string;
+  settled: boolean;
+}
+
+/** Per request (one Context per request); a WeakMap, as AppEnv's variables are not ours. */
+const deferredChecks = new WeakMap<Context<AppEnv>, DeferredKeyCheck>();
+
 /** A key checked against D1 now: looked up by hash, or a remembered one re-checked. */
 async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | undefined> {
   const db = c.get("db");
@@ -136,7 +156,7 @@ async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | u
     return row;
   }
   const [live, rate] = await Promise.allSettled([
-    keyIsLive(db, cached.keyId),
+    keyIsLive(c.env.DB, cached.keyId),
     enforceRate(c, `key:${cached.keyId}`, rateOf(cached.account)),
   ]);
   if (live.status === "rejected") throw live.reason;
@@ -148,7 +168,31 @@ async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | u
   return cached;
 }
 
-export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
+/**
+ * A remembered key whose D1 re-check the route runs in its own batch: only the rate limit is
+ * taken here. A refused rate still re-checks the key first, so a revoked key reads 401, never
+ * 429, as on every other route.
+ */
+async function keyWithDeferredCheck(c: Context<AppEnv>, hash: string, cached: KeyRow) {
+  try {
+    await enforceRate(c, `key:${cached.keyId}`, rateOf(cached.account));
+  } catch (err) {
+    if (!(await keyIsLive(c.env.DB, cached.keyId))) {
+      keyCache.delete(hash);
+      return undefined;
+    }
+    throw err;
+  }
+  deferredChecks.set(c, { keyId: cached.keyId, hash, settled: false });
+  return cached;
+}
+
+async function refuseUnknownKey(c: Context<AppEnv>): Promise<never> {
+  await enforceIpRate(c);
+  throw invalid();
+}
+
+async function authenticate(c: Context<AppEnv>, next: () => Promise<void>, deferCheck: boolean) {
   const credential = readCredential(c.req.raw.headers);
   if (credential.kind !== "key") {
     await enforceIpRate(c);
@@ -160,21 +204,60 @@ export const requireApiKey = createMiddleware<AppEnv>(async (c, next) => {
   }
   // The checksum is checked before any lookup: a made-up key never reaches D1. A value with
   // our prefix is a key by the spec's definition, so a bad one is `invalid`, not `malformed`.
-  if (!isWellFormedApiKey(credential.key)) {
-    await enforceIpRate(c);
-    throw invalid();
-  }
+  if (!isWellFormedApiKey(credential.key)) await refuseUnknownKey(c);
   const hash = await hashApiKey(credential.key);
-  const row = await verifiedKey(c, hash);
-  if (!row || !timingSafeEqualHex(row.keyHash, hash)) {
-    await enforceIpRate(c);
-    throw invalid();
-  }
-  c.set("account", row.account);
-  c.set("apiKeyId", row.keyId);
-  noteKeyUse(c, row.keyId);
+  const cached = deferCheck ? cachedKey(hash) : undefined;
+  const row = cached ? await keyWithDeferredCheck(c, hash, cached) : await verifiedKey(c, hash);
+  if (!row || !timingSafeEqualHex(row.keyHash, hash)) await refuseUnknownKey(c);
+  const key = row as KeyRow;
+  c.set("account", key.account);
+  c.set("apiKeyId", key.keyId);
+  noteKeyUse(c, key.keyId);
   await next();
-});
+  const deferred = deferredChecks.get(c);
+  if (deferred && !deferred.settled) {
+    // The route ended before its batch ran (a 404 for a malformed id, a thrown error): the
+    // re-check runs here, and a revoked key's answer becomes the 401 it would have been.
+    deferred.settled = true;
+    // The plain binding: the route may have switched the request to a session.
+    if (!(await keyIsLive(c.env.DB, deferred.keyId))) {
+      keyCache.delete(hash);
+      await refuseUnknownKey(c);
+    }
+  }
+}
+
+export const requireApiKey = createMiddleware<AppEnv>((c, next) => authenticate(c, next, false));
+
+/**
+ * requireApiKey for a read route that runs one D1 batch on the primary: a remembered key's
+ * re-check rides in that batch (keyCheckFor) instead of costing a D1 round trip of its own.
+ * The guarantee is unchanged: the batch reads the primary, and whatever the route does, the
+ * request is answered 401 when the key has been revoked (checked after the route if its
+ * batch never ran).
+ */
+export const requireApiKeyInRead = createMiddleware<AppEnv>((c, next) =>
+  authenticate(c, next, true),
+);
+
+/**
+ * The request's deferred key re-check, for the route's primary batch: `statement` is its
+ * statement and `settle` judges the rows it returned (throwing 401 for a revoked key). None
+ * when the key was already checked in this request.
+ */
+export function keyCheckFor(c: Context<AppEnv>) {
+  const deferred = deferredChecks.get(c);
+  if (!deferred || deferred.settled) return undefined;
+  return {
+    statement: (d1: D1Reader) => LIVE_KEY.bind(d1, { keyId: deferred.keyId }),
+    settle: async (rows: unknown[]) => {
+      deferred.settled = true;
+      if (rows.length > 0) return;
+      keyCache.delete(deferred.hash);
+      await refuseUnknownKey(c);
+    },
+  };
+}
 
 /** Public endpoints: counted per client IP. */
 export const publicRate = createMiddleware<AppEnv>(async (c, next) => {

@@ -1,8 +1,9 @@
 // Reads from the nearest D1 replica, through D1's Sessions API (read replication).
 //
-// The read endpoints (GET /v1/jobs, GET /v1/jobs/{id}, GET /v1/usage, GET /v1/demo/{id})
-// declare `replicaReads` on their route: their queries run in a session that may be served
-// by a replica near the caller. Every other request keeps the plain binding, which D1 always
+// The read endpoints (GET /v1/jobs, GET /v1/usage, GET /v1/demo/{id}) declare `replicaReads`
+// on their route: their queries run in a session that may be served by a replica near the
+// caller. GET /v1/jobs/{id} reads in a session on the primary instead (`primaryReads`: its
+// key check goes there anyway). Every other request keeps the plain binding, which D1 always
 // routes to the primary, so writes and the reads around them stay where they were.
 //
 // Consistency (README "Decisions"): a session is sequentially consistent. Its answers carry
@@ -42,15 +43,33 @@ function useSession(c: Context<AppEnv>, constraint: string, mayReadReplica: bool
  * key made a moment ago works at once): the route's queries may come from a replica.
  */
 export const replicaReads = createMiddleware<AppEnv>(async (c, next) => {
+  useSession(c, sentBookmark(c) ?? "first-unconstrained", true);
+  await next();
+});
+
+/**
+ * Declared on GET /v1/jobs/{id}: every authenticated request already makes a trip to the
+ * primary (its key's revocation check), so this route reads the job in that same trip
+ * (requireApiKeyInRead in edge/middleware/auth.ts) instead of making a second one to a
+ * replica. A bookmark sent is still checked; the primary is at least as new as any bookmark
+ * this API gave, so it is met. The answer carries the primary's bookmark, as before.
+ */
+export const primaryReads = createMiddleware<AppEnv>(async (c, next) => {
+  sentBookmark(c);
+  useSession(c, "first-primary", false);
+  await next();
+});
+
+/** The request's X-D1-Bookmark, refused unless it has the form D1 gives. */
+function sentBookmark(c: Context<AppEnv>): string | undefined {
   const bookmark = c.req.header(BOOKMARK_HEADER);
   if (bookmark !== undefined && !BOOKMARK_PATTERN.test(bookmark)) {
     throw new ApiError("InvalidRequest", `${BOOKMARK_HEADER} is not a bookmark this API gave`, {
       userMessage: `Send back the ${BOOKMARK_HEADER} value of an earlier answer, unchanged.`,
     });
   }
-  useSession(c, bookmark ?? "first-unconstrained", true);
-  await next();
-});
+  return bookmark;
+}
 
 /**
  * After a write: the rest of the request reads through a session that starts on the primary,
@@ -58,6 +77,11 @@ export const replicaReads = createMiddleware<AppEnv>(async (c, next) => {
  */
 export function readAfterWrite(c: Context<AppEnv>): Db {
   return useSession(c, "first-primary", false);
+}
+
+/** What the request's `db` reads through, for statements run on D1 directly. */
+export function d1Of(c: Context<AppEnv>): D1Database | D1DatabaseSession {
+  return c.get("d1Reads")?.session ?? c.env.DB;
 }
 
 /** True when the request's reads may have come from a replica that is behind the primary. */

@@ -8,8 +8,8 @@ import {
   WaitQuerySchema,
 } from "../../../schema/api.ts";
 import { jsonBody } from "../../app.ts";
-import { requireApiKey } from "../../middleware/auth.ts";
-import { replicaReads } from "../../storage/d1-sessions.ts";
+import { requireApiKey, requireApiKeyInRead } from "../../middleware/auth.ts";
+import { primaryReads, replicaReads } from "../../storage/d1-sessions.ts";
 import {
   AUTH_SECURITY,
   BookmarkRequestHeaders,
@@ -67,7 +67,8 @@ export const getJobRoute = createRoute({
   operationId: "getJob",
   summary: "Read a job, with signed frame URLs while it is completed and not expired",
   security: AUTH_SECURITY,
-  middleware: [requireApiKey, replicaReads] as const,
+  // The key's revocation check rides in the job read's batch on the primary (edge/jobs/read.ts).
+  middleware: [requireApiKeyInRead, primaryReads] as const,
   request: { params: JobIdParamSchema, query: WaitQuerySchema, headers: BookmarkRequestHeaders },
   responses: {
     200: bookmarkedResponse(JobSchema, "The job"),

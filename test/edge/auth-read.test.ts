@@ -1,0 +1,245 @@
+// The authenticated read's fast path (GET /v1/jobs/{id}): a remembered key's revocation check
+// rides in the job read's own D1 batch on the primary, its SELECTs are built once per isolate,
+// and file signatures are remembered. Each test checks that a guarantee still holds through
+// the new mechanism: revoked keys are refused from the next request on, the answer is the one
+// the drizzle path gave, byte for byte, and remembered signatures are the computed ones.
+
+import { createExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { and, asc, eq, sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/d1";
+import { describe, expect, it } from "vitest";
+import { edgeConfig } from "../../edge/config.ts";
+import { hmacSha256, toHex } from "../../edge/crypto.ts";
+import { fileLinker } from "../../edge/files.ts";
+import worker from "../../edge/index.ts";
+import { jobToApi } from "../../edge/serialize.ts";
+import { preparedSelect } from "../../edge/storage/prepared-select.ts";
+import { frames, jobs } from "../../schema/db.ts";
+import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
+import { setExtractor } from "./support/fake-extractor.ts";
+import { runFakeExtraction } from "./support/pipeline.ts";
+
+async function completedJob(account: TestAccount): Promise<string> {
+  setExtractor(async (request) => {
+    await runFakeExtraction(request, { framesOk: 3, framesFailed: 1, processedSeconds: 20 });
+    return Response.json({ status: "completed" });
+  });
+  const created = await api("POST", "/v1/jobs?wait=true", {
+    body: { url: "https://cdn.example.com/talk.mp4", count: 4 },
+    headers: account.auth,
+  });
+  expect(created.body.status).toBe("completed");
+  return created.body.id;
+}
+
+/** What a request asked of D1: each batch (with its statements' SQL) and each lone statement. */
+type D1Call = { kind: "batch"; sql: string[] } | { kind: "statement"; sql: string };
+
+function recordingDb() {
+  const calls: D1Call[] = [];
+  const sessions: string[] = [];
+  const sqlOf = new WeakMap<object, string>();
+  const watch = (target: D1Database | D1DatabaseSession) =>
+    new Proxy(target, {
+      get(inner, property) {
+        if (property === "prepare") {
+          return (text: string) => {
+            const statement = inner.prepare(text);
+            sqlOf.set(statement, text);
+            return new Proxy(statement, {
+              get(stmt, name) {
+                const value = Reflect.get(stmt, name);
+                if (typeof value !== "function") return value;
+                if (["all", "first", "run", "raw"].includes(String(name))) {
+                  return (...args: unknown[]) => {
+                    calls.push({ kind: "statement", sql: text });
+                    return value.apply(stmt, args);
+                  };
+                }
+                return (...args: unknown[]) => {
+                  const bound = value.apply(stmt, args);
+                  if (bound && typeof bound === "object") sqlOf.set(bound, text);
+                  return bound;
+                };
+              },
+            });
+          };
+        }
+        if (property === "batch") {
+          return (statements: D1PreparedStatement[]) => {
+            calls.push({ kind: "batch", sql: statements.map((s) => sqlOf.get(s) ?? "?") });
+            return inner.batch(statements);
+          };
+        }
+        if (property === "withSession") {
+          return (constraint: string) => {
+            sessions.push(constraint);
+            return watch((inner as D1Database).withSession(constraint));
+          };
+        }
+        const value = Reflect.get(inner, property);
+        return typeof value === "function" ? value.bind(inner) : value;
+      },
+    });
+  return { db: watch(env.DB) as D1Database, calls, sessions };
+}
+
+async function call(db: D1Database, path: string, headers: Record<string, string>) {
+  const response = await worker.fetch(
+    new Request(`${ORIGIN}${path}`, {
+      headers: { "cf-connecting-ip": freshIp(), ...headers },
+    }) as Parameters<typeof worker.fetch>[0],
+    { ...env, DB: db },
+    createExecutionContext(),
+  );
+  return { status: response.status, text: await response.text() };
+}
+
+async function revoke(account: TestAccount) {
+  // Straight in D1, as another isolate's dashboard would: this isolate's cache still has it.
+  await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
+    .bind(new Date().toISOString(), account.keyId)
+    .run();
+}
+
+describe("GET /v1/jobs/{id} with a remembered key", () => {
+  it("checks the key in the job read's one D1 batch, on the primary", async () => {
+    const account = await createAccount({ plan: "starter" });
+    const jobId = await completedJob(account);
+    // The first read looks the key up by hash (and notes its use); the key is remembered.
+    expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status).toBe(200);
+    const { db, calls, sessions } = recordingDb();
+    const read = await call(db, `/v1/jobs/${jobId}`, account.auth);
+    expect(read.status).toBe(200);
+    expect(sessions).toEqual(["first-primary"]);
+    expect(calls).toHaveLength(1);
+    const [batch] = calls;
+    expect(batch.kind).toBe("batch");
+    const statements = batch.kind === "batch" ? batch.sql : [];
+    expect(statements).toHaveLength(3);
+    expect(
+      statements.some((s) => /from "api_keys"/.test(s) && /"revoked_at" is null/.test(s)),
+    ).toBe(true);
+    expect(statements.some((s) => /from "jobs"/.test(s))).toBe(true);
+    expect(statements.some((s) => /from "frames"/.test(s))).toBe(true);
+  });
+
+  it("refuses a key revoked elsewhere on its next request, on every authenticated route", async () => {
+    const routes = [
+      (jobId: string) => `/v1/jobs/${jobId}`,
+      () => `/v1/jobs/${crypto.randomUUID()}`,
+      () => "/v1/jobs/not-a-job-id",
+      (jobId: string) => `/v1/jobs/${jobId}?wait=true`,
+      () => "/v1/jobs",
+      () => "/v1/usage",
+    ];
+    for (const route of routes) {
+      const account = await createAccount({ plan: "starter" });
+      const jobId = await completedJob(account);
+      const warm = await call(env.DB, `/v1/jobs/${jobId}`, account.auth);
+      expect(warm.status).toBe(200);
+      await revoke(account);
+      const path = route(jobId);
+      const refused = await call(env.DB, path, account.auth);
+      expect(refused.status, path).toBe(401);
+      expect(JSON.parse(refused.text), path).toMatchObject({
+        data: { name: "InvalidApiKey", reason: "invalid" },
+      });
+      // And it stays refused (the isolate forgot it).
+      expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status, path).toBe(401);
+    }
+  });
+
+  it("refuses a revoked key on POST /v1/jobs too", async () => {
+    const account = await createAccount({ plan: "starter" });
+    const jobId = await completedJob(account);
+    expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status).toBe(200);
+    await revoke(account);
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/talk.mp4", count: 1 },
+      headers: account.auth,
+    });
+    expect(created.status).toBe(401);
+    expect(created.body.data.name).toBe("InvalidApiKey");
+  });
+
+  it("answers another account's job as missing", async () => {
+    const owner = await createAccount({ plan: "starter" });
+    const other = await createAccount({ plan: "starter" });
+    const jobId = await completedJob(owner);
+    expect((await call(env.DB, `/v1/jobs/${jobId}`, other.auth)).status).toBe(404);
+    const again = await call(env.DB, `/v1/jobs/${jobId}`, other.auth);
+    expect(again.status).toBe(404);
+    expect(JSON.parse(again.text).data.name).toBe("JobNotFound");
+  });
+
+  it("answers byte for byte what the drizzle read and serializer give", async () => {
+    const account = await createAccount({ plan: "starter" });
+    const jobId = await completedJob(account);
+    const db = drizzle(env.DB);
+    const [row] = await db.select().from(jobs).where(eq(jobs.id, jobId));
+    const frameRows = await db
+      .select()
+      .from(frames)
+      .where(eq(frames.jobId, jobId))
+      .orderBy(asc(frames.index));
+    const linker = fileLinker(
+      edgeConfig(env).secrets.fileUrlSecret,
+      edgeConfig(env).publicBaseUrl ?? ORIGIN,
+      row.expiresAt ?? "",
+    );
+    const expected = JSON.stringify(await jobToApi(row, frameRows, linker));
+    for (let i = 0; i < 2; i++) {
+      const read = await call(env.DB, `/v1/jobs/${jobId}`, account.auth);
+      expect(read.status).toBe(200);
+      expect(read.text).toBe(expected);
+    }
+    expect(JSON.parse(expected).frames.filter((f: { url: unknown }) => f.url)).toHaveLength(3);
+  });
+});
+
+describe("prepared selects", () => {
+  it("decode rows exactly as drizzle's select does, JSON columns included", async () => {
+    const account = await createAccount({ plan: "starter" });
+    const jobId = await completedJob(account);
+    const db = drizzle(env.DB);
+    const job = preparedSelect(jobs, (b) =>
+      b
+        .select()
+        .from(jobs)
+        .where(and(eq(jobs.id, sql.placeholder("id")), eq(jobs.accountId, sql.placeholder("a")))),
+    );
+    const [result] = await env.DB.batch([job.bind(env.DB, { id: jobId, a: account.accountId })]);
+    const [viaDrizzle] = await db.select().from(jobs).where(eq(jobs.id, jobId));
+    expect(job.rows(result)).toEqual([viaDrizzle]);
+    expect(typeof job.rows(result)[0].options).toBe("object");
+    // The placeholders are bound, not ignored: another account finds nothing.
+    const [none] = await env.DB.batch([job.bind(env.DB, { id: jobId, a: crypto.randomUUID() })]);
+    expect(job.rows(none)).toEqual([]);
+  });
+});
+
+describe("remembered HMACs", () => {
+  it("are the ones computed afresh, and a caller changing its copy changes nothing", async () => {
+    const secret = `secret-${crypto.randomUUID()}`;
+    const message = `job/${crypto.randomUUID()}/a1/frame-0001.jpg\n1900000000`;
+    const key = await crypto.subtle.importKey(
+      "raw",
+      new TextEncoder().encode(secret),
+      { name: "HMAC", hash: "SHA-256" },
+      false,
+      ["sign"],
+    );
+    const reference = toHex(
+      new Uint8Array(await crypto.subtle.sign("HMAC", key, new TextEncoder().encode(message))),
+    );
+    const first = await hmacSha256(secret, message);
+    expect(toHex(first)).toBe(reference);
+    first.fill(0);
+    expect(toHex(await hmacSha256(secret, message))).toBe(reference);
+    // Another secret or message is another MAC.
+    expect(toHex(await hmacSha256(`${secret}x`, message))).not.toBe(reference);
+    expect(toHex(await hmacSha256(secret, `${message}0`))).not.toBe(reference);
+  });
+});
