@@ -24,13 +24,16 @@ export interface DecodeSettings {
 // Past this many seek points, asking where every keyframe is costs more than it can save.
 const MAX_KEYFRAME_QUERIES = 1000;
 
-// Short runs are batched into one ffmpeg (decode.ts BatchRun). A batch decodes its seeks one
-// after another, so four a batch (two batches side by side, a third after) beat six (two
-// batches only): 12 timestamps of a 5-minute 1080p file in 1.5 s instead of 1.6–2.0 s. A batch holds its decoded frames
-// as it decodes them, so it takes few (8 × 6 MB at 1080p), and each input keeps its decoder's
+// Short runs are batched into one ffmpeg (decode.ts BatchRun), which pays ffmpeg's start (~0.1 s
+// of linking over 200 libraries) once for several seeks. A batch decodes its seeks one after
+// another on one core, so consecutive batchable groups are split evenly into as many batches as
+// decode side by side (decodeAll keeps one run ahead: two), of at most BATCH_GROUPS seeks: 12
+// timestamps of a 5-minute 1080p file as two batches of six at once, where batches of four ran
+// two at once and left one core idle for the third. A batch holds its decoded frames as it
+// decodes them, so it takes few (8 × 6 MB at 1080p), and each input keeps its decoder's
 // pictures to the end, so only up to 1440p. Its groups end well before the end of the video:
 // a group that met the end would need to see it, which only a single run does.
-const BATCH_GROUPS = 4;
+const BATCH_GROUPS = 6;
 const BATCH_FRAMES = 8;
 const BATCH_PICTURE_PIXELS = 2560 * 1440;
 const BATCH_END_MARGIN_SECONDS = 5;
@@ -41,26 +44,39 @@ type Unit = DecodeRun | BatchRun;
 export function packBatches(
   groups: DecodeGroup[],
   batchable: (group: DecodeGroup) => group is BatchGroup,
+  sideBySide = 2,
 ): DecodeGroup[][] {
   const units: DecodeGroup[][] = [];
-  let batch: BatchGroup[] = [];
-  let frames = 0;
-  const close = () => {
+  let stretch: BatchGroup[] = [];
+  const closeStretch = () => {
+    const batches = Math.max(
+      Math.min(sideBySide, stretch.length),
+      Math.ceil(stretch.length / BATCH_GROUPS),
+    );
+    const size = Math.ceil(stretch.length / Math.max(batches, 1));
+    let batch: BatchGroup[] = [];
+    let frames = 0;
+    for (const group of stretch) {
+      if (batch.length >= size || frames + group.times.length > BATCH_FRAMES) {
+        units.push(batch);
+        batch = [];
+        frames = 0;
+      }
+      batch.push(group);
+      frames += group.times.length;
+    }
     if (batch.length > 0) units.push(batch);
-    batch = [];
-    frames = 0;
+    stretch = [];
   };
   for (const group of groups) {
     if (!batchable(group) || group.times.length > BATCH_FRAMES) {
-      close();
+      closeStretch();
       units.push([group]);
       continue;
     }
-    if (batch.length >= BATCH_GROUPS || frames + group.times.length > BATCH_FRAMES) close();
-    batch.push(group);
-    frames += group.times.length;
+    stretch.push(group);
   }
-  close();
+  closeStretch();
   return units;
 }
 
@@ -107,11 +123,11 @@ export async function decodeAll(
     framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
   }
   const { groups: chosen, keyframeOf } = await chooseGroups(context, times, strategy);
-  const groups = packBatches(chosen, batchableIn(context, keyframeOf));
-  log("debug", "decode plan", { times: times.length, runs: groups.length });
   // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
   const { width, height } = context.video;
   const ahead = runsAhead ?? (width * height > 2560 * 1440 ? 0 : 1);
+  const groups = packBatches(chosen, batchableIn(context, keyframeOf), ahead + 1);
+  log("debug", "decode plan", { times: times.length, runs: groups.length });
   const started: Unit[] = [];
   let nextGroup = 0;
   try {

@@ -4,9 +4,10 @@
 // backpressure that keeps memory flat however long the video is.
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import { batchDecodeArgs, decodeArgs } from "./ffmpeg/args.ts";
+import { FrameTool } from "./ffmpeg/frame-pipe.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import type { RunningTool } from "./ffmpeg/process.ts";
-import { logToolFailure, MediaToolError, startTool } from "./ffmpeg/process.ts";
+import { logToolFailure, MediaToolError } from "./ffmpeg/process.ts";
 import { log } from "./log.ts";
 import { SlotTimeline } from "./slot-timeline.ts";
 import type { SlotTimes } from "./slots.ts";
@@ -103,7 +104,7 @@ export class DecodeRun {
   readonly group: DecodeGroup;
   readonly slots: SlotTimes;
   private readonly context: DecodeContext;
-  private readonly tool: RunningTool;
+  private readonly tool: FrameTool;
   private readonly timeline: SlotTimeline;
   private overshot = false;
   private stopped = false;
@@ -126,7 +127,8 @@ export class DecodeRun {
       picture: context.picture,
       threads: shortRun(group) ? 1 : undefined,
     });
-    this.tool = startTool("ffmpeg", args, {
+    // One frame read ahead: the next is read while the consumer encodes this one.
+    this.tool = new FrameTool(args, context.buffers, 1, {
       signal: context.signal,
       onStderrLine: (line) => {
         const frame = SHOWINFO_FRAME.exec(line);
@@ -166,41 +168,32 @@ export class DecodeRun {
 
   async *frames(): AsyncGenerator<DecodedFrame> {
     const pool = this.context.buffers;
-    const frameBytes = pool.frameBytes;
     const start = this.context.video.startTime;
     const frameRate = this.context.video.frameRate ?? 30;
     const tailAllowance = Math.max(1, 3 / frameRate);
     let slot = 0;
-    let current = pool.take();
-    let filled = 0;
     try {
-      for await (const chunk of this.tool.stdout as AsyncIterable<Buffer>) {
-        let offset = 0;
-        while (offset < chunk.length) {
-          const take = Math.min(frameBytes - filled, chunk.length - offset);
-          chunk.copy(current, filled, offset, offset + take);
-          filled += take;
-          offset += take;
-          if (filled < frameBytes) continue;
-          const pts = await this.timeline.ptsOfSlot(slot);
-          if (this.overshot) return;
-          const wanted = this.group.times[slot] + start;
-          const pixels = current;
-          yield {
-            slot,
-            pixels,
-            release: () => pool.give(pixels),
-            pts: pts === null ? null : pts - start,
-            pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
-          };
-          slot++;
-          current = pool.take();
-          filled = 0;
+      for (;;) {
+        const pixels = await this.tool.nextFrame();
+        if (!pixels) break;
+        const pts = await this.timeline.ptsOfSlot(slot);
+        if (this.overshot) {
+          pool.give(pixels);
+          return;
         }
+        const wanted = this.group.times[slot] + start;
+        yield {
+          slot,
+          pixels,
+          release: () => pool.give(pixels),
+          pts: pts === null ? null : pts - start,
+          pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
+        };
+        slot++;
       }
     } finally {
-      pool.give(current);
       if (slot < this.group.times.length) this.tool.kill();
+      this.tool.close();
     }
     const { code } = await this.tool.exited;
     this.timeline.finish();
@@ -254,7 +247,7 @@ export class BatchRun {
   /** All the groups' times in order, as one group (what the caller maps slots with). */
   readonly group: DecodeGroup;
   private readonly context: DecodeContext;
-  private readonly tool: RunningTool;
+  private readonly tool: FrameTool;
   private readonly timelines: SlotTimeline[];
   /** First slot of each group in the batch's frame order. */
   private readonly offsets: number[];
@@ -291,7 +284,11 @@ export class BatchRun {
         slots: slots[k],
       })),
     });
-    this.tool = startTool("ffmpeg", args, {
+    // Read from the start and never paused: a batch waiting its turn decodes all its seeks
+    // meanwhile instead of stopping at its first frame in a full pipe (measured: the second of
+    // two batches finished 0.5 s after the first; now with it). The planner keeps a batch to a
+    // few frames (decode-plan.ts), which bounds what that holds.
+    this.tool = new FrameTool(args, context.buffers, Number.POSITIVE_INFINITY, {
       signal: context.signal,
       onStderrLine: (line) => {
         const frame = BATCH_SHOWINFO_FRAME.exec(line);
@@ -311,49 +308,6 @@ export class BatchRun {
     this.tool.stderrClosed.then(() => {
       for (const timeline of this.timelines) timeline.finish();
     });
-    // Read from the start: a batch waiting its turn decodes all its seeks meanwhile instead
-    // of stopping at its first frame in a full pipe (measured: the second of two batches
-    // finished 0.5 s after the first; now with it).
-    this.reading = this.readFrames();
-  }
-
-  private readonly ready: Buffer[] = [];
-  private ended = false;
-  private wake: (() => void) | null = null;
-  private readonly reading: Promise<void>;
-
-  private notify(): void {
-    this.wake?.();
-    this.wake = null;
-  }
-
-  private async readFrames(): Promise<void> {
-    const pool = this.context.buffers;
-    const frameBytes = pool.frameBytes;
-    let current = pool.take();
-    let filled = 0;
-    try {
-      for await (const chunk of this.tool.stdout as AsyncIterable<Buffer>) {
-        let offset = 0;
-        while (offset < chunk.length) {
-          const take = Math.min(frameBytes - filled, chunk.length - offset);
-          chunk.copy(current, filled, offset, offset + take);
-          filled += take;
-          offset += take;
-          if (filled < frameBytes) continue;
-          this.ready.push(current);
-          this.notify();
-          current = pool.take();
-          filled = 0;
-        }
-      }
-    } catch {
-      // The process was killed or failed: frames() judges by its exit.
-    } finally {
-      pool.give(current);
-      this.ended = true;
-      this.notify();
-    }
   }
 
   private checkSeek(k: number, firstPts: number): void {
@@ -376,9 +330,7 @@ export class BatchRun {
 
   cancel(): void {
     this.tool.kill();
-    this.reading.then(() => {
-      for (const pixels of this.ready.splice(0)) this.context.buffers.give(pixels);
-    });
+    this.tool.close();
   }
 
   async *frames(): AsyncGenerator<DecodedFrame> {
@@ -390,12 +342,7 @@ export class BatchRun {
     let group = 0;
     try {
       for (let slot = 0; slot < total; slot++) {
-        while (this.ready.length === 0 && !this.ended) {
-          await new Promise<void>((r) => {
-            this.wake = r;
-          });
-        }
-        const pixels = this.ready.shift();
+        const pixels = await this.tool.nextFrame();
         if (!pixels) break;
         while (group + 1 < this.groups.length && slot >= this.offsets[group + 1]) group++;
         const timeline = this.timelines[group];
@@ -419,8 +366,7 @@ export class BatchRun {
       }
     } finally {
       if (this.delivered < total) this.tool.kill();
-      await this.reading;
-      for (const pixels of this.ready.splice(0)) pool.give(pixels);
+      this.tool.close();
     }
     const { code } = await this.tool.exited;
     this.context.signal.throwIfAborted();

@@ -1,8 +1,9 @@
 // The thin shell that runs ffmpeg and ffprobe: its own process group (so a deadline kills
 // every thread and helper at once), stderr read line by line with a tail kept for the logs.
 
-import type { ChildProcessByStdio } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
+import type { Socket } from "node:net";
 import type { Readable } from "node:stream";
 import { PassThrough } from "node:stream";
 import { log } from "../log.ts";
@@ -45,7 +46,6 @@ export interface RunOptions {
 }
 
 export interface RunningTool {
-  readonly stdout: Readable;
   readonly commandLine: string;
   /** Settles when the process has exited and stderr is drained. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -56,14 +56,60 @@ export interface RunningTool {
   kill(): void;
 }
 
+/** A tool whose stdout we read as a stream. */
+export interface RunningToolWithOutput extends RunningTool {
+  readonly stdout: Readable;
+}
+
 const MEDIA_TOOL_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
 
-export function startTool(tool: MediaTool, args: string[], options: RunOptions = {}): RunningTool {
-  const commandLine = [toolPath(tool), ...args.map(shellQuote)].join(" ");
-  const child: ChildProcessByStdio<null, Readable, Readable> = spawn(toolPath(tool), args, {
+export function startTool(
+  tool: MediaTool,
+  args: string[],
+  options: RunOptions = {},
+): RunningToolWithOutput {
+  const { child, running } = launch(tool, args, "pipe", options);
+  if (!child.stdout) throw new Error(`${tool} started without a stdout pipe`);
+  // Node resumes (and so discards) a child's unread stdout when the child exits; a run started
+  // ahead of time would lose its frames. Piping keeps them (a 'readable' listener would too,
+  // but then a later reader never hears of data already buffered), and keeps the backpressure.
+  const stdout = child.stdout.pipe(new PassThrough({ highWaterMark: 1024 * 1024 }));
+  return { ...running, stdout };
+}
+
+/**
+ * Starts a tool whose stdout is a socket we already hold (ffmpeg/frame-pipe.ts), so its
+ * output never passes through a Node stream. Our copy of that end is closed once spawned.
+ */
+export function startToolInto(
+  tool: MediaTool,
+  args: string[],
+  stdout: Socket,
+  options: RunOptions = {},
+): RunningTool {
+  try {
+    return launch(tool, args, stdout, options).running;
+  } finally {
+    stdout.destroy();
+  }
+}
+
+/** The command as a shell would run it, for logs and errors. */
+export function commandLineOf(tool: MediaTool, args: string[]): string {
+  return [toolPath(tool), ...args.map(shellQuote)].join(" ");
+}
+
+function launch(
+  tool: MediaTool,
+  args: string[],
+  stdout: "pipe" | Socket,
+  options: RunOptions,
+): { child: ChildProcess; running: RunningTool } {
+  const commandLine = commandLineOf(tool, args);
+  const child = spawn(toolPath(tool), args, {
     // Decoders of untrusted media see no secrets (INTERNAL_TOKEN) and no proxy settings.
     ...mediaSpawnOptions(MEDIA_TOOL_ENV),
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: ["ignore", stdout, "pipe"],
   });
   const tail: string[] = [];
   let exited = false;
@@ -80,18 +126,20 @@ export function startTool(tool: MediaTool, args: string[], options: RunOptions =
   if (options.signal?.aborted) kill();
 
   let partial = "";
+  const stderr = child.stderr;
+  if (!stderr) throw new Error(`${tool} started without a stderr pipe`);
   const stderrDone = new Promise<void>((resolve) => {
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
+    stderr.setEncoding("utf8");
+    stderr.on("data", (chunk: string) => {
       const lines = (partial + chunk).split("\n");
       partial = lines.pop() ?? "";
       for (const line of lines) keepLine(line);
     });
-    child.stderr.on("end", () => {
+    stderr.on("end", () => {
       if (partial) keepLine(partial);
       resolve();
     });
-    child.stderr.on("error", () => resolve());
+    stderr.on("error", () => resolve());
   });
   function keepLine(line: string) {
     if (options.onStderrLine?.(line) === true) return;
@@ -117,17 +165,15 @@ export function startTool(tool: MediaTool, args: string[], options: RunOptions =
   // A spawn failure is reported through `exited`; keep it from surfacing as unhandled first.
   exitedPromise.catch(() => {});
 
-  // Node resumes (and so discards) a child's unread stdout when the child exits; a run started
-  // ahead of time would lose its frames. Piping keeps them (a 'readable' listener would too,
-  // but then a later reader never hears of data already buffered), and keeps the backpressure.
-  const stdout = child.stdout.pipe(new PassThrough({ highWaterMark: 1024 * 1024 }));
   return {
-    stdout,
-    commandLine,
-    exited: exitedPromise,
-    stderrClosed: stderrDone,
-    stderrTail: () => tail.join("\n"),
-    kill,
+    child,
+    running: {
+      commandLine,
+      exited: exitedPromise,
+      stderrClosed: stderrDone,
+      stderrTail: () => tail.join("\n"),
+      kill,
+    },
   };
 }
 

@@ -55,11 +55,11 @@ describe("batched seeks", () => {
     expect(run.outcome.frames.map((f) => f.pts)).toEqual(
       expected.map((n) => Math.round((n / fps) * 1e6) / 1e6),
     );
-    // 11 seek groups (14.9 and 15.03 share a GOP) in three batches of at most four, none
-    // decoded again alone.
+    // 11 seek groups (14.9 and 15.03 share a GOP) split evenly into two batches that decode
+    // side by side (six and five), none decoded again alone.
     const [plan] = logged("decode plan");
     expect(plan.times).toBe(12);
-    expect(plan.runs).toBe(3);
+    expect(plan.runs).toBe(2);
     expect(logged("batch group decoded alone")).toEqual([]);
   });
 
@@ -69,9 +69,10 @@ describe("batched seeks", () => {
     const timestamps = [2.5, 4.3, 6.1, 8.9, 10.5, 11.99];
     const run = await runJob(video, { mode: "timestamps", timestamps }, { strategy: "sparse" });
     expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
-    // 2.5, 4.3 and 6.1 batched (over 5 s before the end); 8.9 alone; 10.5 and 11.99 share a
-    // GOP and run alone to the end of the file.
-    expect(logged("decode plan")[0].runs).toBe(3);
+    // 2.5, 4.3 and 6.1 batchable (over 5 s before the end), split for two cores: 2.5 and 4.3
+    // in one batch, 6.1 alone; 8.9 alone; 10.5 and 11.99 share a GOP and run alone to the end
+    // of the file.
+    expect(logged("decode plan")[0].runs).toBe(4);
     expect(logged("batch group decoded alone")).toEqual([]);
   });
 });
