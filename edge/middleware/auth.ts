@@ -11,7 +11,7 @@ import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
-import { type D1Reader, preparedSelect } from "../storage/prepared-select.ts";
+import { type D1Reader, preparedStatement } from "../storage/prepared-select.ts";
 import { enforceIpRate, enforceRate } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
@@ -68,6 +68,22 @@ function cachedKey(hash: string): KeyRow | undefined {
   return cached && cached.until > Date.now() ? cached.row : undefined;
 }
 
+/**
+ * The hashes of keys seen lately, so a key sending many requests is hashed once per isolate
+ * (bounded like the key cache). Only well-formed keys get here; a hash says nothing about
+ * whether the key is live, which is checked in D1 on every request as before.
+ */
+const keyHashes = new Map<string, string>();
+
+async function hashOf(key: string): Promise<string> {
+  const known = keyHashes.get(key);
+  if (known) return known;
+  const hash = await hashApiKey(key);
+  if (keyHashes.size >= KEY_CACHE_MAX) keyHashes.clear();
+  keyHashes.set(key, hash);
+  return hash;
+}
+
 /** Forgets a key in this isolate (the dashboard calls it as it revokes one). */
 export function forgetApiKey(hash: string) {
   keyCache.delete(hash);
@@ -90,9 +106,9 @@ async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
 }
 
 /** The key by primary key, unless revoked: the re-check every request of a remembered key makes. */
-const LIVE_KEY = preparedSelect(apiKeys, (db) =>
+const LIVE_KEY = preparedStatement((db) =>
   db
-    .select()
+    .select({ id: apiKeys.id })
     .from(apiKeys)
     .where(and(eq(apiKeys.id, sql.placeholder("keyId")), isNull(apiKeys.revokedAt)))
     .limit(1),
@@ -205,7 +221,7 @@ async function authenticate(c: Context<AppEnv>, next: () => Promise<void>, defer
   // The checksum is checked before any lookup: a made-up key never reaches D1. A value with
   // our prefix is a key by the spec's definition, so a bad one is `invalid`, not `malformed`.
   if (!isWellFormedApiKey(credential.key)) await refuseUnknownKey(c);
-  const hash = await hashApiKey(credential.key);
+  const hash = await hashOf(credential.key);
   const cached = deferCheck ? cachedKey(hash) : undefined;
   const row = cached ? await keyWithDeferredCheck(c, hash, cached) : await verifiedKey(c, hash);
   if (!row || !timingSafeEqualHex(row.keyHash, hash)) await refuseUnknownKey(c);

@@ -3,22 +3,36 @@
 // share of an authenticated read's own CPU time (its entity checks and SQL assembly); the SQL
 // text and the row decoding stay drizzle's, from the same schema, so the rows are the ones a
 // drizzle select returns.
-import { fillPlaceholders, getTableColumns, type Query, type Table } from "drizzle-orm";
+import { Column, fillPlaceholders, getTableColumns, type Query, type Table } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import type { Db } from "../context.ts";
 
 /** D1's binding or one of its sessions: both prepare statements and run batches. */
 export type D1Reader = Pick<D1Database, "prepare" | "batch">;
 
-export interface PreparedSelect<Row> {
+export interface PreparedStatement {
   /** The statement with its placeholders filled, for `.all()` or a D1 batch. */
   bind(d1: D1Reader, values: Record<string, unknown>): D1PreparedStatement;
+}
+
+export interface PreparedSelect<Row> extends PreparedStatement {
   /** The rows of the statement's result, decoded as drizzle decodes them. */
   rows(result: D1Result): Row[];
 }
 
 // Only builds SQL text: the client is never called.
 const builder = drizzle({} as D1Database);
+
+/** A statement written with drizzle, its values given as `sql.placeholder(name)`. */
+export function preparedStatement(build: (db: Db) => { toSQL(): Query }): PreparedStatement {
+  let query: Query | undefined;
+  return {
+    bind(d1, values) {
+      query ??= build(builder).toSQL();
+      return d1.prepare(query.sql).bind(...fillPlaceholders(query.params, values));
+    },
+  };
+}
 
 /**
  * A select of every column of `table` (as `db.select().from(table)…`), its values given as
@@ -28,20 +42,23 @@ export function preparedSelect<T extends Table>(
   table: T,
   build: (db: Db) => { toSQL(): Query },
 ): PreparedSelect<T["$inferSelect"]> {
-  let query: Query | undefined;
-  const columns = Object.entries(getTableColumns(table));
+  const columns = Object.entries(getTableColumns(table)).map(([property, column]) => ({
+    property,
+    name: column.name,
+    // Most columns store what they hold; only the others (JSON, booleans, dates) are decoded.
+    decode:
+      column.mapFromDriverValue === Column.prototype.mapFromDriverValue
+        ? undefined
+        : (value: unknown) => column.mapFromDriverValue(value),
+  }));
   return {
-    bind(d1, values) {
-      query ??= build(builder).toSQL();
-      return d1.prepare(query.sql).bind(...fillPlaceholders(query.params, values));
-    },
+    ...preparedStatement(build),
     rows(result) {
       return (result.results as Record<string, unknown>[]).map((raw) => {
         const row: Record<string, unknown> = {};
-        for (const [property, column] of columns) {
-          const value = raw[column.name];
-          row[property] =
-            value === null || value === undefined ? null : column.mapFromDriverValue(value);
+        for (const { property, name, decode } of columns) {
+          const value = raw[name] ?? null;
+          row[property] = value === null || !decode ? value : decode(value);
         }
         return row as T["$inferSelect"];
       });

@@ -96,6 +96,13 @@ async function call(db: D1Database, path: string, headers: Record<string, string
   return { status: response.status, text: await response.text() };
 }
 
+/** The primary's bookmark now. */
+async function primaryBookmark(): Promise<string> {
+  const session = env.DB.withSession("first-primary");
+  await session.prepare("SELECT 1").first();
+  return session.getBookmark() ?? "";
+}
+
 async function revoke(account: TestAccount) {
   // Straight in D1, as another isolate's dashboard would: this isolate's cache still has it.
   await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
@@ -109,20 +116,27 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
     const jobId = await completedJob(account);
     // The first read looks the key up by hash (and notes its use); the key is remembered.
     expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status).toBe(200);
-    const { db, calls, sessions } = recordingDb();
-    const read = await call(db, `/v1/jobs/${jobId}`, account.auth);
-    expect(read.status).toBe(200);
-    expect(sessions).toEqual(["first-primary"]);
-    expect(calls).toHaveLength(1);
-    const [batch] = calls;
-    expect(batch.kind).toBe("batch");
-    const statements = batch.kind === "batch" ? batch.sql : [];
-    expect(statements).toHaveLength(3);
-    expect(
-      statements.some((s) => /from "api_keys"/.test(s) && /"revoked_at" is null/.test(s)),
-    ).toBe(true);
-    expect(statements.some((s) => /from "jobs"/.test(s))).toBe(true);
-    expect(statements.some((s) => /from "frames"/.test(s))).toBe(true);
+    const bookmark = await primaryBookmark();
+    // Without a bookmark on the plain binding; with one in a session that starts on the primary.
+    for (const [headers, expectedSessions] of [
+      [account.auth, []],
+      [{ ...account.auth, "x-d1-bookmark": bookmark }, ["first-primary"]],
+    ] as const) {
+      const { db, calls, sessions } = recordingDb();
+      const read = await call(db, `/v1/jobs/${jobId}`, headers);
+      expect(read.status).toBe(200);
+      expect(sessions).toEqual(expectedSessions);
+      expect(calls).toHaveLength(1);
+      const [batch] = calls;
+      expect(batch.kind).toBe("batch");
+      const statements = batch.kind === "batch" ? batch.sql : [];
+      expect(statements).toHaveLength(3);
+      const keyCheck = statements.filter((s) => /from "api_keys"/.test(s));
+      expect(keyCheck).toHaveLength(1);
+      expect(keyCheck[0]).toMatch(/"revoked_at" is null/);
+      expect(statements.some((s) => /from "jobs"/.test(s))).toBe(true);
+      expect(statements.some((s) => /from "frames"/.test(s))).toBe(true);
+    }
   });
 
   it("refuses a key revoked elsewhere on its next request, on every authenticated route", async () => {
@@ -131,6 +145,7 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
       () => `/v1/jobs/${crypto.randomUUID()}`,
       () => "/v1/jobs/not-a-job-id",
       (jobId: string) => `/v1/jobs/${jobId}?wait=true`,
+      (jobId: string) => `/v1/jobs/${jobId}#with-bookmark`,
       () => "/v1/jobs",
       () => "/v1/usage",
     ];
@@ -141,7 +156,12 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
       expect(warm.status).toBe(200);
       await revoke(account);
       const path = route(jobId);
-      const refused = await call(env.DB, path, account.auth);
+      // A client that follows its reads with bookmarks takes the session path.
+      const [target, withBookmark] = path.split("#");
+      const headers = withBookmark
+        ? { ...account.auth, "x-d1-bookmark": await primaryBookmark() }
+        : account.auth;
+      const refused = await call(env.DB, target, headers);
       expect(refused.status, path).toBe(401);
       expect(JSON.parse(refused.text), path).toMatchObject({
         data: { name: "InvalidApiKey", reason: "invalid" },
