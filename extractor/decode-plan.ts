@@ -4,7 +4,9 @@
 import type { PlannedFrame } from "../schema/frame-plan.ts";
 import type { BatchGroup, DecodeContext, DecodedFrame, DecodeGroup } from "./decode.ts";
 import { BatchRun, DecodeRun, decodeBatch, decodeGroup, shortRun } from "./decode.ts";
-import { probeKeyframesBefore } from "./ffmpeg/probe.ts";
+import { formatSeconds } from "./ffmpeg/args.ts";
+import type { KeyframeRow } from "./ffmpeg/probe.ts";
+import { probeKeyframesAt, probeKeyframesBefore } from "./ffmpeg/probe.ts";
 import type { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import {
@@ -19,6 +21,41 @@ export interface DecodeSettings {
   strategy: "auto" | "dense" | "sparse";
   /** ffmpeg runs started before the current one is done (default 1, 0 at 4K). */
   runsAhead?: number;
+  /** Keyframes looked up alongside the probe (lookUpKeyframesEarly), if any. */
+  keyframeHints?: KeyframeHints | null;
+}
+
+/**
+ * Absolute time, as ffprobe was given it (formatSeconds: to the microsecond, as the plan's times
+ * are too) → the keyframe row found at or before it, for the first video stream.
+ */
+export type KeyframeHints = Map<string, KeyframeRow | null>;
+
+// Past this many exact times, an early lookup that may go unused is not worth its reads.
+const MAX_EARLY_KEYFRAME_QUERIES = 64;
+
+/**
+ * Where the keyframes before exact timestamps lie, asked at the same time as the probe instead
+ * of after it (the plan needs them before any decode starts; over the relay each ffprobe run
+ * costs ~0.1 s of start-up and round trips). It asks the first video stream and takes the
+ * times as absolute, so chooseGroups uses the answer only where the probe then picks that
+ * stream and the video starts at 0; otherwise it asks again as before. Null when not worth it.
+ */
+export function lookUpKeyframesEarly(
+  input: string,
+  timestamps: number[] | null,
+  strategy: DecodeSettings["strategy"],
+  signal?: AbortSignal,
+): Promise<KeyframeHints | null> {
+  const times = [...new Set(timestamps ?? [])].sort((a, b) => a - b);
+  const gapped = times.some((t, i) => i > 0 && t - times[i - 1] > 0.5);
+  if (strategy === "dense" || times.length < 2 || !gapped) return Promise.resolve(null);
+  if (times.length > MAX_EARLY_KEYFRAME_QUERIES) return Promise.resolve(null);
+  return probeKeyframesAt(input, "v:0", times, signal).then(
+    (rows) => new Map(times.map((t, i) => [formatSeconds(t), rows[i]])),
+    // A failed lookup costs nothing but the plan's own lookup later.
+    () => null,
+  );
 }
 
 // Past this many seek points, asking where every keyframe is costs more than it can save.
@@ -115,19 +152,27 @@ export async function decodeAll(
   context: DecodeContext,
   wanted: PlannedFrame[],
   writer: FrameWriter,
-  { strategy, runsAhead }: DecodeSettings,
+  { strategy, runsAhead, keyframeHints }: DecodeSettings,
 ): Promise<void> {
   const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
   const framesAt = new Map<number, PlannedFrame[]>();
   for (const frame of wanted) {
     framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
   }
-  const { groups: chosen, keyframeOf } = await chooseGroups(context, times, strategy);
+  const {
+    groups: chosen,
+    keyframeOf,
+    keyframesFrom,
+  } = await chooseGroups(context, times, strategy, keyframeHints ?? null);
   // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
   const { width, height } = context.video;
   const ahead = runsAhead ?? (width * height > 2560 * 1440 ? 0 : 1);
   const groups = packBatches(chosen, batchableIn(context, keyframeOf), ahead + 1);
-  log("debug", "decode plan", { times: times.length, runs: groups.length });
+  log("debug", "decode plan", {
+    times: times.length,
+    runs: groups.length,
+    keyframes_from: keyframesFrom,
+  });
   const started: Unit[] = [];
   let nextGroup = 0;
   try {
@@ -155,10 +200,13 @@ async function chooseGroups(
   context: DecodeContext,
   times: number[],
   strategy: DecodeSettings["strategy"],
+  hints: KeyframeHints | null,
 ) {
   // Keyframes known at seek points (seek seconds → keyframe seconds): they bound batch reads.
   const keyframeOf = new Map<number, number>();
-  if (strategy === "dense") return { groups: [{ seekSeconds: null, times }], keyframeOf };
+  if (strategy === "dense") {
+    return { groups: [{ seekSeconds: null, times }], keyframeOf, keyframesFrom: null };
+  }
   const minimumSkip =
     strategy === "sparse" ? 0 : minimumSkipSeconds(decodeCostModel(context.video));
   const later = seekCandidates(times, minimumSkip);
@@ -166,14 +214,14 @@ async function chooseGroups(
   // join a batch (the plan itself never needs it).
   const candidates = later.length > 0 && times[0] > minimumSkip ? [0, ...later] : later;
   const keyframes = new Map<number, number | null>();
+  let keyframesFrom: "early lookup" | "probe" | null = null;
   if (candidates.length > 0 && candidates.length <= MAX_KEYFRAME_QUERIES) {
     const start = context.video.startTime;
-    const found = await probeKeyframesBefore(
-      context.input,
-      context.video,
-      candidates.map((i) => start + times[i]),
-      context.signal,
-    );
+    const absolute = candidates.map((i) => start + times[i]);
+    const early = hinted(hints, absolute, context.video.streamIndex);
+    keyframesFrom = early ? "early lookup" : "probe";
+    const found =
+      early ?? (await probeKeyframesBefore(context.input, context.video, absolute, context.signal));
     candidates.forEach((i, n) => {
       keyframes.set(i, found[n] === null ? null : found[n] - start);
     });
@@ -182,5 +230,22 @@ async function chooseGroups(
   return {
     groups: planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip),
     keyframeOf,
+    keyframesFrom,
   };
+}
+
+/** The early lookup's keyframes for these absolute times, if it has every one for this stream. */
+function hinted(
+  hints: KeyframeHints | null,
+  absolute: number[],
+  streamIndex: number,
+): number[] | null {
+  if (!hints) return null;
+  const keyframes: number[] = [];
+  for (const t of absolute) {
+    const row = hints.get(formatSeconds(t));
+    if (!row || row.streamIndex !== streamIndex) return null;
+    keyframes.push(row.keyframe);
+  }
+  return keyframes;
 }

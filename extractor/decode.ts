@@ -2,6 +2,7 @@
 // picture per wanted time to a pipe; we cut the stream into pictures by byte count and name
 // each one's own pts from showinfo. Reading the pipe only as fast as frames are consumed is the
 // backpressure that keeps memory flat however long the video is.
+import { availableParallelism } from "node:os";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import { batchDecodeArgs, decodeArgs } from "./ffmpeg/args.ts";
 import { FrameTool } from "./ffmpeg/frame-pipe.ts";
@@ -75,6 +76,18 @@ const PART_END_LINE = /^\[http @ [^\]]+\] \[error\] Stream ends prematurely/;
 // it with the least CPU, and the next run decodes on the other core meanwhile (measured).
 const SHORT_RUN_SECONDS = 5;
 
+/**
+ * Decoder threads for a long run (ffmpeg's own choice is one per core plus one). Up to 1440p,
+ * three frame threads per core: the encoder takes its share of the cores while ffmpeg decodes,
+ * and more pictures in flight keep decoding going meanwhile (a 1080p picture is ~3 MB). Above,
+ * one per core: a 2160p picture is ~12 MB, and one thread per core both holds less (ffmpeg's
+ * chain 219 MB instead of 245) and decodes faster (10 s of 2160p: 1.95 s instead of 2.26 s).
+ */
+export function longRunThreads(video: { width: number; height: number }): number {
+  const cores = availableParallelism();
+  return video.width * video.height > 2560 * 1440 ? cores : cores * 3;
+}
+
 export function shortRun(group: DecodeGroup): boolean {
   return (
     group.seekSeconds !== null &&
@@ -125,7 +138,7 @@ export class DecodeRun {
       slots: this.slots,
       timeBase: context.video.timeBase,
       picture: context.picture,
-      threads: shortRun(group) ? 1 : undefined,
+      threads: shortRun(group) ? 1 : longRunThreads(context.video),
     });
     // One frame read ahead: the next is read while the consumer encodes this one.
     this.tool = new FrameTool(args, context.buffers, 1, {

@@ -9,7 +9,8 @@ import { attachCaptions } from "./context/captions.ts";
 import { describeVideo } from "./context/video.ts";
 import type { DecodeContext } from "./decode.ts";
 import { FrameBufferPool } from "./decode.ts";
-import { decodeAll } from "./decode-plan.ts";
+import type { KeyframeHints } from "./decode-plan.ts";
+import { decodeAll, lookUpKeyframesEarly } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { MediaProbe, VideoProbe } from "./ffmpeg/probe.ts";
@@ -133,6 +134,12 @@ async function runJob(
   outcome: ExtractionOutcome,
 ): Promise<void> {
   const { signal } = settings;
+  const keyframeHints = lookUpKeyframesEarly(
+    job.input,
+    job.options.mode === "timestamps" ? (job.options.timestamps ?? null) : null,
+    settings.strategy,
+    signal,
+  );
   const probe = await probeVideo(job.input, signal);
   const video = probe.video;
   const duration = video.durationSeconds ?? (await scanVideoDuration(job.input, video, signal));
@@ -209,7 +216,14 @@ async function runJob(
     if (job.options.storyboard) writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
     await writer.open();
     try {
-      await decodeWanted(context, wanted, writer, { job, plan, size, usable, settings });
+      await decodeWanted(context, wanted, writer, {
+        job,
+        plan,
+        size,
+        usable,
+        settings,
+        keyframeHints: await keyframeHints,
+      });
       log("info", "frames.decoded", {
         ...job.trace,
         frames: [...results.values()].filter((f) => f.status === "ok").length,
@@ -270,6 +284,7 @@ interface DecodeInputs {
   size: OutputSize;
   usable: number;
   settings: RunSettings;
+  keyframeHints: KeyframeHints | null;
 }
 
 /**
@@ -281,11 +296,11 @@ async function decodeWanted(
   context: DecodeContext,
   wanted: PlannedFrame[],
   writer: FrameWriter,
-  { job, plan, size, usable, settings }: DecodeInputs,
+  { job, plan, size, usable, settings, keyframeHints }: DecodeInputs,
 ): Promise<void> {
   const strategy =
     job.options.mode === "keyframes" && settings.strategy === "auto" ? "sparse" : settings.strategy;
-  const decodeSettings = { strategy, runsAhead: settings.runsAhead };
+  const decodeSettings = { strategy, runsAhead: settings.runsAhead, keyframeHints };
   const skip = job.options.skip ?? [];
   if (skip.length === 0) {
     // Interval and count times are an even grid, which one run takes at any length, and a

@@ -22,7 +22,9 @@ const NODE = existsSync(LOCAL_NODE) ? LOCAL_NODE : process.execPath;
 function runChild(command, args, { sampleMemory = false } = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    // As the image runs the extractor (extractor/Dockerfile; npm start does the same).
+    const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));

@@ -77,17 +77,25 @@ export function probeArgs(input: string): string[] {
   ];
 }
 
-/** One packet read after seeking to each time: the keyframe at or before it (absolute s). */
-export function keyframeProbeArgs(input: string, streamIndex: number, times: number[]): string[] {
+/**
+ * One packet read after seeking to each time: the keyframe at or before it (absolute s), with
+ * its stream. `stream` is an index, or "v:0" (the first video stream) when asked before the
+ * probe has chosen one.
+ */
+export function keyframeProbeArgs(
+  input: string,
+  stream: number | "v:0",
+  times: number[],
+): string[] {
   return [
     "-v",
     "error",
     "-select_streams",
-    String(streamIndex),
+    String(stream),
     "-read_intervals",
     times.map((t) => `${formatSeconds(t)}%+#1`).join(","),
     "-show_entries",
-    "packet=pts_time,flags",
+    "packet=stream_index,pts_time,flags",
     "-print_format",
     "csv=p=0",
     ...safeInputArgs(input),

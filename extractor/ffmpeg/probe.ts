@@ -207,18 +207,36 @@ export async function probeKeyframesBefore(
   times: number[],
   signal?: AbortSignal,
 ): Promise<(number | null)[]> {
+  const found = await probeKeyframesAt(input, video.streamIndex, times, signal);
+  return found.map((row) => (row && row.streamIndex === video.streamIndex ? row.keyframe : null));
+}
+
+/** A keyframe found by probeKeyframesAt, and the stream it belongs to. */
+export interface KeyframeRow {
+  streamIndex: number;
+  keyframe: number;
+}
+
+/** probeKeyframesBefore for a stream named before the probe has chosen one ("v:0"). */
+export async function probeKeyframesAt(
+  input: string,
+  stream: number | "v:0",
+  times: number[],
+  signal?: AbortSignal,
+): Promise<(KeyframeRow | null)[]> {
   if (times.length === 0) return [];
-  const text = await runTool("ffprobe", keyframeProbeArgs(input, video.streamIndex, times), {
-    signal,
-  });
+  const text = await runTool("ffprobe", keyframeProbeArgs(input, stream, times), { signal });
   const rows = text.trim().split("\n").filter(Boolean);
   // One row per interval; anything else (a failed seek, an early end) means we cannot pair
   // rows with times, and the caller then simply does not split there.
   if (rows.length !== times.length) return times.map(() => null);
   return rows.map((row) => {
-    const [ptsTime, flags] = row.split(",");
+    const [index, ptsTime, flags] = row.split(",");
     const pts = finite(ptsTime);
-    return pts !== null && flags?.startsWith("K") ? pts : null;
+    const streamIndex = finite(index);
+    return pts !== null && streamIndex !== null && flags?.startsWith("K")
+      ? { streamIndex, keyframe: pts }
+      : null;
   });
 }
 

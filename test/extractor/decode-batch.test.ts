@@ -60,7 +60,26 @@ describe("batched seeks", () => {
     const [plan] = logged("decode plan");
     expect(plan.times).toBe(12);
     expect(plan.runs).toBe(2);
+    // The keyframes came from the lookup made alongside the probe, not from a second ffprobe.
+    expect(plan.keyframes_from).toBe("early lookup");
     expect(logged("batch group decoded alone")).toEqual([]);
+  });
+
+  it("ask again for keyframes when the early lookup's clock is not the video's (start 1.5 s)", async () => {
+    const fps = 30;
+    const video = await makeTestVideo({
+      fps,
+      gop: 60,
+      bframes: 2,
+      durationSeconds: 30,
+      startTime: 1.5,
+    });
+    const timestamps = [3.3, 9.71, 15.05, 21.4];
+    const run = await runJob(video, { mode: "timestamps", timestamps }, { strategy: "sparse" });
+    // Times count from the video's first frame, so the expected frame numbers do too.
+    expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
+    const [plan] = logged("decode plan");
+    expect(plan.keyframes_from).toBe("probe");
   });
 
   it("leave the last seconds of a video to single runs, which see its end", async () => {
