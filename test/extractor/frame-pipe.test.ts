@@ -1,0 +1,126 @@
+// Raw frames through the socket pair (extractor/ffmpeg/frame-pipe.ts): the bytes are exactly
+// ffmpeg's own output, reading pauses while the consumer is behind, and every buffer taken is
+// handed back however the run ends. The expected bytes come from a separate ffmpeg run to a
+// file, never from the code under test.
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import type { FrameBuffers } from "../../extractor/ffmpeg/frame-pipe.ts";
+import { FrameTool } from "../../extractor/ffmpeg/frame-pipe.ts";
+
+const run = promisify(execFile);
+const WIDTH = 64;
+const HEIGHT = 48;
+const FRAME_BYTES = WIDTH * HEIGHT * 3;
+
+function frameArgs(frames: number): string[] {
+  return [
+    "-v",
+    "error",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc2=s=${WIDTH}x${HEIGHT}:r=25`,
+    "-frames:v",
+    String(frames),
+    "-f",
+    "rawvideo",
+    "-pix_fmt",
+    "rgb24",
+  ];
+}
+
+/** Counts what is taken and given back, so a leak or a runaway read shows. */
+class CountingBuffers implements FrameBuffers {
+  readonly frameBytes = FRAME_BYTES;
+  taken = 0;
+  given = 0;
+  outstandingPeak = 0;
+  take(): Buffer {
+    this.taken++;
+    this.outstandingPeak = Math.max(this.outstandingPeak, this.taken - this.given);
+    return Buffer.alloc(FRAME_BYTES);
+  }
+  give(): void {
+    this.given++;
+  }
+}
+
+async function expectedBytes(frames: number): Promise<Buffer> {
+  const dir = await mkdtemp(join(tmpdir(), "stills-frame-pipe-"));
+  try {
+    const file = join(dir, "frames.rgb");
+    await run("ffmpeg", [...frameArgs(frames), file]);
+    return await readFile(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe("frames through the socket pair", () => {
+  it("are byte for byte ffmpeg's output, frame by frame", async () => {
+    const frames = 40;
+    const buffers = new CountingBuffers();
+    const tool = new FrameTool([...frameArgs(frames), "pipe:1"], buffers, 1, {});
+    const received: Buffer[] = [];
+    for (;;) {
+      const frame = await tool.nextFrame();
+      if (!frame) break;
+      received.push(Buffer.from(frame));
+      buffers.give();
+    }
+    tool.close();
+    expect((await tool.exited).code).toBe(0);
+    expect(received).toHaveLength(frames);
+    expect(Buffer.concat(received).equals(await expectedBytes(frames))).toBe(true);
+  });
+
+  it("pause reading while the consumer is behind, so only a few frames are ever out", async () => {
+    const buffers = new CountingBuffers();
+    const tool = new FrameTool([...frameArgs(60), "pipe:1"], buffers, 1, {});
+    let count = 0;
+    for (;;) {
+      const frame = await tool.nextFrame();
+      if (!frame) break;
+      count++;
+      // A slow consumer: ffmpeg could write every frame meanwhile if nothing held it back.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      buffers.give();
+    }
+    tool.close();
+    expect(count).toBe(60);
+    // The frame the consumer holds, one read ahead, one being filled.
+    expect(buffers.outstandingPeak).toBeLessThanOrEqual(3);
+  });
+
+  it("hand every buffer back when the consumer stops early and the process is killed", async () => {
+    const buffers = new CountingBuffers();
+    const tool = new FrameTool(
+      [...frameArgs(500), "pipe:1"],
+      buffers,
+      Number.POSITIVE_INFINITY,
+      {},
+    );
+    const first = await tool.nextFrame();
+    expect(first).not.toBeNull();
+    buffers.give();
+    tool.kill();
+    tool.close();
+    await tool.exited;
+    // Give the socket's close a turn to return the frame it was filling.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(buffers.given).toBe(buffers.taken);
+  });
+
+  it("never start ffmpeg when killed before the pipe is open", async () => {
+    const buffers = new CountingBuffers();
+    const tool = new FrameTool([...frameArgs(10), "pipe:1"], buffers, 1, {});
+    tool.kill();
+    expect(await tool.exited).toEqual({ code: null, signal: "SIGKILL" });
+    expect(await tool.nextFrame()).toBeNull();
+    expect(buffers.given).toBe(buffers.taken);
+  });
+});
