@@ -13,7 +13,7 @@ import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
-import { fileLinker } from "../files.ts";
+import { type FileLinker, fileLinker, presignSettings } from "../files.ts";
 import { keyCheckFor } from "../middleware/auth.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
@@ -44,10 +44,60 @@ export function baseUrl(c: Context<AppEnv>): string {
   return publicBaseUrl(c.env, c.req.url);
 }
 
-function linkerFor(c: Context<AppEnv>, row: { status: string; expiresAt: string | null }) {
-  return filesAreLive(row) && row.expiresAt
-    ? fileLinker(edgeConfig(c.env).secrets.fileUrlSecret, baseUrl(c), row.expiresAt)
-    : null;
+/**
+ * What signing a job's URLs needs from the settings, per env object (settings reach an
+ * isolate once; a test's own env is another object): reading the settings three times took
+ * longer than signing.
+ */
+const linkSettings = new WeakMap<
+  Env,
+  { secret: string; publicBaseUrl: string | null; presigned: boolean }
+>();
+
+function linkSettingsOf(env: Env) {
+  let settings = linkSettings.get(env);
+  if (!settings) {
+    const config = edgeConfig(env);
+    settings = {
+      secret: config.secrets.fileUrlSecret,
+      publicBaseUrl: config.publicBaseUrl ?? null,
+      presigned: presignSettings() !== null,
+    };
+    linkSettings.set(env, settings);
+  }
+  return settings;
+}
+
+/**
+ * URLs the edge signs are a pure function of (secret, origin, expiry, file): a job polled for
+ * its URLs is given the same ones, remembered per isolate after its first read. Presigned R2
+ * URLs carry the time they were signed and are made anew.
+ */
+const SIGNED_URLS_MAX = 4096;
+const signedUrls = new Map<string, string>();
+
+function linkerFor(
+  c: Context<AppEnv>,
+  row: { status: string; expiresAt: string | null },
+): FileLinker | null {
+  if (!filesAreLive(row) || !row.expiresAt) return null;
+  const settings = linkSettingsOf(c.env);
+  const origin = settings.publicBaseUrl ?? baseUrl(c);
+  const expiresAt = row.expiresAt;
+  if (settings.presigned) return fileLinker(settings.secret, origin, expiresAt);
+  const prefix = `${settings.secret}\n${origin}\n${expiresAt}\n`;
+  let linker: FileLinker | undefined;
+  return {
+    async url(key) {
+      const known = signedUrls.get(prefix + key);
+      if (known) return known;
+      linker ??= fileLinker(settings.secret, origin, expiresAt);
+      const url = await linker.url(key);
+      if (signedUrls.size >= SIGNED_URLS_MAX) signedUrls.clear();
+      signedUrls.set(prefix + key, url);
+      return url;
+    },
+  };
 }
 
 function frameRows(db: Db, jobId: string) {
