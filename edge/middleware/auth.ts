@@ -246,29 +246,30 @@ async function authenticate(c: Context<AppEnv>, next: () => Promise<void>, defer
 export const requireApiKey = createMiddleware<AppEnv>((c, next) => authenticate(c, next, false));
 
 /**
- * requireApiKey for a read route that runs one D1 batch on the primary: a remembered key's
- * re-check rides in that batch (keyCheckFor) instead of costing a D1 round trip of its own.
- * The guarantee is unchanged: the batch reads the primary, and whatever the route does, the
- * request is answered 401 when the key has been revoked (checked after the route if its
- * batch never ran).
+ * requireApiKey for a read route that reads D1 once, on the primary: a remembered key's
+ * re-check rides in that read (keyCheckFor) instead of costing a D1 round trip of its own.
+ * The guarantee is unchanged: the read is on the primary, and whatever the route does, the
+ * request is answered 401 when the key has been revoked (checked after the route if its read
+ * never ran).
  */
 export const requireApiKeyInRead = createMiddleware<AppEnv>((c, next) =>
   authenticate(c, next, true),
 );
 
 /**
- * The request's deferred key re-check, for the route's primary batch: `statement` is its
- * statement and `settle` judges the rows it returned (throwing 401 for a revoked key). None
- * when the key was already checked in this request.
+ * The request's deferred key re-check, for the route's read on the primary: `query` selects
+ * the key while it is live (SQL and its values, to embed as `EXISTS (…)` in the route's own
+ * statement) and `settle` judges the answer (throwing 401 for a revoked key). None when the
+ * key was already checked in this request.
  */
 export function keyCheckFor(c: Context<AppEnv>) {
   const deferred = deferredChecks.get(c);
   if (!deferred || deferred.settled) return undefined;
   return {
-    statement: (d1: D1Reader) => LIVE_KEY.bind(d1, { keyId: deferred.keyId }),
-    settle: async (rows: unknown[]) => {
+    query: LIVE_KEY.query({ keyId: deferred.keyId }),
+    settle: async (live: boolean) => {
       deferred.settled = true;
-      if (rows.length > 0) return;
+      if (live) return;
       keyCache.delete(deferred.hash);
       await refuseUnknownKey(c);
     },

@@ -13,6 +13,8 @@ export type D1Reader = Pick<D1Database, "prepare" | "batch">;
 export interface PreparedStatement {
   /** The statement with its placeholders filled, for `.all()` or a D1 batch. */
   bind(d1: D1Reader, values: Record<string, unknown>): D1PreparedStatement;
+  /** Its SQL and filled values, to embed in a larger statement. */
+  query(values: Record<string, unknown>): Query;
 }
 
 export interface PreparedSelect<Row> extends PreparedStatement {
@@ -25,12 +27,17 @@ const builder = drizzle({} as D1Database);
 
 /** A statement written with drizzle, its values given as `sql.placeholder(name)`. */
 export function preparedStatement(build: (db: Db) => { toSQL(): Query }): PreparedStatement {
-  let query: Query | undefined;
+  let built: Query | undefined;
+  const query = (values: Record<string, unknown>) => {
+    built ??= build(builder).toSQL();
+    return { sql: built.sql, params: fillPlaceholders(built.params, values) };
+  };
   return {
     bind(d1, values) {
-      query ??= build(builder).toSQL();
-      return d1.prepare(query.sql).bind(...fillPlaceholders(query.params, values));
+      const { sql, params } = query(values);
+      return d1.prepare(sql).bind(...params);
     },
+    query,
   };
 }
 
