@@ -51,9 +51,9 @@ type KeyRow = { keyId: string; keyHash: string; account: AccountRow };
 
 /**
  * Verified keys are remembered in the isolate for a few seconds, with their account. A
- * remembered key is still checked against D1 on every request (a primary-key read of the key
- * alone, run alongside the rate-limit check: no extra wait where the limiter is consulted, one
- * D1 read where a local rate lease answers), so a key revoked anywhere is refused from the
+ * remembered key is still checked against D1 on the primary on every request (a primary-key
+ * read of the key alone, run alongside the rate-limit check; on GET /v1/jobs/{id} a column of
+ * the job read itself, requireApiKeyInRead), so a key revoked anywhere is refused from the
  * next request on, on every isolate. What the cache saves is the lookup by hash and the join
  * with the account before the rate limit can start. Handlers that need live balances read the
  * account again; the cached row serves only its id and plan (so a plan change reaches the rate
@@ -150,8 +150,8 @@ function rateOf(account: AccountRow): number {
 }
 
 /**
- * A remembered key's D1 re-check, left for the route's own D1 batch (requireApiKeyInRead):
- * `settled` once its answer has been judged.
+ * A remembered key's D1 re-check, left for the route's own read on the primary
+ * (requireApiKeyInRead): `settled` once its answer has been judged.
  */
 interface DeferredKeyCheck {
   keyId: string;
@@ -185,7 +185,7 @@ async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | u
 }
 
 /**
- * A remembered key whose D1 re-check the route runs in its own batch: only the rate limit is
+ * A remembered key whose D1 re-check the route runs in its own read: only the rate limit is
  * taken here. A refused rate still re-checks the key first, so a revoked key reads 401, never
  * 429, as on every other route.
  */
@@ -232,7 +232,7 @@ async function authenticate(c: Context<AppEnv>, next: () => Promise<void>, defer
   await next();
   const deferred = deferredChecks.get(c);
   if (deferred && !deferred.settled) {
-    // The route ended before its batch ran (a 404 for a malformed id, a thrown error): the
+    // The route ended before its read ran (a 404 for a malformed id, a thrown error): the
     // re-check runs here, and a revoked key's answer becomes the 401 it would have been.
     deferred.settled = true;
     // The plain binding: the route may have switched the request to a session.
