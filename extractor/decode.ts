@@ -95,6 +95,29 @@ export function shortRun(group: DecodeGroup): boolean {
   );
 }
 
+/**
+ * A picture as delivered: its pts on the video's clock (pts is absolute, wanted relative), and
+ * whether it lies past the last frame of a file that ended early with errors.
+ */
+function deliveredFrame(
+  context: DecodeContext,
+  slot: number,
+  pixels: Buffer,
+  pts: number | null,
+  wanted: number,
+  sawErrors: boolean,
+): DecodedFrame {
+  const start = context.video.startTime;
+  const tailAllowance = Math.max(1, 3 / (context.video.frameRate ?? 30));
+  return {
+    slot,
+    pixels,
+    release: () => context.buffers.give(pixels),
+    pts: pts === null ? null : pts - start,
+    pastDecodedEnd: sawErrors && pts !== null && wanted + start - pts > tailAllowance,
+  };
+}
+
 /** A decode run whose ffmpeg failed before it delivered every frame: logged, then thrown. */
 function decodeFailure(
   tool: RunningTool,
@@ -181,9 +204,6 @@ export class DecodeRun {
 
   async *frames(): AsyncGenerator<DecodedFrame> {
     const pool = this.context.buffers;
-    const start = this.context.video.startTime;
-    const frameRate = this.context.video.frameRate ?? 30;
-    const tailAllowance = Math.max(1, 3 / frameRate);
     let slot = 0;
     try {
       for (;;) {
@@ -194,14 +214,14 @@ export class DecodeRun {
           pool.give(pixels);
           return;
         }
-        const wanted = this.group.times[slot] + start;
-        yield {
+        yield deliveredFrame(
+          this.context,
           slot,
           pixels,
-          release: () => pool.give(pixels),
-          pts: pts === null ? null : pts - start,
-          pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
-        };
+          pts,
+          this.group.times[slot],
+          this.sawErrors,
+        );
         slot++;
       }
     } finally {
@@ -349,8 +369,6 @@ export class BatchRun {
   async *frames(): AsyncGenerator<DecodedFrame> {
     const pool = this.context.buffers;
     const start = this.context.video.startTime;
-    const frameRate = this.context.video.frameRate ?? 30;
-    const tailAllowance = Math.max(1, 3 / frameRate);
     const total = this.group.times.length;
     let group = 0;
     try {
@@ -369,13 +387,14 @@ export class BatchRun {
           break;
         }
         this.delivered = slot + 1;
-        yield {
+        yield deliveredFrame(
+          this.context,
           slot,
           pixels,
-          release: () => pool.give(pixels),
-          pts: pts === null ? null : pts - start,
-          pastDecodedEnd: this.sawErrors && pts !== null && wanted - pts > tailAllowance,
-        };
+          pts,
+          this.group.times[slot],
+          this.sawErrors,
+        );
       }
     } finally {
       if (this.delivered < total) this.tool.kill();
