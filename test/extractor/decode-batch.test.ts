@@ -55,8 +55,8 @@ describe("batched seeks", () => {
     expect(run.outcome.frames.map((f) => f.pts)).toEqual(
       expected.map((n) => Math.round((n / fps) * 1e6) / 1e6),
     );
-    // 11 seek groups (14.9 and 15.03 share a GOP) split evenly into two batches that decode
-    // side by side (six and five), none decoded again alone.
+    // 11 seek groups (14.9 and 15.03 share a GOP) split into two batches of about equal
+    // decoding that run side by side, none decoded again alone.
     const [plan] = logged("decode plan");
     expect(plan.times).toBe(12);
     expect(plan.runs).toBe(2);
