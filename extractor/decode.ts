@@ -76,10 +76,6 @@ const PART_END_LINE = /^\[http @ [^\]]+\] \[error\] Stream ends prematurely/;
 // it with the least CPU, and the next run decodes on the other core meanwhile (measured).
 const SHORT_RUN_SECONDS = 5;
 
-// How far a single run's reading may get ahead of its consumer: whole frames up to 1 MiB, and
-// at least one (what the stdout stream's 1 MiB buffer allowed before the socket pair).
-const FRAMES_AHEAD_BYTES = 1024 * 1024;
-
 /**
  * Decoder threads for a long run (ffmpeg's own choice is one per core plus one). Up to 1440p,
  * three frame threads per core: the encoder takes its share of the cores while ffmpeg decodes,
@@ -167,29 +163,22 @@ export class DecodeRun {
       picture: context.picture,
       threads: shortRun(group) ? 1 : longRunThreads(context.video),
     });
-    // Frames read ahead (FRAMES_AHEAD_BYTES): the next is read while the consumer encodes this
-    // one. With one small frame of slack, a 301-frame job of a 160×90 clip stalled now and then
-    // (found by CI); the slack the stdout stream had before the socket pair makes it pass.
-    this.tool = new FrameTool(
-      args,
-      context.buffers,
-      Math.max(1, Math.floor(FRAMES_AHEAD_BYTES / context.buffers.frameBytes)),
-      {
-        signal: context.signal,
-        onStderrLine: (line) => {
-          const frame = SHOWINFO_FRAME.exec(line);
-          if (frame) {
-            // Exactly setpts' arithmetic (ticks × av_q2d(time base)), so both count alike.
-            const pts = Number(frame[1]) * (num / den);
-            if (seek !== null && this.timeline.firstFramePts === null) this.checkSeek(pts);
-            this.timeline.observeFrame(pts);
-            return true;
-          }
-          if (ERROR_LINE.test(line) && !PART_END_LINE.test(line)) this.sawErrors = true;
-          return SHOWINFO_LINE.test(line);
-        },
+    // One frame read ahead: the next is read while the consumer encodes this one.
+    this.tool = new FrameTool(args, context.buffers, 1, {
+      signal: context.signal,
+      onStderrLine: (line) => {
+        const frame = SHOWINFO_FRAME.exec(line);
+        if (frame) {
+          // Exactly setpts' arithmetic (ticks × av_q2d(time base)), so both count alike.
+          const pts = Number(frame[1]) * (num / den);
+          if (seek !== null && this.timeline.firstFramePts === null) this.checkSeek(pts);
+          this.timeline.observeFrame(pts);
+          return true;
+        }
+        if (ERROR_LINE.test(line) && !PART_END_LINE.test(line)) this.sawErrors = true;
+        return SHOWINFO_LINE.test(line);
       },
-    );
+    });
     // Slots after the last frame are flushed at end of stream; their pts is known only then.
     this.tool.stderrClosed.then(() => this.timeline.finish());
   }
@@ -220,7 +209,8 @@ export class DecodeRun {
       for (;;) {
         const pixels = await this.tool.nextFrame();
         if (!pixels) break;
-        const pts = await this.timeline.ptsOfSlot(slot);
+        // A slot after the last frame learns its pts only once ffmpeg has exited: read on.
+        const pts = await this.tool.whileWaiting(this.timeline.ptsOfSlot(slot));
         if (this.overshot) {
           pool.give(pixels);
           return;

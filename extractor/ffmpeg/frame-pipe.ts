@@ -32,6 +32,10 @@ export class FramePipe {
   private filled = 0;
   private readonly ready: Buffer[] = [];
   private ended = false;
+  /** Reading is paused by us (ready holds `ahead` frames) until the consumer takes one. */
+  private paused = false;
+  /** The consumer waits on something only reading on can bring (whileWaiting). */
+  private waiting = 0;
   private wake: (() => void) | null = null;
 
   private constructor(buffers: FrameBuffers, ahead: number) {
@@ -95,7 +99,10 @@ export class FramePipe {
     if (!this.current || this.filled < this.buffers.frameBytes) return;
     this.ready.push(this.current);
     this.current = null;
-    if (this.ready.length >= this.ahead) this.socket?.pause();
+    if (this.ready.length >= this.ahead && this.waiting === 0 && !this.paused) {
+      this.paused = true;
+      this.socket?.pause();
+    }
     this.notify();
   }
 
@@ -112,10 +119,30 @@ export class FramePipe {
       });
     }
     const frame = this.ready.shift() ?? null;
-    if (!this.ended && this.ready.length < this.ahead && this.socket?.isPaused()) {
-      this.socket.resume();
-    }
+    if (this.ready.length < this.ahead) this.resume();
     return frame;
+  }
+
+  /**
+   * Reads on, past `ahead`, until `promise` settles: for a wait that only the end of ffmpeg's
+   * output can end. The pts of slots after the last frame is known only once ffmpeg has exited,
+   * and it cannot exit while its last frames wait in a socket we stopped reading (a 720p clip
+   * at 100 frames a second stalled that way until the job's deadline).
+   */
+  async whileWaiting<T>(promise: Promise<T>): Promise<T> {
+    this.waiting++;
+    this.resume();
+    try {
+      return await promise;
+    } finally {
+      this.waiting--;
+    }
+  }
+
+  private resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.socket?.resume();
   }
 
   /** Stops reading and hands back every buffer not given to the consumer. */
@@ -163,6 +190,12 @@ export class FrameTool implements RunningTool {
   async nextFrame(): Promise<Buffer | null> {
     const pipe = await this.pipe;
     return pipe ? pipe.next() : null;
+  }
+
+  /** Reads on until `promise` settles (FramePipe.whileWaiting). */
+  async whileWaiting<T>(promise: Promise<T>): Promise<T> {
+    const pipe = await this.pipe;
+    return pipe ? pipe.whileWaiting(promise) : promise;
   }
 
   stderrTail(): string {

@@ -10,6 +10,8 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { FrameBuffers } from "../../extractor/ffmpeg/frame-pipe.ts";
 import { FrameTool } from "../../extractor/ffmpeg/frame-pipe.ts";
+import { makeTestVideo } from "../support/videos.ts";
+import { cfrFrameAt, deliveredNumbers, runJob } from "./helpers.ts";
 
 const run = promisify(execFile);
 const WIDTH = 64;
@@ -122,5 +124,20 @@ describe("frames through the socket pair", () => {
     expect(await tool.exited).toEqual({ code: null, signal: "SIGKILL" });
     expect(await tool.nextFrame()).toBeNull();
     expect(buffers.given).toBe(buffers.taken);
+  });
+});
+
+describe("a single run whose last slots come after the last frame", () => {
+  it("reads on until ffmpeg exits, so those slots learn their pts (720p, 100 frames in 1 s)", async () => {
+    // About three slots per frame: the last few lie after the last frame, whose pts is known
+    // only at the end of ffmpeg's output, and 2.7 MB each they overflow the socket. With
+    // reading paused at one frame ahead this stalled until the job's deadline.
+    const fps = 30;
+    const video = await makeTestVideo({ fps, durationSeconds: 1, width: 1280, height: 720 });
+    const run = await runJob(video, { mode: "count", count: 100 }, { deadlineSeconds: 10 });
+    expect(run.outcome.status).toBe("completed");
+    expect(await deliveredNumbers(run)).toEqual(
+      run.outcome.frames.map((f) => cfrFrameAt(f.timestamp, fps)),
+    );
   });
 });
