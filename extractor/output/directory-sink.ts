@@ -26,6 +26,9 @@ export class DirectorySink implements FrameSink {
     let bytes = 0;
     return {
       async write(chunk) {
+        // An aborted job destroys the stream while a frame's ZIP entry may still be on its way:
+        // writing then would raise an error event nobody listens to.
+        if (stream.destroyed) throw new Error("the archive was aborted");
         bytes += chunk.length;
         if (!stream.write(chunk)) await once(stream, "drain");
       },
