@@ -17,17 +17,13 @@ import { jobToApi } from "../../edge/serialize.ts";
 import { preparedSelect } from "../../edge/storage/prepared-select.ts";
 import { frames, jobs } from "../../schema/db.ts";
 import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
-import { setExtractor } from "./support/fake-extractor.ts";
-import { runFakeExtraction } from "./support/pipeline.ts";
+import { createJobRunBy } from "./support/pipeline.ts";
 
 async function completedJob(account: TestAccount): Promise<string> {
-  setExtractor(async (request) => {
-    await runFakeExtraction(request, { framesOk: 3, framesFailed: 1, processedSeconds: 20 });
-    return Response.json({ status: "completed" });
-  });
-  const created = await api("POST", "/v1/jobs?wait=true", {
-    body: { url: "https://cdn.example.com/talk.mp4", count: 4 },
-    headers: account.auth,
+  const created = await createJobRunBy(account, 4, {
+    framesOk: 3,
+    framesFailed: 1,
+    processedSeconds: 20,
   });
   expect(created.body.status).toBe("completed");
   return created.body.id;

@@ -11,8 +11,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import worker from "../../edge/index.ts";
 import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
-import { setExtractor } from "./support/fake-extractor.ts";
-import { runFakeExtraction } from "./support/pipeline.ts";
+import { createJobRunBy } from "./support/pipeline.ts";
 
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
@@ -97,14 +96,7 @@ async function primaryBookmark(): Promise<string> {
 }
 
 async function completedJob(account: TestAccount): Promise<string> {
-  setExtractor(async (request) => {
-    await runFakeExtraction(request, { framesOk: 2, processedSeconds: 20 });
-    return Response.json({ status: "completed" });
-  });
-  const created = await api("POST", "/v1/jobs?wait=true", {
-    body: { url: "https://cdn.example.com/talk.mp4", count: 2 },
-    headers: account.auth,
-  });
+  const created = await createJobRunBy(account, 2, { framesOk: 2, processedSeconds: 20 });
   expect(created.body.status).toBe("completed");
   return created.body.id;
 }

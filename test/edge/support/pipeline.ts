@@ -9,7 +9,8 @@ import type {
   FrameResult,
   JobKind,
 } from "../../../schema/messages.ts";
-import { ORIGIN } from "./api.ts";
+import { api, ORIGIN, type TestAccount } from "./api.ts";
+import { setExtractor } from "./fake-extractor.ts";
 
 /**
  * A call to /internal/* with a bearer token: the one given, or else a valid one for the attempt
@@ -90,6 +91,21 @@ export async function runFakeExtraction(
   const { token } = await attemptCredentials(request, result.attempt_id);
   await postResult(result, token);
   return result;
+}
+
+/**
+ * A job of `count` frames created with wait=true, which the stand-in extractor runs with
+ * `run`: the create answer's status and body, for the test to judge.
+ */
+export async function createJobRunBy(account: TestAccount, count: number, run: FakeRun) {
+  setExtractor(async (request) => {
+    await runFakeExtraction(request, run);
+    return Response.json({ status: "completed" });
+  });
+  return api("POST", "/v1/jobs?wait=true", {
+    body: { url: "https://cdn.example.com/talk.mp4", count },
+    headers: account.auth,
+  });
 }
 
 export async function postResult(result: ExtractResult, token?: string) {
