@@ -12,6 +12,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { generateVideo, median, ROUNDS, reportGoal } from "./bench-goals.mjs";
+import { extractorMallocEnv } from "./lib/stack.mjs";
 
 const OUT = "bench/out";
 // The extractor needs Node 22 (type stripping); the project installs it in node_modules/.bin,
@@ -23,7 +24,7 @@ function runChild(command, args, { sampleMemory = false } = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     // As the image runs the extractor (extractor/Dockerfile; npm start does the same).
-    const env = { ...process.env, MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
+    const env = { ...process.env, ...extractorMallocEnv() };
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env });
     let stdout = "";
     let stderr = "";

@@ -53,3 +53,9 @@ export function createKey(options: {
 }): Promise<IssuedKey>;
 export function executeLocalSql(script: string, stateDir?: string): void;
 export function queryLocal(sql: string, stateDir?: string): Record<string, unknown>[];
+
+/** glibc malloc settings of the extractor's Node, as the image sets them. */
+export function extractorMallocEnv(env?: NodeJS.ProcessEnv): {
+  MALLOC_ARENA_MAX: string;
+  MALLOC_MMAP_THRESHOLD_: string;
+};
