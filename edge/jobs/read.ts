@@ -17,7 +17,7 @@ import { type FileLinker, fileLinker, presignSettings } from "../files.ts";
 import { keyCheckFor } from "../middleware/auth.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
-import { type D1Reader, preparedSelect } from "../storage/prepared-select.ts";
+import { type D1Reader, foldedRows, rowDecoder } from "../storage/prepared-select.ts";
 
 export const WAIT_LIMIT_MS = 50_000;
 /**
@@ -143,43 +143,32 @@ async function waitUntilFinal<T extends { status: string }>(
   return row;
 }
 
-const JOB_OF_ACCOUNT = preparedSelect(jobs, (db) =>
-  db
-    .select()
-    .from(jobs)
-    .where(
-      and(eq(jobs.id, sql.placeholder("id")), eq(jobs.accountId, sql.placeholder("accountId"))),
-    ),
-);
-const FRAMES_OF_JOB = preparedSelect(frames, (db) =>
-  db
-    .select()
-    .from(frames)
-    .where(eq(frames.jobId, sql.placeholder("jobId")))
-    .orderBy(asc(frames.index)),
-);
-
+/** Decodes the job's columns of the read's statement as a drizzle select of the job would. */
+const JOB_ROWS = rowDecoder(jobs);
 const JOB_COLUMNS = Object.values(getTableColumns(jobs))
   .map((column) => `"jobs"."${column.name}"`)
   .join(", ");
+const FRAMES_OF_THE_JOB = foldedRows(frames, `"frames"."job_id" = "jobs"."id"`, "index");
 
 /**
- * The job with a remembered key's re-check in one statement: from a one-row anchor, so the
- * key's answer comes back whether or not the job exists (one statement fewer in the batch is
- * a measurable share of a read's time on local D1).
+ * The job, its frames and a remembered key's re-check (when the route left one) in one
+ * statement: the frames travel folded in a column of the job's row (a batch of two statements
+ * cost a measurable share of a read on local D1). From a one-row anchor, so the key's answer
+ * comes back whether or not the job exists; a job that is not there is a row of nulls.
  */
-function jobWithKeyCheck(
+function jobWithFrames(
   d1: D1Reader,
-  keyCheck: { sql: string; params: unknown[] },
+  keyCheck: { sql: string; params: unknown[] } | undefined,
   id: string,
   accountId: string,
 ) {
+  const check = keyCheck ? `exists (${keyCheck.sql}) as "key_is_live", ` : "";
   return d1
     .prepare(
-      `select exists (${keyCheck.sql}) as "key_is_live", ${JOB_COLUMNS} from (select 1) ` +
-        `left join "jobs" on "jobs"."id" = ? and "jobs"."account_id" = ?`,
+      `select ${check}${JOB_COLUMNS}, ${FRAMES_OF_THE_JOB.sql} as "folded_frames" ` +
+        `from (select 1) left join "jobs" on "jobs"."id" = ? and "jobs"."account_id" = ?`,
     )
-    .bind(...keyCheck.params, id, accountId);
+    .bind(...(keyCheck?.params ?? []), id, accountId);
 }
 
 /**
@@ -190,21 +179,12 @@ function jobWithKeyCheck(
  */
 async function findJobWithFrames(c: Context<AppEnv>, id: string) {
   const load = async (d1: D1Reader) => {
-    const accountId = c.get("account").id;
     const keyCheck = mayBeBehind(c) ? undefined : keyCheckFor(c);
-    const [jobResult, frameResult] = await d1.batch([
-      keyCheck
-        ? jobWithKeyCheck(d1, keyCheck.query, id, accountId)
-        : JOB_OF_ACCOUNT.bind(d1, { id, accountId }),
-      FRAMES_OF_JOB.bind(d1, { jobId: id }),
-    ]);
-    if (keyCheck) {
-      const [answer] = jobResult.results as { key_is_live?: number }[];
-      await keyCheck.settle(answer?.key_is_live === 1);
-    }
-    // The anchored statement answers a row of nulls for a job that is not there.
-    const row = JOB_OF_ACCOUNT.rows(jobResult).find((job) => job.id !== null);
-    return { row, frameList: FRAMES_OF_JOB.rows(frameResult) };
+    const result = await jobWithFrames(d1, keyCheck?.query, id, c.get("account").id).all();
+    const [answer] = result.results as { key_is_live?: number; folded_frames?: unknown }[];
+    if (keyCheck) await keyCheck.settle(answer?.key_is_live === 1);
+    const row = JOB_ROWS(result).find((job) => job.id !== null);
+    return { row, frameList: row ? FRAMES_OF_THE_JOB.rows(answer?.folded_frames) : [] };
   };
   let found = await load(d1Of(c));
   // A job created a moment ago may not have reached this replica: the primary decides.
