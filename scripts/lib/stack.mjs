@@ -23,7 +23,7 @@ import { ensureMediaTools } from "./media-tools.mjs";
  * every allocation of 1 MiB or more mapped on its own and unmapped when freed. Without the
  * fixed threshold glibc raises it after the first large free, so frame buffers (6 MB at 1080p,
  * 25 MB at 2160p) come from the heap and stay resident after the GC frees them (measured at
- * 4K: the extractor's own peak 220–295 MB with it raised, 157–199 MB fixed).
+ * 4K: the extractor's own peak 210–232 MB with it raised, 196–205 MB fixed).
  */
 export function extractorMallocEnv(env = process.env) {
   return {
