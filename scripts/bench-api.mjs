@@ -13,41 +13,64 @@ import { reportGoal } from "./bench-goals.mjs";
 import { executeLocalSql, freePort, startStack } from "./lib/stack.mjs";
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-// Bare and authenticated runs alternate in short rounds, so a change in the machine's load
-// during the run falls on both sides of the ratio alike.
 const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 5));
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 2);
+// Seconds of each route per round. Each round interleaves the two routes in SLICES slices per
+// route, in the order bare-authed-authed-bare…, so a burst of other work on this machine (the
+// extractor's benchmarks share its two cores) falls on both sides of a round's ratio alike
+// instead of on one 2-second half.
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const SLICES = 4;
 // Each key has its own limiter bucket (scale: 1000 a minute): enough keys that the run measures
 // the limiter's work, not its refusals.
 const KEYS = 40;
 
-async function load(url, headersFor, latencies = [], tally = { errors: 0, seconds: 0 }) {
+/**
+ * Requests for `seconds` at CONCURRENCY. Requests started before the deadline are counted and
+ * the time they take to finish is counted too, so a slower route gains nothing from the drain.
+ */
+async function load(url, headersFor, seconds, run = { latencies: [], errors: 0, seconds: 0 }) {
   let i = 0;
-  const deadline = performance.now() + SECONDS * 1000;
+  const started = performance.now();
+  const deadline = started + seconds * 1000;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (performance.now() < deadline) {
-        const started = performance.now();
+        const sent = performance.now();
         const res = await fetch(url, { headers: headersFor(i++) });
         await res.arrayBuffer();
-        if (res.status !== 200) tally.errors++;
-        latencies.push(performance.now() - started);
+        if (res.status !== 200) run.errors++;
+        run.latencies.push(performance.now() - sent);
       }
     }),
   );
-  tally.seconds += SECONDS;
-  return { latencies, tally };
+  run.seconds += (performance.now() - started) / 1000;
+  return run;
 }
 
-function summarise({ latencies, tally }) {
+/** One round: both routes for SECONDS each, interleaved; answers each side's requests/s. */
+async function round(bare, authed) {
+  const before = [bare.latencies.length, bare.seconds, authed.latencies.length, authed.seconds];
+  for (let slice = 0; slice < SLICES; slice++) {
+    const pair = [bare, authed].map(
+      (run) => () => load(run.url, run.headersFor, SECONDS / SLICES, run),
+    );
+    for (const step of slice % 2 ? pair.reverse() : pair) await step();
+  }
+  return {
+    bare: (bare.latencies.length - before[0]) / (bare.seconds - before[1]),
+    authed: (authed.latencies.length - before[2]) / (authed.seconds - before[3]),
+  };
+}
+
+function summarise({ latencies, seconds, errors }) {
   const sorted = [...latencies].sort((a, b) => a - b);
   const pct = (p) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
   return {
     requests: sorted.length,
-    rps: sorted.length / tally.seconds,
+    rps: sorted.length / seconds,
     p50: pct(0.5),
     p99: pct(0.99),
-    errors: tally.errors,
+    errors,
   };
 }
 
@@ -105,21 +128,19 @@ try {
 
   const jobUrl = `${stack.apiUrl}/jobs/${job.id}`;
   const auth = (i) => ({ authorization: `Bearer ${keys[i % KEYS]}` });
-  // Warm both paths (isolate start, D1 and Durable Object first use) before measuring.
-  await load(`${stack.baseUrl}/healthz`, () => ({}));
-  await load(jobUrl, auth);
-  const bareRuns = { latencies: [], tally: { errors: 0, seconds: 0 } };
-  const authedRuns = { latencies: [], tally: { errors: 0, seconds: 0 } };
+  const newRun = (url, headersFor) => ({ url, headersFor, latencies: [], errors: 0, seconds: 0 });
+  // A round not counted warms both paths (isolate start, D1 and Durable Object first use, the
+  // limiter's leases) before measuring.
+  await round(
+    newRun(`${stack.baseUrl}/healthz`, () => ({})),
+    newRun(jobUrl, auth),
+  );
+  const bareRuns = newRun(`${stack.baseUrl}/healthz`, () => ({}));
+  const authedRuns = newRun(jobUrl, auth);
   const roundRatios = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const bareBefore = bareRuns.latencies.length;
-    const authedBefore = authedRuns.latencies.length;
-    await load(`${stack.baseUrl}/healthz`, () => ({}), bareRuns.latencies, bareRuns.tally);
-    await load(jobUrl, auth, authedRuns.latencies, authedRuns.tally);
-    // Both runs last SECONDS, so the ratio of their request counts is the throughput ratio.
-    roundRatios.push(
-      (authedRuns.latencies.length - authedBefore) / (bareRuns.latencies.length - bareBefore),
-    );
+  for (let r = 0; r < ROUNDS; r++) {
+    const rates = await round(bareRuns, authedRuns);
+    roundRatios.push(rates.authed / rates.bare);
   }
   const bare = summarise(bareRuns);
   const authed = summarise(authedRuns);
@@ -127,7 +148,8 @@ try {
   const row = (name, r) =>
     `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p50 ${r.p50.toFixed(1).padStart(6)} ms  p99 ${r.p99.toFixed(1).padStart(6)} ms  non-200: ${r.errors}`;
   console.log(
-    `\nAPI (local workerd, ${CONCURRENCY} concurrent, ${ROUNDS} alternating rounds of ${SECONDS} s each)`,
+    `\nAPI (local workerd, ${CONCURRENCY} concurrent, ${ROUNDS} rounds of ${SECONDS} s per route, ` +
+      `interleaved in ${SLICES} slices each, after one round not counted)`,
   );
   console.log(`reading a completed job with ${job.frames.length} signed frame URLs`);
   console.log(row("bare GET /healthz", bare));
