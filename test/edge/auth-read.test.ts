@@ -6,18 +6,16 @@
 
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it } from "vitest";
-import { edgeConfig } from "../../edge/config.ts";
 import { hmacSha256, toHex } from "../../edge/crypto.ts";
-import { fileLinker } from "../../edge/files.ts";
 import worker from "../../edge/index.ts";
-import { jobToApi } from "../../edge/serialize.ts";
 import { preparedSelect } from "../../edge/storage/prepared-select.ts";
-import { frames, jobs } from "../../schema/db.ts";
+import { jobs } from "../../schema/db.ts";
 import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
 import { createJobRunBy } from "./support/pipeline.ts";
+import { answerFromDrizzle } from "./support/reference-read.ts";
 
 async function completedJob(account: TestAccount): Promise<string> {
   const created = await createJobRunBy(account, 4, {
@@ -194,19 +192,7 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
   it("answers byte for byte what the drizzle read and serializer give", async () => {
     const account = await createAccount({ plan: "starter" });
     const jobId = await completedJob(account);
-    const db = drizzle(env.DB);
-    const [row] = await db.select().from(jobs).where(eq(jobs.id, jobId));
-    const frameRows = await db
-      .select()
-      .from(frames)
-      .where(eq(frames.jobId, jobId))
-      .orderBy(asc(frames.index));
-    const linker = fileLinker(
-      edgeConfig(env).secrets.fileUrlSecret,
-      edgeConfig(env).publicBaseUrl ?? ORIGIN,
-      row.expiresAt ?? "",
-    );
-    const expected = JSON.stringify(await jobToApi(row, frameRows, linker));
+    const expected = await answerFromDrizzle(jobId);
     for (let i = 0; i < 2; i++) {
       const read = await call(env.DB, `/v1/jobs/${jobId}`, account.auth);
       expect(read.status).toBe(200);

@@ -7,13 +7,11 @@ import { env, exports } from "cloudflare:workers";
 import { asc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it } from "vitest";
-import { edgeConfig } from "../../edge/config.ts";
-import { fileLinker } from "../../edge/files.ts";
-import { jobToApi } from "../../edge/serialize.ts";
 import { foldedRows } from "../../edge/storage/prepared-select.ts";
-import { frames, jobs } from "../../schema/db.ts";
+import { frames } from "../../schema/db.ts";
 import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
 import { createJobRunBy } from "./support/pipeline.ts";
+import { answerFromDrizzle } from "./support/reference-read.ts";
 
 /** Doubles whose shortest form has 16 or 17 significant digits, and a few extremes. */
 const HARD_REALS = [
@@ -36,24 +34,6 @@ async function completedJob(account: TestAccount, count: number): Promise<string
   const created = await createJobRunBy(account, count, { framesOk: count, processedSeconds: 20 });
   expect(created.body.status).toBe("completed");
   return created.body.id;
-}
-
-/** The answer as the drizzle select and the serializer give it, before the fold existed. */
-async function answerFromDrizzle(jobId: string): Promise<string> {
-  const db = drizzle(env.DB);
-  const [row] = await db.select().from(jobs).where(eq(jobs.id, jobId));
-  const frameRows = await db
-    .select()
-    .from(frames)
-    .where(eq(frames.jobId, jobId))
-    .orderBy(asc(frames.index));
-  const config = edgeConfig(env);
-  const linker = fileLinker(
-    config.secrets.fileUrlSecret,
-    config.publicBaseUrl ?? ORIGIN,
-    row.expiresAt ?? "",
-  );
-  return JSON.stringify(await jobToApi(row, frameRows, linker));
 }
 
 async function readText(account: TestAccount, jobId: string) {
