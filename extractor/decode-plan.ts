@@ -11,6 +11,7 @@ import type { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import {
   decodeCostModel,
+  keyframesWorthAsking,
   minimumSkipSeconds,
   planDecodeGroups,
   seekCandidates,
@@ -226,8 +227,8 @@ async function chooseGroups(
   if (strategy === "dense") {
     return { groups: [{ seekSeconds: null, times }], keyframeOf, keyframesFrom: null };
   }
-  const minimumSkip =
-    strategy === "sparse" ? 0 : minimumSkipSeconds(decodeCostModel(context.video));
+  const model = decodeCostModel(context.video);
+  const minimumSkip = strategy === "sparse" ? 0 : minimumSkipSeconds(model);
   const later = seekCandidates(times, minimumSkip);
   // The first time's keyframe too, when the first run seeks and others might: it lets that run
   // join a batch (the plan itself never needs it).
@@ -238,12 +239,18 @@ async function chooseGroups(
     const start = context.video.startTime;
     const absolute = candidates.map((i) => start + times[i]);
     const early = hinted(hints, absolute, context.video.streamIndex);
-    keyframesFrom = early ? "early lookup" : "probe";
-    const found =
-      early ?? (await probeKeyframesBefore(context.input, context.video, absolute, context.signal));
-    candidates.forEach((i, n) => {
-      keyframes.set(i, found[n] === null ? null : found[n] - start);
-    });
+    // Asking costs a run of its own; "sparse" always asks (it is told to seek).
+    const worthAsking =
+      strategy === "sparse" || keyframesWorthAsking(times, later, minimumSkip, model);
+    if (early || worthAsking) {
+      keyframesFrom = early ? "early lookup" : "probe";
+      const found =
+        early ??
+        (await probeKeyframesBefore(context.input, context.video, absolute, context.signal));
+      candidates.forEach((i, n) => {
+        keyframes.set(i, found[n] === null ? null : found[n] - start);
+      });
+    }
   }
   for (const [i, keyframe] of keyframes) if (keyframe !== null) keyframeOf.set(times[i], keyframe);
   return {

@@ -36,6 +36,27 @@ export function minimumSkipSeconds(model: DecodeCostModel): number {
   return model.processStartSeconds / Math.max(model.decodeSecondsPerVideoSecond, 1e-6);
 }
 
+// Asking ffprobe where the keyframes are is a run of its own before the first frame (measured
+// ~0.07 s on a local file, more through the relay).
+const KEYFRAME_LOOKUP_SECONDS = 0.1;
+
+/**
+ * Whether seeks before these candidates could save more than asking for their keyframes
+ * costs. A seek before times[i] skips at most the gap since times[i-1], and its own run's
+ * start costs minimumSkip of decoding: a plan whose gaps barely pass minimumSkip (six frames
+ * two seconds apart at 720p) decodes straight through whatever the keyframes are.
+ */
+export function keyframesWorthAsking(
+  times: number[],
+  candidates: number[],
+  minimumSkip: number,
+  model: DecodeCostModel,
+): boolean {
+  let skippable = 0;
+  for (const i of candidates) if (i > 0) skippable += times[i] - times[i - 1] - minimumSkip;
+  return skippable * model.decodeSecondsPerVideoSecond > KEYFRAME_LOOKUP_SECONDS;
+}
+
 /** Indexes i where a seek before times[i] might pay: worth asking where its keyframe is. */
 export function seekCandidates(times: number[], minimumSkip: number): number[] {
   const candidates: number[] = [];

@@ -82,6 +82,26 @@ describe("batched seeks", () => {
     expect(plan.keyframes_from).toBe("probe");
   });
 
+  it("decode a short clip straight through, not asking for keyframes no seek could pay for", async () => {
+    // Six frames 2 s apart at 720p: a seek could skip at most 0.04 s of decoding per gap past
+    // what starting its run costs, far less than the keyframe lookup's own run.
+    const fps = 30;
+    const video = await makeTestVideo({
+      fps,
+      gop: 60,
+      bframes: 2,
+      durationSeconds: 12,
+      width: 1280,
+      height: 720,
+    });
+    const run = await runJob(video, { mode: "count", count: 6 });
+    const times = [1, 3, 5, 7, 9, 11];
+    expect(await deliveredNumbers(run)).toEqual(times.map((t) => cfrFrameAt(t, fps)));
+    const [plan] = logged("decode plan");
+    expect(plan.runs).toBe(1);
+    expect(plan.keyframes_from).toBeNull();
+  });
+
   it("leave the last seconds of a video to single runs, which see its end", async () => {
     const fps = 25;
     const video = await makeTestVideo({ fps, gop: 50, bframes: 2, durationSeconds: 12 });

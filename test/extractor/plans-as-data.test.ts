@@ -12,7 +12,12 @@ import {
 import { parseProbe } from "../../extractor/ffmpeg/probe.ts";
 import { planOutputSize } from "../../extractor/sizing.ts";
 import { slotsBefore, slotsBeforeExpression, toSlotTimes } from "../../extractor/slots.ts";
-import { decodeCostModel, minimumSkipSeconds, planDecodeGroups } from "../../extractor/strategy.ts";
+import {
+  decodeCostModel,
+  keyframesWorthAsking,
+  minimumSkipSeconds,
+  planDecodeGroups,
+} from "../../extractor/strategy.ts";
 
 const run = promisify(execFile);
 
@@ -163,6 +168,18 @@ describe("decode grouping", () => {
   it("never splits where the keyframe is unknown or before the previous time (no span twice)", () => {
     expect(planDecodeGroups([5, 15], () => null, 1)).toHaveLength(1);
     expect(planDecodeGroups([5, 15], () => 4.5, 1)).toHaveLength(1);
+  });
+
+  it("asks for keyframes only where seeking could save more than asking costs", () => {
+    const hd = decodeCostModel({ width: 1280, height: 720, frameRate: 30 });
+    const skip = minimumSkipSeconds(hd);
+    // Six frames 2 s apart: each gap barely passes the minimum skip.
+    const short = [1, 3, 5, 7, 9, 11];
+    expect(keyframesWorthAsking(short, [1, 2, 3, 4, 5], skip, hd)).toBe(false);
+    // Twelve frames 10 s apart: each seek could skip seconds of decoding.
+    const sparse = Array.from({ length: 12 }, (_, i) => 3 + 10 * i);
+    const later = sparse.map((_, i) => i).slice(1);
+    expect(keyframesWorthAsking(sparse, later, skip, hd)).toBe(true);
   });
 
   it("the cost model makes seeking worth it sooner at 1080p than at 360p", () => {
