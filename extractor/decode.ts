@@ -37,6 +37,8 @@ export interface DecodedFrame {
 export interface DecodeContext {
   input: string;
   video: VideoProbe;
+  /** The source's average bytes per second (MediaProbe), for the relay's read hints. */
+  bytesPerSecond?: number | null;
   picture: PictureSteps;
   signal: AbortSignal;
   buffers: FrameBufferPool;
@@ -309,14 +311,19 @@ export class BatchRun {
       streamIndex: context.video.streamIndex,
       timeBase: context.video.timeBase,
       picture: context.picture,
-      parts: groups.map((g, k) => ({
-        seekSeconds: start + (g.seekSeconds ?? 0),
-        readSeconds:
+      parts: groups.map((g, k) => {
+        const readSeconds =
           g.times[g.times.length - 1] -
           g.keyframeSeconds +
-          BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10),
-        slots: slots[k],
-      })),
+          BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10);
+        return {
+          seekSeconds: start + (g.seekSeconds ?? 0),
+          readSeconds,
+          // From the keyframe on, the file's average rate: what the relay may fetch at once.
+          readBytes: context.bytesPerSecond ? readSeconds * context.bytesPerSecond : null,
+          slots: slots[k],
+        };
+      }),
     });
     // Read from the start and never paused: a batch waiting its turn decodes all its seeks
     // meanwhile instead of stopping at its first frame in a full pipe (measured: the second of

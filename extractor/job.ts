@@ -208,6 +208,7 @@ async function runJob(
     const context: DecodeContext = {
       input: job.input,
       video,
+      bytesPerSecond: probe.bytesPerSecond ?? null,
       picture: pictureSteps(video, size),
       signal,
       buffers: new FrameBufferPool(size.width * size.height * 3, 3),

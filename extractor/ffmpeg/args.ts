@@ -13,6 +13,21 @@ import { slotsBeforeExpression } from "../slots.ts";
 /** The relay's opt-in for answering in parts (sources/relay.ts). */
 export const RELAY_PARTS_HEADER = "x-stills-reads-parts";
 
+let hintedInputs = 0;
+
+/**
+ * The relay's URL for one input that, after its seek, expects to read about `bytes` bytes
+ * (sources/relay.ts ReadHints): `?reads=N&input=K`, K unique per input so that each input has
+ * its own allowance. A local file, or no estimate, stays as it is.
+ */
+export function inputWithReadHint(input: string, bytes: number | null): string {
+  if (bytes === null || !(bytes > 0) || !/^http:/i.test(input)) return input;
+  const url = new URL(input);
+  url.searchParams.set("reads", String(Math.ceil(bytes)));
+  url.searchParams.set("input", String(++hintedInputs));
+  return url.href;
+}
+
 /** Demuxers a job may use: MP4/MOV family and Matroska/WebM. No HLS, concat or image2. */
 export const ALLOWED_DEMUXERS = "mov,mp4,m4a,3gp,3g2,mj2,matroska,webm";
 
@@ -252,9 +267,14 @@ export interface BatchDecodeSpec {
   picture: PictureSteps;
   /**
    * Each part's seek point and how long to read from it (s), and its wanted times (absolute
-   * s), ascending from part to part.
+   * s), ascending from part to part; over the relay, about how many bytes that read takes.
    */
-  parts: { seekSeconds: number; readSeconds: number; slots: SlotTimes }[];
+  parts: {
+    seekSeconds: number;
+    readSeconds: number;
+    readBytes?: number | null;
+    slots: SlotTimes;
+  }[];
 }
 
 /** The showinfo instance of part k logs as `[showinfo@gk @ 0x…]` (decode.ts reads it). */
@@ -287,7 +307,7 @@ export function batchDecodeArgs(spec: BatchDecodeSpec): string[] {
     formatSeconds(part.readSeconds),
     "-thread_queue_size",
     "1",
-    ...safeInputArgs(spec.input),
+    ...safeInputArgs(inputWithReadHint(spec.input, part.readBytes ?? null)),
   ]);
   const chains = spec.parts.map((part, k) =>
     [

@@ -33,6 +33,8 @@ export interface VideoProbe {
 
 export interface MediaProbe {
   formatName: string;
+  /** The file's average bytes per second of playback (every stream), when ffprobe knows it. */
+  bytesPerSecond?: number | null;
   /** The first video stream that is a moving picture (cover art is not), or null. */
   video: VideoProbe | null;
   hasAudio: boolean;
@@ -81,7 +83,7 @@ interface FfprobeStream {
 
 interface FfprobeOutput {
   streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string; start_time?: string };
+  format?: { format_name?: string; duration?: string; start_time?: string; bit_rate?: string };
 }
 
 export async function probeMedia(input: string, signal?: AbortSignal): Promise<MediaProbe> {
@@ -97,6 +99,7 @@ export function parseProbe(raw: FfprobeOutput): MediaProbe {
   );
   return {
     formatName: format.format_name ?? "unknown",
+    bytesPerSecond: bytesPerSecondOf(format.bit_rate),
     video: videoStream ? parseVideo(videoStream, format) : null,
     hasAudio: streams.some((s) => s.codec_type === "audio"),
     subtitles: streams
@@ -110,6 +113,11 @@ export function parseProbe(raw: FfprobeOutput): MediaProbe {
         isForced: s.disposition?.forced === 1,
       })),
   };
+}
+
+function bytesPerSecondOf(bitRate: string | undefined): number | null {
+  const bits = Number(bitRate);
+  return Number.isFinite(bits) && bits > 0 ? bits / 8 : null;
 }
 
 function parseVideo(s: FfprobeStream, format: NonNullable<FfprobeOutput["format"]>): VideoProbe {

@@ -23,8 +23,21 @@ export type ChunkWriter = (chunk: Buffer) => Promise<void>;
 export interface ServedMedia {
   contentType: string;
   size(): Promise<number>;
-  pump(start: number, end: number, write: ChunkWriter, signal: AbortSignal): Promise<void>;
+  pump(
+    start: number,
+    end: number,
+    write: ChunkWriter,
+    signal: AbortSignal,
+    options?: PumpOptions,
+  ): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface PumpOptions {
+  /** Blocks in the first request to the origin (default 1): more for a reader that said so. */
+  firstRunBlocks?: number;
+  /** Told the bytes of each request to the origin as it is made. */
+  fetched?: (bytes: number) => void;
 }
 
 export class RangedOrigin implements ServedMedia {
@@ -50,7 +63,13 @@ export class RangedOrigin implements ServedMedia {
     this.remember(index, data);
   }
 
-  async pump(start: number, end: number, write: ChunkWriter, signal: AbortSignal): Promise<void> {
+  async pump(
+    start: number,
+    end: number,
+    write: ChunkWriter,
+    signal: AbortSignal,
+    options: PumpOptions = {},
+  ): Promise<void> {
     const lastBlock = Math.floor(end / BLOCK_BYTES);
     const part = (index: number, data: Buffer) =>
       data.subarray(
@@ -58,7 +77,7 @@ export class RangedOrigin implements ServedMedia {
         Math.min(end + 1 - index * BLOCK_BYTES, data.length),
       );
     let block = Math.floor(start / BLOCK_BYTES);
-    let runBlocks = 1;
+    let runBlocks = Math.min(Math.max(options.firstRunBlocks ?? 1, 1), SEEKING_RUN_BLOCKS);
     let streamed = 0;
     while (block <= lastBlock) {
       signal.throwIfAborted();
@@ -73,6 +92,9 @@ export class RangedOrigin implements ServedMedia {
       while (count < runBlocks && block + count <= lastBlock && !this.cache.has(block + count)) {
         count += 1;
       }
+      options.fetched?.(
+        Math.min((block + count) * BLOCK_BYTES, this.totalBytes) - block * BLOCK_BYTES,
+      );
       for await (const [index, data] of this.fetchBlocks(block, count, signal)) {
         this.remember(index, data);
         await write(part(index, data));

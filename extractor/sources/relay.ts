@@ -8,7 +8,7 @@ import type { AddressInfo } from "node:net";
 import { RELAY_PARTS_HEADER } from "../ffmpeg/args.ts";
 import type { SourceError } from "./errors.ts";
 import { asSourceError } from "./errors.ts";
-import type { ServedMedia } from "./ranged-origin.ts";
+import type { PumpOptions, ServedMedia } from "./ranged-origin.ts";
 
 export interface Relay {
   url: string;
@@ -56,6 +56,20 @@ export class PartSizes {
   /** Where a reader's next request will start → bytes it has read in parts so far. */
   private readonly readSoFar = new Map<number, number>();
 
+  /** A request that starts where a part ended: the same reader coming back for more. */
+  continues(start: number): boolean {
+    return this.readSoFar.has(start);
+  }
+
+  /**
+   * A part of start..end handed out on a read hint: a reader that comes back after it read
+   * past its estimate, so it goes on in small parts (counted from zero).
+   */
+  hinted(start: number, end: number, size: number): void {
+    this.readSoFar.delete(start);
+    if (end < size - 1) this.remember(end + 1, 0);
+  }
+
   /** The last byte to send for a request of start..size-1 (inclusive). */
   endFor(start: number, size: number): number {
     const read = this.readSoFar.get(start) ?? 0;
@@ -63,19 +77,68 @@ export class PartSizes {
     const part =
       read < SMALL_PARTS_UP_TO_BYTES ? SMALL_PART_BYTES : Math.min(read, LARGEST_PART_BYTES);
     const end = Math.min(start + part - 1, size - 1);
-    if (end < size - 1) {
-      if (this.readSoFar.size >= REMEMBERED_PART_ENDS) {
-        this.readSoFar.delete(this.readSoFar.keys().next().value as number);
-      }
-      this.readSoFar.set(end + 1, read + (end - start + 1));
-    }
+    if (end < size - 1) this.remember(end + 1, read + (end - start + 1));
     return end;
+  }
+
+  private remember(next: number, read: number): void {
+    if (this.readSoFar.size >= REMEMBERED_PART_ENDS) {
+      this.readSoFar.delete(this.readSoFar.keys().next().value as number);
+    }
+    this.readSoFar.set(next, read);
+  }
+}
+
+const HINTS_FROM_BYTES = 1024 * 1024;
+// A hinted part's first request to the origin: 256 KiB, then 512 KiB, 1 MiB…: three trips for
+// a 2 MB seek instead of a dozen, and a reader that reads only a little there (the first
+// packets before its seek) has cost at most these blocks.
+const HINTED_FIRST_RUN_BLOCKS = 4;
+// Hints of as many readers as a job starts (a batch's inputs), and then some.
+const REMEMBERED_HINTS = 256;
+const MAX_HINT_BYTES = LARGEST_PART_BYTES;
+
+/**
+ * What each reader said it will read after its seek: our batch runs give every input a URL of
+ * its own with `?reads=N&input=K` (ffmpeg/args.ts inputWithReadHint; N from the file's average
+ * rate over the span the input decodes). Over the internet every part is a round trip to the
+ * origin, one after the other: a seek that reads 800 KB took 8 parts of 64 KiB and a ninth.
+ * A fresh request of a hinted reader (a seek, not a return at a part's end) is answered with
+ * what it still expects, fetched from the origin in a few growing requests; past that it goes
+ * on in small parts. The allowance is spent by what is fetched for it, so a reader that seeks
+ * again (over another stream's chunk, say) cannot make the relay fetch its estimate twice.
+ */
+export class ReadHints {
+  /** A reader's key (its query) → bytes of its allowance not yet handed out. */
+  private readonly left = new Map<string, number>();
+
+  /** The allowance of the reader at this request's URL, or null for a reader without one. */
+  allowance(requestUrl: string): { key: string; bytes: number } | null {
+    const query = requestUrl.split("?")[1];
+    if (!query) return null;
+    const params = new URLSearchParams(query);
+    const reads = params.get("reads") ?? "";
+    const input = params.get("input") ?? "";
+    if (!/^\d{1,12}$/.test(reads) || !/^\d{1,12}$/.test(input)) return null;
+    const key = `${input}:${reads}`;
+    if (!this.left.has(key)) {
+      if (this.left.size >= REMEMBERED_HINTS) {
+        this.left.delete(this.left.keys().next().value as string);
+      }
+      this.left.set(key, Math.min(Number(reads), MAX_HINT_BYTES));
+    }
+    return { key, bytes: this.left.get(key) ?? 0 };
+  }
+
+  spend(key: string, bytes: number): void {
+    this.left.set(key, Math.max((this.left.get(key) ?? 0) - bytes, 0));
   }
 }
 
 export async function startRelay(media: ServedMedia): Promise<Relay> {
   const token = randomBytes(24).toString("base64url");
   const parts = new PartSizes();
+  const hints = new ReadHints();
   let firstFailure: SourceError | null = null;
   const server = http.createServer((request, response) => {
     serve(request, response).catch((error) => {
@@ -87,7 +150,7 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
   });
 
   async function serve(request: http.IncomingMessage, response: http.ServerResponse) {
-    if (request.url !== `/${token}`) {
+    if (request.url?.split("?")[0] !== `/${token}`) {
       response.writeHead(404).end();
       return;
     }
@@ -105,7 +168,28 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     const openEnded =
       request.headers[RELAY_PARTS_HEADER] === "1" &&
       /^bytes=\d+-\s*$/.test(request.headers.range ?? "");
-    const end = range ? (openEnded ? parts.endFor(start, size) : range.end) : size - 1;
+    // Not at the head of the file: every reader opens there and reads a frame or two before it
+    // seeks, and a large part sent there fills the kernel's buffers with bytes it never reads.
+    const hint =
+      openEnded && start >= HINTS_FROM_BYTES && !parts.continues(start)
+        ? hints.allowance(request.url ?? "")
+        : null;
+    let end = range ? range.end : size - 1;
+    let pumping: PumpOptions = {};
+    if (hint && hint.bytes >= SMALL_PART_BYTES) {
+      end = Math.min(start + hint.bytes - 1, size - 1);
+      parts.hinted(start, end, size);
+      // Fetched from the origin in a few growing requests, not 64 KiB at a time; only what
+      // is fetched is spent: an index at the end of the file, or the first blocks a reader
+      // reads before it seeks, are mostly here already (the probe read them).
+      const key = hint.key;
+      pumping = {
+        firstRunBlocks: HINTED_FIRST_RUN_BLOCKS,
+        fetched: (bytes) => hints.spend(key, bytes),
+      };
+    } else if (openEnded) {
+      end = parts.endFor(start, size);
+    }
     response.writeHead(range ? 206 : 200, {
       "accept-ranges": "bytes",
       // Never a playlist MIME type: that alone would make ffmpeg's HLS probe accept the bytes.
@@ -129,6 +213,7 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
         if (!response.write(chunk)) await once(response, "drain", { signal: readerGone.signal });
       },
       readerGone.signal,
+      pumping,
     );
     response.end();
   }

@@ -2,8 +2,12 @@
 // Each test video shows its frame number in its pixels; the expected number comes from the
 // frame rate, never from the code under test. The debug log says how the job was decoded, so
 // the test also fails if the batch silently fell back to one run per seek.
+
+import { stat } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLogLevel } from "../../extractor/log.ts";
+import { openSource } from "../../extractor/sources/index.ts";
+import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { makeTestVideo } from "../support/videos.ts";
 import { cfrFrameAt, deliveredNumbers, runJob } from "./helpers.ts";
 
@@ -63,6 +67,50 @@ describe("batched seeks", () => {
     // The keyframes came from the lookup made alongside the probe, not from a second ffprobe.
     expect(plan.keyframes_from).toBe("early lookup");
     expect(logged("batch group decoded alone")).toEqual([]);
+  });
+
+  it("deliver the same exact frames through the relay, each input's seek in few origin requests", async () => {
+    const fps = 30;
+    const video = await makeTestVideo({
+      fps,
+      gop: 60,
+      bframes: 2,
+      durationSeconds: 40,
+      width: 640,
+      height: 360,
+      grain: true,
+    });
+    const timestamps = [3.3, 7.71, 11.05, 18.42, 25.5, 33.3];
+    const server = await startTestServer();
+    let originBytes = 0;
+    server.route("/v.mp4", fileRoute(video, { ranges: true, onBytes: (n) => (originBytes += n) }));
+    const source = await openSource(`${server.origin}/v.mp4`, "direct", {
+      resolution: 720,
+      allowPrivate: true,
+      maxBytes: 500 * 1024 * 1024,
+      deadlineMs: 60_000,
+    });
+    try {
+      const opened = server.requests.length;
+      const run = await runJob(
+        source.input,
+        { mode: "timestamps", timestamps, resolution: 360 },
+        { strategy: "sparse" },
+      );
+      expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
+      expect(logged("decode plan")[0].runs).toBe(2);
+      expect(logged("batch group decoded alone")).toEqual([]);
+      // Each seek's span (~2 MB of grain at 12.6 Mbit/s) comes in a few growing requests and a
+      // few small ones past the estimate, and the probe and keyframe lookup take ~20: 69
+      // measured, where 64 KiB parts took 135.
+      const requests = server.requests.length - opened;
+      expect(requests).toBeLessThanOrEqual(90);
+      const { size } = await stat(video);
+      expect(originBytes).toBeLessThan(size);
+    } finally {
+      await source.close();
+      await server.close();
+    }
   });
 
   it("ask again for keyframes when the early lookup's clock is not the video's (start 1.5 s)", async () => {

@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   ALLOWED_DEMUXERS,
+  batchDecodeArgs,
   decodeArgs,
   pictureFilters,
   safeInputArgs,
@@ -59,6 +60,21 @@ describe("decode arguments", () => {
     timeBase: { num: 1, den: 15360 },
     picture: { hdr: null, rotation: 0, width: 640, height: 360, fallbackMatrix: null },
   } as const;
+
+  it("a batch over the relay names each input's expected read in its own URL", () => {
+    const parts = [
+      { seekSeconds: 10, readSeconds: 1.5, readBytes: 500_000, slots: toSlotTimes([11]) },
+      { seekSeconds: 40, readSeconds: 0.5, readBytes: null, slots: toSlotTimes([40.2]) },
+    ];
+    const inputsOf = (args: string[]) => args.filter((_, i) => args[i - 1] === "-i");
+    const relay = "http://127.0.0.1:4000/token";
+    const [first, second] = inputsOf(batchDecodeArgs({ ...base, input: relay, parts }));
+    expect(new URL(first).pathname).toBe("/token");
+    expect(new URL(first).searchParams.get("reads")).toBe("500000");
+    expect(second).toBe(relay);
+    const local = inputsOf(batchDecodeArgs({ ...base, parts }));
+    expect(local).toEqual(["file:/v.mp4", "file:/v.mp4"]);
+  });
 
   it("keeps source timestamps, rotates late, stops after the last wanted frame", () => {
     const args = decodeArgs({ ...base, seekSeconds: null });
@@ -260,6 +276,15 @@ describe("reading ffprobe", () => {
       displayHeight: 1920,
       bitDepth: 10,
     });
+  });
+
+  it("the file's average bytes per second, from the container's bit rate", () => {
+    const withRate = parseProbe({ streams: [stream], format: { bit_rate: "3000000" } });
+    expect(withRate.bytesPerSecond).toBe(375_000);
+    expect(parseProbe({ streams: [stream], format: { bit_rate: "N/A" } }).bytesPerSecond).toBe(
+      null,
+    );
+    expect(parseProbe({ streams: [stream] }).bytesPerSecond).toBe(null);
   });
 
   it("cover art is not a video; Matroska's DURATION tag is an end time", () => {

@@ -5,7 +5,11 @@ import { execFile } from "node:child_process";
 import { readFile, stat } from "node:fs/promises";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { RELAY_PARTS_HEADER, safeInputArgs } from "../../extractor/ffmpeg/args.ts";
+import {
+  inputWithReadHint,
+  RELAY_PARTS_HEADER,
+  safeInputArgs,
+} from "../../extractor/ffmpeg/args.ts";
 import type { OpenedSource } from "../../extractor/sources/index.ts";
 import { openSource } from "../../extractor/sources/index.ts";
 import { PartSizes, SMALL_PART_BYTES } from "../../extractor/sources/relay.ts";
@@ -91,6 +95,67 @@ describe("the relay in parts", () => {
     }
   });
 
+  it("answers a hinted reader's seek with what it expects, in few origin requests", async () => {
+    const relay = await open();
+    try {
+      const hinted = inputWithReadHint(relay.input, 700 * KiB);
+      expect(new URL(hinted).searchParams.get("reads")).toBe(String(700 * KiB));
+      const start = 2_000_003;
+      const ask = (from: number) =>
+        fetch(hinted, { headers: { range: `bytes=${from}-`, [RELAY_PARTS_HEADER]: "1" } });
+      const originRequests = server.requests.length;
+      const first = await ask(start);
+      const firstBody = Buffer.from(await first.arrayBuffer());
+      const end = start + 700 * KiB - 1;
+      expect(first.headers.get("content-range")).toBe(`bytes ${start}-${end}/${file.length}`);
+      expect(firstBody.equals(file.subarray(start, end + 1))).toBe(true);
+      // The blocks under 700 KiB from an unaligned start: 256 KiB, then the rest, in two
+      // requests, not one per 64 KiB.
+      expect(server.requests.length - originRequests).toBe(2);
+      // Coming back at the part's end (read past the estimate): small parts again.
+      const more = await ask(end + 1);
+      await more.arrayBuffer();
+      expect(more.headers.get("content-length")).toBe(String(SMALL_PART_BYTES));
+      // Seeking elsewhere: the allowance was spent, so no second large part.
+      const again = await ask(4_000_001);
+      await again.arrayBuffer();
+      expect(again.headers.get("content-length")).toBe(String(SMALL_PART_BYTES));
+      // Another input's hint is its own.
+      const other = await fetch(inputWithReadHint(relay.input, 200 * KiB), {
+        headers: { range: `bytes=${start}-`, [RELAY_PARTS_HEADER]: "1" },
+      });
+      await other.arrayBuffer();
+      expect(other.headers.get("content-length")).toBe(String(200 * KiB));
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it("ignores a malformed hint or one at the head of the file; a local file gets none", async () => {
+    const relay = await open();
+    try {
+      const start = 2_000_003;
+      const response = await fetch(`${relay.input}?reads=9e99&input=x`, {
+        headers: { range: `bytes=${start}-`, [RELAY_PARTS_HEADER]: "1" },
+      });
+      await response.arrayBuffer();
+      expect(response.headers.get("content-length")).toBe(String(SMALL_PART_BYTES));
+      // Where every reader opens and reads a frame before it seeks: small parts, hint or not.
+      const head = await fetch(inputWithReadHint(relay.input, 700 * KiB), {
+        headers: { range: "bytes=48-", [RELAY_PARTS_HEADER]: "1" },
+      });
+      await head.arrayBuffer();
+      expect(head.headers.get("content-length")).toBe(String(SMALL_PART_BYTES));
+      expect((await fetch(`${relay.input.replace(/\/[^/]+$/, "/wrong")}?reads=5`)).status).toBe(
+        404,
+      );
+    } finally {
+      await relay.close();
+    }
+    expect(inputWithReadHint(video, 1000)).toBe(video);
+    expect(inputWithReadHint("http://127.0.0.1:1/t", null)).toBe("http://127.0.0.1:1/t");
+  });
+
   it("gives any other reader the whole rest of the file, as before", async () => {
     const relay = await open();
     try {
@@ -122,6 +187,28 @@ describe("the relay in parts", () => {
       const relayed = await md5(safeInputArgs(relay.input));
       expect(local.length).toBe(120);
       expect(relayed).toEqual(local);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it("lets ffmpeg seek and decode through a hinted URL exactly as from the file", async () => {
+    const frames = async (inputArgs: string[]) => {
+      const { stdout } = await run(
+        "ffmpeg",
+        ["-v", "error", "-ss", "6.55", ...inputArgs, "-frames:v", "5", "-f", "framemd5", "-"],
+        { maxBuffer: 16 * MiB },
+      );
+      return stdout.split("\n").filter((line) => /^\d/.test(line));
+    };
+    const relay = await open();
+    try {
+      // An estimate too small and one too large: both give the same frames.
+      for (const bytes of [100 * KiB, 4 * MiB]) {
+        const relayed = await frames(safeInputArgs(inputWithReadHint(relay.input, bytes)));
+        expect(relayed).toHaveLength(5);
+        expect(relayed).toEqual(await frames(safeInputArgs(video)));
+      }
     } finally {
       await relay.close();
     }

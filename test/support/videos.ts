@@ -36,9 +36,15 @@ export interface TestVideoSpec {
   audio?: boolean;
   /** Stored as HDR (BT.2020, 10-bit HEVC) with diffuse white at 203 nits. */
   hdr?: "pq" | "hlg";
+  /**
+   * Film grain over the pattern (the pattern still reads): frames that do not compress to
+   * almost nothing, so a GOP spans many 64 KiB blocks as in a real upload.
+   */
+  grain?: boolean;
 }
 
-type FullSpec = Required<Omit<TestVideoSpec, "hdr">> & Pick<TestVideoSpec, "hdr">;
+type FullSpec = Required<Omit<TestVideoSpec, "hdr" | "grain">> &
+  Pick<TestVideoSpec, "hdr" | "grain">;
 
 const DEFAULTS: FullSpec = {
   width: 320,
@@ -157,6 +163,7 @@ export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string
     : [];
   const filters = [
     ...patternFilters(spec.width, spec.height),
+    ...(spec.grain ? ["noise=alls=24:allf=t"] : []),
     ...timing,
     ...UNDO_DISPLAY_TURN[spec.rotation],
     ...hdr.filters,
