@@ -89,10 +89,11 @@ export class PartSizes {
   }
 }
 
+// Hints are for seeks: a request in the file's first MiB (where every reader opens) has none.
 const HINTS_FROM_BYTES = 1024 * 1024;
 // A hinted part's first request to the origin: 256 KiB, then 512 KiB, 1 MiB…: three trips for
-// a 2 MB seek instead of a dozen, and a reader that reads only a little there (the first
-// packets before its seek) has cost at most these blocks.
+// a 2 MB seek instead of a dozen. A reader that reads less than its estimate may still have
+// cost the rest of it (the kernel's buffers take what we send): the estimate bounds the waste.
 const HINTED_FIRST_RUN_BLOCKS = 4;
 // Hints of as many readers as a job starts (a batch's inputs), and then some.
 const REMEMBERED_HINTS = 256;
@@ -180,8 +181,8 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
       end = Math.min(start + hint.bytes - 1, size - 1);
       parts.hinted(start, end, size);
       // Fetched from the origin in a few growing requests, not 64 KiB at a time; only what
-      // is fetched is spent: an index at the end of the file, or the first blocks a reader
-      // reads before it seeks, are mostly here already (the probe read them).
+      // is fetched is spent: an index at the end of the file, or a keyframe the lookup read,
+      // is here already and costs nothing.
       const key = hint.key;
       pumping = {
         firstRunBlocks: HINTED_FIRST_RUN_BLOCKS,
