@@ -106,7 +106,9 @@ describe("batched seeks", () => {
       const requests = server.requests.length - opened;
       expect(requests).toBeLessThanOrEqual(90);
       const { size } = await stat(video);
-      expect(originBytes).toBeLessThan(size);
+      // The six seeks' spans and the index: 23 % of this file measured (14.4 of 63 MB); the
+      // whole rest of the file at each seek would be several times the file.
+      expect(originBytes).toBeLessThan(size * 0.3);
     } finally {
       await source.close();
       await server.close();
