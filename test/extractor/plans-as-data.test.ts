@@ -92,6 +92,16 @@ describe("decode arguments", () => {
     expect(args.slice(-5)).toEqual(["-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"]);
   });
 
+  it("copies pictures out on one thread, single run and batch alike (an output option)", () => {
+    const tail = ["-threads", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"];
+    const single = decodeArgs({ ...base, seekSeconds: null, threads: 6 });
+    expect(single.slice(-7)).toEqual(tail);
+    expect(single.lastIndexOf("-threads")).toBeGreaterThan(single.lastIndexOf("-i"));
+    const parts = [{ seekSeconds: 10, readSeconds: 1, slots: toSlotTimes([11]) }];
+    const batch = batchDecodeArgs({ ...base, parts });
+    expect(batch.slice(-7)).toEqual(tail);
+  });
+
   it("seeks to the keyframe before a point without dropping frames (we pick them)", () => {
     const args = decodeArgs({ ...base, seekSeconds: 61.5 });
     const at = args.indexOf("-ss");
