@@ -32,6 +32,12 @@ export interface DecodeSettings {
  */
 export type KeyframeHints = Map<string, KeyframeRow | null>;
 
+/** A keyframe before a seek point: seconds from the video's first frame, its packet's bytes. */
+interface KnownKeyframe {
+  seconds: number;
+  bytes: number | null;
+}
+
 // Past this many exact times, an early lookup that may go unused is not worth its reads.
 const MAX_EARLY_KEYFRAME_QUERIES = 64;
 
@@ -140,14 +146,15 @@ function batchCost(group: BatchGroup): number {
 /** Short groups well before the end whose seek's keyframe is known (it bounds the read). */
 function batchableIn(
   context: DecodeContext,
-  keyframeOf: Map<number, number>,
+  keyframeOf: Map<number, KnownKeyframe>,
 ): (group: DecodeGroup) => group is BatchGroup {
   const { width, height, durationSeconds } = context.video;
   return (group): group is BatchGroup => {
     if (width * height > BATCH_PICTURE_PIXELS || durationSeconds === null) return false;
     const keyframe = group.seekSeconds === null ? undefined : keyframeOf.get(group.seekSeconds);
     if (keyframe === undefined || !shortRun(group)) return false;
-    (group as BatchGroup).keyframeSeconds = keyframe;
+    (group as BatchGroup).keyframeSeconds = keyframe.seconds;
+    (group as BatchGroup).keyframeBytes = keyframe.bytes;
     return group.times[group.times.length - 1] + BATCH_END_MARGIN_SECONDS < durationSeconds;
   };
 }
@@ -222,8 +229,8 @@ async function chooseGroups(
   strategy: DecodeSettings["strategy"],
   hints: KeyframeHints | null,
 ) {
-  // Keyframes known at seek points (seek seconds → keyframe seconds): they bound batch reads.
-  const keyframeOf = new Map<number, number>();
+  // Keyframes known at seek points (seek seconds → keyframe): they bound batch reads.
+  const keyframeOf = new Map<number, KnownKeyframe>();
   if (strategy === "dense") {
     return { groups: [{ seekSeconds: null, times }], keyframeOf, keyframesFrom: null };
   }
@@ -233,7 +240,7 @@ async function chooseGroups(
   // The first time's keyframe too, when the first run seeks and others might: it lets that run
   // join a batch (the plan itself never needs it).
   const candidates = later.length > 0 && times[0] > minimumSkip ? [0, ...later] : later;
-  const keyframes = new Map<number, number | null>();
+  const keyframes = new Map<number, KnownKeyframe | null>();
   let keyframesFrom: "early lookup" | "probe" | null = null;
   if (candidates.length > 0 && candidates.length <= MAX_KEYFRAME_QUERIES) {
     const start = context.video.startTime;
@@ -248,13 +255,14 @@ async function chooseGroups(
         early ??
         (await probeKeyframesBefore(context.input, context.video, absolute, context.signal));
       candidates.forEach((i, n) => {
-        keyframes.set(i, found[n] === null ? null : found[n] - start);
+        const row = found[n];
+        keyframes.set(i, row ? { seconds: row.keyframe - start, bytes: row.bytes } : null);
       });
     }
   }
   for (const [i, keyframe] of keyframes) if (keyframe !== null) keyframeOf.set(times[i], keyframe);
   return {
-    groups: planDecodeGroups(times, (i) => keyframes.get(i) ?? null, minimumSkip),
+    groups: planDecodeGroups(times, (i) => keyframes.get(i)?.seconds ?? null, minimumSkip),
     keyframeOf,
     keyframesFrom,
   };
@@ -265,13 +273,13 @@ function hinted(
   hints: KeyframeHints | null,
   absolute: number[],
   streamIndex: number,
-): number[] | null {
+): KeyframeRow[] | null {
   if (!hints) return null;
-  const keyframes: number[] = [];
+  const keyframes: KeyframeRow[] = [];
   for (const t of absolute) {
     const row = hints.get(formatSeconds(t));
     if (!row || row.streamIndex !== streamIndex) return null;
-    keyframes.push(row.keyframe);
+    keyframes.push(row);
   }
   return keyframes;
 }

@@ -265,10 +265,31 @@ const BATCH_SHOWINFO_LINE = /^\[showinfo@g\d+ @/;
 // seen to know the one before it is on screen (a frame that is not seen sends the group to a
 // single run, so a short read costs time, never exactness).
 const BATCH_READ_PAST_FRAMES = 2;
+// What ffmpeg reads beyond the packets it decodes: its 32 KiB I/O buffer, refilled whole, and
+// the packet that ends its read (measured: without it every input came back for one or two
+// more small parts, each a round trip to the origin; with it none did).
+const READ_AHEAD_BYTES = 64 * 1024;
+
+/**
+ * What the relay may fetch at once for an input that decodes `readSeconds` from a keyframe
+ * (ffmpeg/args.ts inputWithReadHint): the span at the file's average rate, plus the keyframe,
+ * which is several average frames on its own (a 1080p keyframe of 40 KB among 12.5 KB frames:
+ * the average alone fell 40–130 KB short of every seek's read), plus ffmpeg's read-ahead.
+ */
+export function expectedReadBytes(
+  readSeconds: number,
+  bytesPerSecond: number | null | undefined,
+  keyframeBytes: number | null | undefined,
+): number | null {
+  if (!bytesPerSecond) return null;
+  return Math.round(readSeconds * bytesPerSecond + (keyframeBytes ?? 0) + READ_AHEAD_BYTES);
+}
 
 /** A group whose seek lands on a known keyframe (seconds from the video's start). */
 export interface BatchGroup extends DecodeGroup {
   keyframeSeconds: number;
+  /** The keyframe's packet size, when the lookup said it (the relay's read hint). */
+  keyframeBytes?: number | null;
 }
 
 /**
@@ -319,8 +340,7 @@ export class BatchRun {
         return {
           seekSeconds: start + (g.seekSeconds ?? 0),
           readSeconds,
-          // From the keyframe on, the file's average rate: what the relay may fetch at once.
-          readBytes: context.bytesPerSecond ? readSeconds * context.bytesPerSecond : null,
+          readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
           slots: slots[k],
         };
       }),

@@ -110,9 +110,10 @@ export function keyframeProbeArgs(
     "-read_intervals",
     times.map((t) => `${formatSeconds(t)}%+#1`).join(","),
     "-show_entries",
-    "packet=stream_index,pts_time,flags",
+    "packet=stream_index,pts_time,size,flags",
+    // key=value: csv would print the fields in ffprobe's own order, not the order asked.
     "-print_format",
-    "csv=p=0",
+    "compact=p=0",
     ...safeInputArgs(input),
   ];
 }

@@ -206,23 +206,25 @@ function bitDepth(s: FfprobeStream): number {
 }
 
 /**
- * The keyframe at or before each absolute time (absolute seconds), null where unknown. One
- * ffprobe run that seeks to each time and reads one packet: cheap even over the relay.
+ * The keyframe at or before each absolute time, null where unknown. One ffprobe run that seeks
+ * to each time and reads one packet: cheap even over the relay.
  */
 export async function probeKeyframesBefore(
   input: string,
   video: VideoProbe,
   times: number[],
   signal?: AbortSignal,
-): Promise<(number | null)[]> {
+): Promise<(KeyframeRow | null)[]> {
   const found = await probeKeyframesAt(input, video.streamIndex, times, signal);
-  return found.map((row) => (row && row.streamIndex === video.streamIndex ? row.keyframe : null));
+  return found.map((row) => (row && row.streamIndex === video.streamIndex ? row : null));
 }
 
-/** A keyframe found by probeKeyframesAt, and the stream it belongs to. */
+/** A keyframe found by probeKeyframesAt: its stream, time (absolute s) and packet's bytes. */
 export interface KeyframeRow {
   streamIndex: number;
   keyframe: number;
+  /** The keyframe's own size in the file, when ffprobe says it. */
+  bytes: number | null;
 }
 
 /** probeKeyframesBefore for a stream named before the probe has chosen one ("v:0"). */
@@ -234,16 +236,29 @@ export async function probeKeyframesAt(
 ): Promise<(KeyframeRow | null)[]> {
   if (times.length === 0) return [];
   const text = await runTool("ffprobe", keyframeProbeArgs(input, stream, times), { signal });
+  return parseKeyframeRows(text, times.length);
+}
+
+/**
+ * ffprobe's rows (`stream_index=0|pts_time=12.0|size=40601|flags=K_`), one per time asked. Any
+ * other count (a failed seek, an early end) means rows cannot be paired with times, and the
+ * caller then simply does not split there.
+ */
+export function parseKeyframeRows(text: string, count: number): (KeyframeRow | null)[] {
   const rows = text.trim().split("\n").filter(Boolean);
-  // One row per interval; anything else (a failed seek, an early end) means we cannot pair
-  // rows with times, and the caller then simply does not split there.
-  if (rows.length !== times.length) return times.map(() => null);
+  if (rows.length !== count) return Array.from({ length: count }, () => null);
   return rows.map((row) => {
-    const [index, ptsTime, flags] = row.split(",");
-    const pts = finite(ptsTime);
-    const streamIndex = finite(index);
-    return pts !== null && streamIndex !== null && flags?.startsWith("K")
-      ? { streamIndex, keyframe: pts }
+    const fields = new Map(
+      row.split("|").map((field) => {
+        const at = field.indexOf("=");
+        return [field.slice(0, at), field.slice(at + 1)] as const;
+      }),
+    );
+    const pts = finite(fields.get("pts_time"));
+    const streamIndex = finite(fields.get("stream_index"));
+    const bytes = finite(fields.get("size"));
+    return pts !== null && streamIndex !== null && fields.get("flags")?.startsWith("K")
+      ? { streamIndex, keyframe: pts, bytes: bytes !== null && bytes > 0 ? bytes : null }
       : null;
   });
 }

@@ -3,14 +3,16 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { expectedReadBytes } from "../../extractor/decode.ts";
 import {
   ALLOWED_DEMUXERS,
   batchDecodeArgs,
   decodeArgs,
+  keyframeProbeArgs,
   pictureFilters,
   safeInputArgs,
 } from "../../extractor/ffmpeg/args.ts";
-import { parseProbe } from "../../extractor/ffmpeg/probe.ts";
+import { parseKeyframeRows, parseProbe } from "../../extractor/ffmpeg/probe.ts";
 import { planOutputSize } from "../../extractor/sizing.ts";
 import { slotsBefore, slotsBeforeExpression, toSlotTimes } from "../../extractor/slots.ts";
 import {
@@ -19,6 +21,7 @@ import {
   minimumSkipSeconds,
   planDecodeGroups,
 } from "../../extractor/strategy.ts";
+import { makeTestVideo } from "../support/videos.ts";
 
 const run = promisify(execFile);
 
@@ -295,6 +298,33 @@ describe("reading ffprobe", () => {
       null,
     );
     expect(parseProbe({ streams: [stream] }).bytesPerSecond).toBe(null);
+  });
+
+  it("keyframe rows: time, stream and the keyframe's size, by name in any order", async () => {
+    const text = [
+      "stream_index=0|pts_time=12.000000|size=40601|flags=K_",
+      "flags=K_|size=N/A|pts_time=24.000000|stream_index=0",
+      "stream_index=0|pts_time=36.033333|size=9326|flags=__",
+    ].join("\n");
+    expect(parseKeyframeRows(text, 3)).toEqual([
+      { streamIndex: 0, keyframe: 12, bytes: 40601 },
+      { streamIndex: 0, keyframe: 24, bytes: null },
+      null,
+    ]);
+    // A row short: none can be paired with its time.
+    expect(parseKeyframeRows(text, 4)).toEqual([null, null, null, null]);
+    // What this machine's ffprobe prints for the arguments we give it.
+    const video = await makeTestVideo({ fps: 30, gop: 60, durationSeconds: 6 });
+    const { stdout } = await run("ffprobe", keyframeProbeArgs(video, "v:0", [1.5, 4.2]));
+    const rows = parseKeyframeRows(stdout, 2);
+    expect(rows.map((r) => r?.keyframe)).toEqual([0, 4]);
+    for (const row of rows) expect(row?.bytes).toBeGreaterThan(0);
+  });
+
+  it("an input's expected read: its span at the average rate, its keyframe, ffmpeg's read-ahead", () => {
+    expect(expectedReadBytes(1.5, 375_000, 40_000)).toBe(562_500 + 40_000 + 65_536);
+    expect(expectedReadBytes(1.5, 375_000, null)).toBe(562_500 + 65_536);
+    expect(expectedReadBytes(1.5, null, 40_000)).toBe(null);
   });
 
   it("cover art is not a video; Matroska's DURATION tag is an end time", () => {
