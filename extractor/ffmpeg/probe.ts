@@ -2,6 +2,7 @@
 // MediaProbe and VideoProbe only.
 import type { HdrSource, Rational } from "./args.ts";
 import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
+import { keyframesFromMp4, openByteReader } from "./mp4-index.ts";
 import { runTool } from "./process.ts";
 
 export interface VideoProbe {
@@ -227,7 +228,11 @@ export interface KeyframeRow {
   bytes: number | null;
 }
 
-/** probeKeyframesBefore for a stream named before the probe has chosen one ("v:0"). */
+/**
+ * probeKeyframesBefore for a stream named before the probe has chosen one ("v:0"). An MP4 or
+ * MOV answers from its own index (mp4-index.ts: no ffprobe run, no frame read); anything else,
+ * or an index of another shape, by ffprobe seeking to each time.
+ */
 export async function probeKeyframesAt(
   input: string,
   stream: number | "v:0",
@@ -235,8 +240,24 @@ export async function probeKeyframesAt(
   signal?: AbortSignal,
 ): Promise<(KeyframeRow | null)[]> {
   if (times.length === 0) return [];
+  const indexed = await keyframesFromIndexOf(input, times, signal);
+  if (indexed && (stream === "v:0" || indexed[0]?.streamIndex === stream)) return indexed;
   const text = await runTool("ffprobe", keyframeProbeArgs(input, stream, times), { signal });
   return parseKeyframeRows(text, times.length);
+}
+
+async function keyframesFromIndexOf(
+  input: string,
+  times: number[],
+  signal?: AbortSignal,
+): Promise<KeyframeRow[] | null> {
+  const reader = await openByteReader(input, signal).catch(() => null);
+  if (!reader) return null;
+  try {
+    return await keyframesFromMp4(reader.read, reader.size, times);
+  } finally {
+    await reader.close();
+  }
 }
 
 /**

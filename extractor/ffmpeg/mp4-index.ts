@@ -1,0 +1,309 @@
+// Keyframes of an MP4/MOV read from its own index (the moov box's sample tables), without
+// running ffprobe and without reading a single frame. ffprobe's lookup (keyframeProbeArgs)
+// seeks to every time and reads one packet there: over the relay each is a request to the
+// origin, one after another, and the run itself costs ~45 ms of CPU to start. The index
+// already says where every keyframe is, when it is shown and how large it is; an MP4 served
+// for the web holds it in one box, at the front (faststart) or at the end.
+//
+// Only the plain, common shape is read: one video track, sample tables (not fragments), at
+// most one edit that skips the first tick(s) of the media (what encoders write for B-frames)
+// and optionally an empty edit before it. Anything else answers null and ffprobe is asked as
+// before. A keyframe answered here that differs from ffmpeg's own choice costs time, never
+// exactness: a batch input that reads too little is decoded again alone (decode.ts).
+import { open } from "node:fs/promises";
+import type { KeyframeRow } from "./probe.ts";
+
+/** Reads `length` bytes at `start` (fewer only at the end of the file). */
+export type ByteReader = (start: number, length: number) => Promise<Buffer>;
+
+// An index larger than this is not worth holding in memory for a lookup: ffprobe reads it.
+const MAX_MOOV_BYTES = 32 * 1024 * 1024;
+// Top-level boxes walked before giving up (ftyp, free, mdat, moov… are a handful).
+const MAX_TOP_LEVEL_BOXES = 64;
+
+const BOX_TYPE = /^[a-zA-Z0-9 ©]{4}$/;
+const FIRST_BOXES = new Set(["ftyp", "moov", "free", "skip", "wide", "mdat"]);
+
+interface Box {
+  type: string;
+  /** Offset of the box's payload and its end, within the buffer (or the file). */
+  start: number;
+  end: number;
+}
+
+function boxesIn(data: Buffer, from: number, to: number): Box[] | null {
+  const boxes: Box[] = [];
+  let at = from;
+  while (at + 8 <= to) {
+    let size = data.readUInt32BE(at);
+    const type = data.toString("latin1", at + 4, at + 8);
+    let header = 8;
+    if (size === 1) {
+      if (at + 16 > to) return null;
+      size = Number(data.readBigUInt64BE(at + 8));
+      header = 16;
+    } else if (size === 0) {
+      size = to - at;
+    }
+    if (size < header || at + size > to) return null;
+    boxes.push({ type, start: at + header, end: at + size });
+    at += size;
+  }
+  return boxes;
+}
+
+function child(data: Buffer, parent: Box, type: string): Box | null {
+  return boxesIn(data, parent.start, parent.end)?.find((b) => b.type === type) ?? null;
+}
+
+function path(data: Buffer, parent: Box, ...types: string[]): Box | null {
+  let box: Box | null = parent;
+  for (const type of types) {
+    if (!box) return null;
+    box = child(data, box, type);
+  }
+  return box;
+}
+
+/** Finds the moov box by walking the top-level boxes, and reads it whole. */
+async function readMoov(read: ByteReader, size: number): Promise<Buffer | null> {
+  let at = 0;
+  for (let n = 0; n < MAX_TOP_LEVEL_BOXES && at + 8 <= size; n++) {
+    const head = await read(at, 16);
+    if (head.length < 8) return null;
+    let boxSize = head.readUInt32BE(0);
+    const type = head.toString("latin1", 4, 8);
+    // Not an ISO/QuickTime file (Matroska, WebM…): stop at the first bytes, read nothing more.
+    if (!BOX_TYPE.test(type) || (n === 0 && !FIRST_BOXES.has(type))) return null;
+    let header = 8;
+    if (boxSize === 1) {
+      if (head.length < 16) return null;
+      boxSize = Number(head.readBigUInt64BE(8));
+      header = 16;
+    } else if (boxSize === 0) {
+      boxSize = size - at;
+    }
+    if (boxSize < header) return null;
+    // Fragments keep their samples outside the moov: not the shape read here.
+    if (type === "moof") return null;
+    if (type === "moov") {
+      if (boxSize > MAX_MOOV_BYTES || at + boxSize > size) return null;
+      const moov = await read(at, boxSize);
+      return moov.length === boxSize ? moov : null;
+    }
+    at += boxSize;
+  }
+  return null;
+}
+
+/** A full box's version (its first payload byte). */
+function version(data: Buffer, box: Box): number {
+  return data.readUInt8(box.start);
+}
+
+interface VideoTrack {
+  /** Its position among the file's tracks: the stream index ffmpeg gives it. */
+  streamIndex: number;
+  timescale: number;
+  /** Ticks each sample's presentation is moved by (the edit list), in the media's timescale. */
+  shiftTicks: number;
+  /** Every sample's decoding time, ticks from the first. */
+  dts: number[];
+  /** Composition offsets per sample (0 without a ctts box). */
+  ctts: number[] | null;
+  /** 1-based numbers of the sync samples, or null when every sample is one. */
+  sync: number[] | null;
+  sizes: number[];
+}
+
+function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: number) {
+  const hdlr = path(data, trak, "mdia", "hdlr");
+  if (!hdlr || data.toString("latin1", hdlr.start + 8, hdlr.start + 12) !== "vide") return null;
+  const mdhd = path(data, trak, "mdia", "mdhd");
+  const stbl = path(data, trak, "mdia", "minf", "stbl");
+  if (!mdhd || !stbl) return null;
+  const timescale =
+    version(data, mdhd) === 1
+      ? data.readUInt32BE(mdhd.start + 20)
+      : data.readUInt32BE(mdhd.start + 12);
+  if (!(timescale > 0)) return null;
+
+  // The edit list: nothing, one edit of the media from media_time, or an empty edit then that.
+  let shiftTicks = 0;
+  const elst = path(data, trak, "edts", "elst");
+  if (elst) {
+    const wide = version(data, elst) === 1;
+    const count = data.readUInt32BE(elst.start + 4);
+    const entry = wide ? 20 : 12;
+    const edits: { duration: number; mediaTime: number }[] = [];
+    for (let i = 0; i < count; i++) {
+      const at = elst.start + 8 + i * entry;
+      if (at + entry > elst.end) return null;
+      edits.push(
+        wide
+          ? {
+              duration: Number(data.readBigUInt64BE(at)),
+              mediaTime: Number(data.readBigInt64BE(at + 8)),
+            }
+          : { duration: data.readUInt32BE(at), mediaTime: data.readInt32BE(at + 4) },
+      );
+    }
+    const media = edits.filter((e) => e.mediaTime !== -1);
+    const empty = edits.filter((e) => e.mediaTime === -1);
+    if (media.length > 1 || empty.length > 1) return null;
+    if (empty.length === 1 && edits[0].mediaTime !== -1) return null;
+    if (!(movieScale > 0)) return null;
+    shiftTicks =
+      (media[0]?.mediaTime ?? 0) - Math.round(((empty[0]?.duration ?? 0) * timescale) / movieScale);
+  }
+
+  const stts = child(data, stbl, "stts");
+  const stsz = child(data, stbl, "stsz");
+  if (!stts || !stsz) return null;
+  const dts: number[] = [];
+  let tick = 0;
+  const sttsCount = data.readUInt32BE(stts.start + 4);
+  for (let i = 0; i < sttsCount; i++) {
+    const at = stts.start + 8 + i * 8;
+    if (at + 8 > stts.end) return null;
+    const samples = data.readUInt32BE(at);
+    const delta = data.readUInt32BE(at + 4);
+    for (let s = 0; s < samples; s++) {
+      dts.push(tick);
+      tick += delta;
+    }
+  }
+  const uniform = data.readUInt32BE(stsz.start + 4);
+  const sampleCount = data.readUInt32BE(stsz.start + 8);
+  if (sampleCount !== dts.length) return null;
+  const sizes: number[] = [];
+  for (let i = 0; i < sampleCount; i++) {
+    if (uniform) sizes.push(uniform);
+    else {
+      const at = stsz.start + 12 + i * 4;
+      if (at + 4 > stsz.end) return null;
+      sizes.push(data.readUInt32BE(at));
+    }
+  }
+  let ctts: number[] | null = null;
+  const cttsBox = child(data, stbl, "ctts");
+  if (cttsBox) {
+    ctts = [];
+    const count = data.readUInt32BE(cttsBox.start + 4);
+    for (let i = 0; i < count; i++) {
+      const at = cttsBox.start + 8 + i * 8;
+      if (at + 8 > cttsBox.end) return null;
+      const samples = data.readUInt32BE(at);
+      const offset = data.readInt32BE(at + 4);
+      for (let s = 0; s < samples; s++) ctts.push(offset);
+    }
+    if (ctts.length !== dts.length) return null;
+  }
+  let sync: number[] | null = null;
+  const stss = child(data, stbl, "stss");
+  if (stss) {
+    sync = [];
+    const count = data.readUInt32BE(stss.start + 4);
+    for (let i = 0; i < count; i++) {
+      const at = stss.start + 8 + i * 4;
+      if (at + 4 > stss.end) return null;
+      sync.push(data.readUInt32BE(at));
+    }
+  }
+  return { streamIndex, timescale, shiftTicks, dts, ctts, sync, sizes } satisfies VideoTrack;
+}
+
+/** The first video track's tables, or null for any shape not read here. */
+function firstVideoTrack(moov: Buffer): VideoTrack | null {
+  const root: Box = { type: "moov", start: 8, end: moov.length };
+  const boxes = boxesIn(moov, root.start, root.end);
+  if (!boxes || boxes.some((b) => b.type === "mvex")) return null;
+  const mvhd = boxes.find((b) => b.type === "mvhd");
+  const movieScale = mvhd
+    ? moov.readUInt32BE(mvhd.start + (version(moov, mvhd) === 1 ? 20 : 12))
+    : 0;
+  const traks = boxes.filter((b) => b.type === "trak");
+  for (const [index, trak] of traks.entries()) {
+    const track = readTrack(moov, trak, index, movieScale);
+    if (track) return track;
+  }
+  return null;
+}
+
+/**
+ * The keyframe at or before each time (seconds, as ffprobe's lookup takes them), as ffmpeg's
+ * seek chooses it: the last sync sample whose decoding time, moved by the edit list, is not
+ * after the time; with its presentation time and its size. Null when the index cannot be read.
+ */
+export function keyframesFromIndex(moov: Buffer, times: number[]): KeyframeRow[] | null {
+  const track = firstVideoTrack(moov);
+  if (!track || track.dts.length === 0) return null;
+  const { timescale, shiftTicks, dts, ctts, sizes } = track;
+  const sync = track.sync ?? dts.map((_, i) => i + 1);
+  if (sync.length === 0 || sync.some((n) => n < 1 || n > dts.length)) return null;
+  const ptsTicks = (i: number) => dts[i] + (ctts?.[i] ?? 0) - shiftTicks;
+  return times.map((t) => {
+    const target = t * timescale;
+    let chosen = sync[0];
+    for (const n of sync) {
+      if (ptsTicks(n - 1) <= target + 1e-6) chosen = n;
+      else break;
+    }
+    const i = chosen - 1;
+    const pts = ptsTicks(i) / timescale;
+    return { streamIndex: track.streamIndex, keyframe: pts, bytes: sizes[i] };
+  });
+}
+
+/** Reads the moov through `read` and answers keyframesFromIndex; null on any failure. */
+export async function keyframesFromMp4(
+  read: ByteReader,
+  size: number,
+  times: number[],
+): Promise<KeyframeRow[] | null> {
+  try {
+    const moov = await readMoov(read, size);
+    return moov ? keyframesFromIndex(moov, times) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A reader of a local file or of the loopback relay (exact byte ranges), and its size. */
+export async function openByteReader(
+  input: string,
+  signal?: AbortSignal,
+): Promise<{ read: ByteReader; size: number; close: () => Promise<void> } | null> {
+  if (/^https?:/.test(input)) {
+    // Only the loopback relay, as for ffmpeg (args.ts safeInputArgs).
+    if (new URL(input).hostname !== "127.0.0.1") return null;
+    const head = await fetch(input, { method: "HEAD", signal });
+    const size = Number(head.headers.get("content-length"));
+    if (!head.ok || !Number.isSafeInteger(size) || size <= 0) return null;
+    return {
+      size,
+      read: async (start, length) => {
+        const end = Math.min(start + length, size) - 1;
+        if (end < start) return Buffer.alloc(0);
+        const response = await fetch(input, {
+          headers: { range: `bytes=${start}-${end}` },
+          signal,
+        });
+        if (response.status !== 206) throw new Error(`range answered ${response.status}`);
+        return Buffer.from(await response.arrayBuffer());
+      },
+      close: async () => {},
+    };
+  }
+  const file = await open(input, "r");
+  const { size } = await file.stat();
+  return {
+    size,
+    read: async (start, length) => {
+      const buffer = Buffer.alloc(Math.max(Math.min(length, size - start), 0));
+      const { bytesRead } = await file.read(buffer, 0, buffer.length, start);
+      return buffer.subarray(0, bytesRead);
+    },
+    close: () => file.close(),
+  };
+}
