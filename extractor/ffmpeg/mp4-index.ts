@@ -96,6 +96,43 @@ async function readMoov(read: ByteReader, size: number): Promise<Buffer | null> 
   return null;
 }
 
+// Samples in one track's tables: more than a day at 60 frames a second is not a real video.
+const MAX_SAMPLES = 10_000_000;
+
+/** A table's entries (count at header − 4), each read at its offset; null if it overruns. */
+function entries(
+  data: Buffer,
+  box: Box,
+  header: number,
+  size: number,
+  read: (at: number) => number,
+  count = data.readUInt32BE(box.start + header - 4),
+): number[] | null {
+  if (box.start + header + count * size > box.end) return null;
+  const values: number[] = [];
+  for (let i = 0; i < count; i++) values.push(read(box.start + header + i * size));
+  return values;
+}
+
+/** A run-length table (sample count, value) expanded to one value per sample, up to `most`. */
+function runLengths(
+  data: Buffer,
+  box: Box,
+  most: number,
+  value: (at: number) => number,
+): number[] | null {
+  const runs = entries(data, box, 8, 8, (at) => at);
+  if (!runs) return null;
+  const values: number[] = [];
+  for (const at of runs) {
+    const samples = data.readUInt32BE(at);
+    if (values.length + samples > most) return null;
+    const v = value(at);
+    for (let s = 0; s < samples; s++) values.push(v);
+  }
+  return values;
+}
+
 /** A full box's version (its first payload byte). */
 function version(data: Buffer, box: Box): number {
   return data.readUInt8(box.start);
@@ -160,56 +197,30 @@ function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: num
   const stts = child(data, stbl, "stts");
   const stsz = child(data, stbl, "stsz");
   if (!stts || !stsz) return null;
-  const dts: number[] = [];
+  // Run-length tables expand to one value per sample, never past the samples the file has.
+  const sampleCount = data.readUInt32BE(stsz.start + 8);
+  if (sampleCount > MAX_SAMPLES) return null;
+  const dts = runLengths(data, stts, sampleCount, (at) => data.readUInt32BE(at + 4));
+  if (!dts || dts.length !== sampleCount) return null;
   let tick = 0;
-  const sttsCount = data.readUInt32BE(stts.start + 4);
-  for (let i = 0; i < sttsCount; i++) {
-    const at = stts.start + 8 + i * 8;
-    if (at + 8 > stts.end) return null;
-    const samples = data.readUInt32BE(at);
-    const delta = data.readUInt32BE(at + 4);
-    for (let s = 0; s < samples; s++) {
-      dts.push(tick);
-      tick += delta;
-    }
+  for (let i = 0; i < dts.length; i++) {
+    const delta = dts[i];
+    dts[i] = tick;
+    tick += delta;
   }
   const uniform = data.readUInt32BE(stsz.start + 4);
-  const sampleCount = data.readUInt32BE(stsz.start + 8);
-  if (sampleCount !== dts.length) return null;
-  const sizes: number[] = [];
-  for (let i = 0; i < sampleCount; i++) {
-    if (uniform) sizes.push(uniform);
-    else {
-      const at = stsz.start + 12 + i * 4;
-      if (at + 4 > stsz.end) return null;
-      sizes.push(data.readUInt32BE(at));
-    }
-  }
-  let ctts: number[] | null = null;
+  const sizes = uniform
+    ? new Array<number>(sampleCount).fill(uniform)
+    : entries(data, stsz, 12, 4, (at) => data.readUInt32BE(at), sampleCount);
+  if (!sizes || sizes.length !== sampleCount) return null;
   const cttsBox = child(data, stbl, "ctts");
-  if (cttsBox) {
-    ctts = [];
-    const count = data.readUInt32BE(cttsBox.start + 4);
-    for (let i = 0; i < count; i++) {
-      const at = cttsBox.start + 8 + i * 8;
-      if (at + 8 > cttsBox.end) return null;
-      const samples = data.readUInt32BE(at);
-      const offset = data.readInt32BE(at + 4);
-      for (let s = 0; s < samples; s++) ctts.push(offset);
-    }
-    if (ctts.length !== dts.length) return null;
-  }
-  let sync: number[] | null = null;
+  const ctts = cttsBox
+    ? runLengths(data, cttsBox, sampleCount, (at) => data.readInt32BE(at + 4))
+    : null;
+  if (cttsBox && ctts?.length !== sampleCount) return null;
   const stss = child(data, stbl, "stss");
-  if (stss) {
-    sync = [];
-    const count = data.readUInt32BE(stss.start + 4);
-    for (let i = 0; i < count; i++) {
-      const at = stss.start + 8 + i * 4;
-      if (at + 4 > stss.end) return null;
-      sync.push(data.readUInt32BE(at));
-    }
-  }
+  const sync = stss ? entries(data, stss, 8, 4, (at) => data.readUInt32BE(at)) : null;
+  if (stss && !sync) return null;
   return { streamIndex, timescale, shiftTicks, dts, ctts, sync, sizes } satisfies VideoTrack;
 }
 

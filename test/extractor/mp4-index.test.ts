@@ -1,7 +1,7 @@
 // Keyframes from an MP4's own index (extractor/ffmpeg/mp4-index.ts) against what ffprobe's
 // lookup answers for the same times (the lookup it replaces), on real encoded files.
 import { execFile } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -119,6 +119,23 @@ describe("keyframes from an MP4's index", () => {
       expect(await keyframesFromMp4(counted, reader.size, [1, 2])).toBeNull();
       await reader.close();
       expect(reads).toEqual([0]);
+    }
+  });
+
+  it("refuses tables that claim more samples than the file has, without expanding them", async () => {
+    const video = await makeTestVideo({ fps: 30, gop: 60, bframes: 2, durationSeconds: 20 });
+    const file = await readFile(video);
+    const fromBuffer =
+      (bytes: Buffer): ByteReader =>
+      async (start, length) =>
+        bytes.subarray(start, start + length);
+    expect(await keyframesFromMp4(fromBuffer(file), file.length, [1])).not.toBeNull();
+    for (const table of ["stts", "ctts"]) {
+      const hostile = Buffer.from(file);
+      // type, version and flags, entry count, then the first run's sample count.
+      const at = hostile.indexOf(table, 0, "latin1") + 4 + 4 + 4;
+      hostile.writeUInt32BE(0xffffffff, at);
+      expect(await keyframesFromMp4(fromBuffer(hostile), hostile.length, [1])).toBeNull();
     }
   });
 
