@@ -146,7 +146,7 @@ interface VideoTrack {
   shiftTicks: number;
   /** Every sample's decoding time, ticks from the first. */
   dts: number[];
-  /** Composition offsets per sample (0 without a ctts box). */
+  /** Composition offsets per sample, or null without a ctts box (every offset 0). */
   ctts: number[] | null;
   /** 1-based numbers of the sync samples, or null when every sample is one. */
   sync: number[] | null;
