@@ -241,6 +241,7 @@ async function billingPage(c: Context<AppEnv>, error?: string) {
       </section>
       <section aria-labelledby="ledger-title" class="dashboard-section">
         <h2 id="ledger-title">Credit ledger</h2>
+        {/* biome-ignore lint/suspicious/noSuspiciousSemicolonInJsx: the semicolons are the sentence's own */}
         <p class="muted">
           Every change of your balance, newest first. Plan credits: {count(account.planCredits)};
           pack credits: {count(account.packCredits)}; held by running jobs:{" "}
