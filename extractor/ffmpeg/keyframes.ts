@@ -1,10 +1,11 @@
 // The two whole-video looks the quality modes need, built and parsed here so no raw tool output
-// leaks further: the stream's keyframe list (ffprobe, keyframes only, nothing between them
-// decoded) and every frame's scene score from one low-resolution pass (ffmpeg's `scene`).
+// leaks further: the stream's keyframe list (an MP4's own index, else ffprobe decoding keyframes
+// only) and every frame's scene score from one low-resolution pass (ffmpeg's `scene`).
 // Times are computed from integer pts × time base, as decode.ts names pts, so a time handed
 // back to the sparse engine selects exactly that frame.
 import type { Rational } from "./args.ts";
 import { safeInputArgs } from "./args.ts";
+import { keyframeTicksFromMp4, openByteReader } from "./mp4-index.ts";
 import type { VideoProbe } from "./probe.ts";
 import { runTool } from "./process.ts";
 
@@ -46,23 +47,55 @@ export function scenePassArgs(input: string, streamIndex: number): string[] {
   ];
 }
 
-/** Keyframe times, seconds from the video's first frame, ascending and unique. */
+/**
+ * Keyframe times, seconds from the video's first frame, ascending and unique. An MP4 or MOV
+ * answers from its own index (mp4-index.ts: the moov alone, no frame decoded, nothing else
+ * read); anything else, or an index of another shape or clock, by ffprobe decoding every
+ * keyframe of the file, which reads the whole file.
+ */
 export async function listKeyframes(
   input: string,
   video: VideoProbe,
   signal?: AbortSignal,
 ): Promise<number[]> {
+  const indexed = await indexedKeyframes(input, signal);
+  if (
+    indexed &&
+    indexed.streamIndex === video.streamIndex &&
+    video.timeBase.num === 1 &&
+    video.timeBase.den === indexed.timescale
+  ) {
+    return relativeTimes(indexed.ticks, video.timeBase, video.startTime);
+  }
   const text = await runTool("ffprobe", keyframeListArgs(input, video.streamIndex), { signal });
   return parseKeyframeList(text, video.timeBase, video.startTime);
 }
 
+async function indexedKeyframes(input: string, signal?: AbortSignal) {
+  const reader = await openByteReader(input, signal).catch(() => null);
+  if (!reader) return null;
+  try {
+    return await keyframeTicksFromMp4(reader.read, reader.size);
+  } finally {
+    await reader.close();
+  }
+}
+
 export function parseKeyframeList(text: string, timeBase: Rational, startTime: number): number[] {
-  const times = new Set<number>();
+  const ticks: number[] = [];
   for (const row of text.split("\n")) {
     const [pts, dts] = row.split(",");
-    const ticks = integer(pts) ?? integer(dts);
-    if (ticks === null) continue;
-    const t = toRelativeSeconds(ticks, timeBase, startTime);
+    const tick = integer(pts) ?? integer(dts);
+    if (tick !== null) ticks.push(tick);
+  }
+  return relativeTimes(ticks, timeBase, startTime);
+}
+
+/** Times on screen (a frame before the first shown one is not), ascending and unique. */
+function relativeTimes(ticks: number[], timeBase: Rational, startTime: number): number[] {
+  const times = new Set<number>();
+  for (const tick of ticks) {
+    const t = toRelativeSeconds(tick, timeBase, startTime);
     if (t >= 0) times.add(t);
   }
   return [...times].sort((a, b) => a - b);

@@ -248,11 +248,10 @@ function firstVideoTrack(moov: Buffer): VideoTrack | null {
  */
 export function keyframesFromIndex(moov: Buffer, times: number[]): KeyframeRow[] | null {
   const track = firstVideoTrack(moov);
-  if (!track || track.dts.length === 0) return null;
-  const { timescale, shiftTicks, dts, ctts, sizes } = track;
-  const sync = track.sync ?? dts.map((_, i) => i + 1);
-  if (sync.length === 0 || sync.some((n) => n < 1 || n > dts.length)) return null;
-  const ptsTicks = (i: number) => dts[i] + (ctts?.[i] ?? 0) - shiftTicks;
+  const sync = track && syncSamples(track);
+  if (!track || !sync) return null;
+  const { timescale, sizes } = track;
+  const ptsTicks = (i: number) => presentationTicks(track, i);
   return times.map((t) => {
     const target = t * timescale;
     let chosen = sync[0];
@@ -264,6 +263,50 @@ export function keyframesFromIndex(moov: Buffer, times: number[]): KeyframeRow[]
     const pts = ptsTicks(i) / timescale;
     return { streamIndex: track.streamIndex, keyframe: pts, bytes: sizes[i] };
   });
+}
+
+/** 1-based numbers of the sync samples, checked against the table; null when there are none. */
+function syncSamples(track: VideoTrack): number[] | null {
+  const count = track.dts.length;
+  const sync = track.sync ?? track.dts.map((_, i) => i + 1);
+  if (sync.length === 0 || sync.some((n) => n < 1 || n > count)) return null;
+  return sync;
+}
+
+/** Sample i's presentation time in ticks of the media's timescale, as ffmpeg's demuxer gives it. */
+function presentationTicks(track: VideoTrack, i: number): number {
+  return track.dts[i] + (track.ctts?.[i] ?? 0) - track.shiftTicks;
+}
+
+/** Every sync sample's presentation time (ticks of `timescale`), in the file's order. */
+export interface IndexedKeyframes {
+  streamIndex: number;
+  timescale: number;
+  ticks: number[];
+}
+
+export function keyframeTicksFromIndex(moov: Buffer): IndexedKeyframes | null {
+  const track = firstVideoTrack(moov);
+  const sync = track && syncSamples(track);
+  if (!track || !sync) return null;
+  return {
+    streamIndex: track.streamIndex,
+    timescale: track.timescale,
+    ticks: sync.map((n) => presentationTicks(track, n - 1)),
+  };
+}
+
+/** Reads the moov through `read` and answers keyframeTicksFromIndex; null on any failure. */
+export async function keyframeTicksFromMp4(
+  read: ByteReader,
+  size: number,
+): Promise<IndexedKeyframes | null> {
+  try {
+    const moov = await readMoov(read, size);
+    return moov ? keyframeTicksFromIndex(moov) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads the moov through `read` and answers keyframesFromIndex; null on any failure. */

@@ -1,5 +1,6 @@
-// Keyframes from an MP4's own index (extractor/ffmpeg/mp4-index.ts) against what ffprobe's
-// lookup answers for the same times (the lookup it replaces), on real encoded files.
+// Keyframes from an MP4's own index (extractor/ffmpeg/mp4-index.ts) against what ffprobe answers
+// (the lookups it replaces): the keyframe before each time, and mode keyframes' whole list, on
+// real encoded files.
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -8,11 +9,17 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { keyframeProbeArgs } from "../../extractor/ffmpeg/args.ts";
 import {
+  keyframeListArgs,
+  listKeyframes,
+  parseKeyframeList,
+} from "../../extractor/ffmpeg/keyframes.ts";
+import {
   type ByteReader,
   keyframesFromMp4,
+  keyframeTicksFromMp4,
   openByteReader,
 } from "../../extractor/ffmpeg/mp4-index.ts";
-import { type KeyframeRow, parseKeyframeRows } from "../../extractor/ffmpeg/probe.ts";
+import { type KeyframeRow, parseKeyframeRows, probeMedia } from "../../extractor/ffmpeg/probe.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { makeTestVideo, type TestVideoSpec } from "../support/videos.ts";
 
@@ -138,6 +145,29 @@ describe("keyframes from an MP4's index", () => {
       expect(await keyframesFromMp4(fromBuffer(hostile), hostile.length, [1])).toBeNull();
     }
   });
+
+  it.each([
+    ...exact,
+    ["variable frame rate", { fps: 30, gop: 30, durationSeconds: 20, variableFrameRate: true }],
+    ["HEVC", { fps: 30, gop: 60, bframes: 2, durationSeconds: 20, codec: "hevc" }],
+  ] as [string, TestVideoSpec][])(
+    "%s: mode keyframes lists from the index exactly what ffprobe -skip_frame nokey lists",
+    async (_, spec) => {
+      const video = await makeTestVideo(spec);
+      const reader = await openByteReader(video);
+      if (!reader) throw new Error("no reader");
+      // The index answers (not the ffprobe fallback) …
+      expect(await keyframeTicksFromMp4(reader.read, reader.size)).not.toBeNull();
+      await reader.close();
+      // … and its list is ffprobe's, time for time.
+      const probe = (await probeMedia(video)).video;
+      if (!probe) throw new Error("no video stream");
+      const { stdout } = await run("ffprobe", keyframeListArgs(video, probe.streamIndex));
+      const theirs = parseKeyframeList(stdout, probe.timeBase, probe.startTime);
+      expect(theirs.length).toBeGreaterThan(5);
+      expect(await listKeyframes(video, probe)).toEqual(theirs);
+    },
+  );
 
   it("reads over HTTP in exact byte ranges from the loopback only", async () => {
     const video = await makeTestVideo({ fps: 30, gop: 60, bframes: 2, durationSeconds: 20 });
