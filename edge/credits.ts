@@ -10,6 +10,8 @@
 // jobs settling at once are serialised by D1, so they never spend the same credits twice.
 
 const AVAILABLE = "(plan_credits + pack_credits - reserved_credits)";
+/** The job's hold (its `reserve:` entry), with the job's id bound as ?2. */
+const HOLD = `(SELECT coalesce(sum(reserved_delta), 0) FROM credit_ledger WHERE id = 'reserve:' || ?2)`;
 
 export function isUniqueViolation(err: unknown): boolean {
   return String(err).includes("UNIQUE constraint failed");
@@ -35,7 +37,6 @@ export function settlementStatements(
   cost: number,
 ): D1PreparedStatement[] {
   const entryId = `settle:${jobId}`;
-  const hold = `(SELECT coalesce(sum(reserved_delta), 0) FROM credit_ledger WHERE id = 'reserve:' || ?2)`;
   const fromPlan = `min(max(plan_credits, 0), ?3)`;
   return [
     db
@@ -43,8 +44,8 @@ export function settlementStatements(
         `INSERT INTO credit_ledger
            (id, account_id, job_id, kind, plan_delta, pack_delta, reserved_delta, note)
          SELECT ?1, id, ?2,
-                CASE WHEN ?3 = 0 OR ?3 <= ${AVAILABLE} + ${hold} THEN ?5 END,
-                -${fromPlan}, -(?3 - ${fromPlan}), -${hold},
+                CASE WHEN ?3 = 0 OR ?3 <= ${AVAILABLE} + ${HOLD} THEN ?5 END,
+                -${fromPlan}, -(?3 - ${fromPlan}), -${HOLD},
                 CASE WHEN ?3 > 0 THEN 'charged at completion' ELSE 'hold released' END
          FROM accounts WHERE id = ?4`,
       )
@@ -59,6 +60,24 @@ export function settlementStatements(
       )
       .bind(entryId, accountId),
   ];
+}
+
+/**
+ * Whether the job's hold plus the account's free credits cover `cost` now: the condition the
+ * settlement's ledger entry checks, read ahead of it (a job that fails it is stopped early).
+ */
+export async function holdAndFreeCover(
+  db: D1Database,
+  accountId: string,
+  jobId: string,
+  cost: number,
+): Promise<boolean> {
+  const row = await db
+    .prepare(`SELECT ?3 <= ${AVAILABLE} + ${HOLD} AS covered FROM accounts WHERE id = ?1`)
+    .bind(accountId, jobId, cost)
+    .first<{ covered: number }>();
+  // No account row: nothing to weigh here; settlement decides as before.
+  return row === null || row.covered === 1;
 }
 
 /** What a settled job was charged, from its ledger entry. */

@@ -53,6 +53,11 @@ export interface ExtractionSettings {
   strategy?: "auto" | "dense" | "sparse";
   /** ffmpeg runs started before the current one is done (default 1, 0 at 4K). */
   runsAhead?: number;
+  /**
+   * Told once the probe and the plan know the span of video the job covers, before any frame
+   * is decoded (the service tells the edge, which may stop a job the account cannot pay for).
+   */
+  onPlanned?: (plan: { processedSeconds: number }) => void;
 }
 
 export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
@@ -82,6 +87,7 @@ export async function extractFrames(
         signal: controller.signal,
         strategy: settings.strategy ?? "auto",
         runsAhead: settings.runsAhead,
+        onPlanned: settings.onPlanned,
       },
       outcome,
     );
@@ -125,6 +131,7 @@ interface RunSettings {
   signal: AbortSignal;
   strategy: NonNullable<ExtractionSettings["strategy"]>;
   runsAhead?: number;
+  onPlanned?: ExtractionSettings["onPlanned"];
 }
 
 async function runJob(
@@ -178,6 +185,7 @@ async function runJob(
     );
   }
   outcome.processed_seconds = plan.processedSeconds;
+  settings.onPlanned?.({ processedSeconds: plan.processedSeconds });
   const size = planOutputSize(
     { width: video.displayWidth, height: video.displayHeight },
     job.options.resolution,

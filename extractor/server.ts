@@ -14,12 +14,19 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
+import { chargedPerFrame } from "../schema/billing.ts";
 import type { ExtractRequest, ExtractResult } from "../schema/messages.ts";
 import { DEADLINE_MESSAGE_START, toJobError, withoutSourceAddress } from "./errors.ts";
 import type { ExtractionOutcome } from "./job.ts";
 import { DEFAULT_DEADLINE_SECONDS, emptyOutcome, extractFrames } from "./job.ts";
 import { log, withLogContext } from "./log.ts";
-import { EdgeCallError, EdgeClient, EdgeSink, renewLeaseLoop } from "./output/edge-sink.ts";
+import {
+  EdgeCallError,
+  EdgeClient,
+  EdgeSink,
+  type LeaseLoop,
+  renewLeaseLoop,
+} from "./output/edge-sink.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
 import type { OpenSource } from "./source-input.ts";
@@ -141,7 +148,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         : null;
     let end: JobEnd | null = null;
     try {
-      const result = await runRequest(request, attemptId, cancel.signal);
+      const result = await runRequest(request, attemptId, cancel.signal, lease);
       if (cancel.signal.aborted) {
         end = { jobId: request.job_id, attemptId, status: result.status, delivery: "cancelled" };
         return;
@@ -187,6 +194,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     request: ExtractRequest,
     attemptId: string,
     cancelled: AbortSignal,
+    lease: LeaseLoop | null = null,
   ): Promise<ExtractResult> {
     const started = Date.now();
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
@@ -218,6 +226,14 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         {
           deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000),
           signal: cancelled,
+          // A job charged per minute tells the edge its span at once: if that alone costs
+          // more than the account can pay, the edge ends the job and its 409 cancels this
+          // attempt before it decodes (edge/jobs/lifecycle.ts stopIfUnaffordable).
+          onPlanned: ({ processedSeconds }) => {
+            if (request.kind === "job" && !chargedPerFrame(request.options.mode)) {
+              lease?.renewNow({ processed_seconds: processedSeconds });
+            }
+          },
         },
       );
       // When ffmpeg failed because the download did, the source knows the real reason; but a

@@ -132,6 +132,13 @@ export type ExtractRequest = z.infer<typeof ExtractRequestSchema>;
 /** POST /internal/jobs/{kind}/{job_id}/lease: the running attempt says it is alive. */
 export const LeaseRenewalSchema = z.object({
   attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
+  /**
+   * Sent once, as soon as the probe and the plan know it: the span of video the job covers.
+   * The edge answers 409 when that span alone already costs more than the job's hold and the
+   * account's free credits (edge/jobs/lifecycle.ts stopIfUnaffordable), so the attempt stops
+   * before decoding instead of failing uncharged at its end.
+   */
+  processed_seconds: z.number().min(0).max(MAX_MEDIA_SECONDS).optional(),
 });
 export type LeaseRenewal = z.infer<typeof LeaseRenewalSchema>;
 /** The name the extractor has always imported. */

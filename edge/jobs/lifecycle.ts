@@ -7,9 +7,11 @@
 //                ▲  │                  │  │  ▲ renewLease (same attempt)   │          expire
 //                │  │                  │  └──┘                           ▼
 //                │  │   releaseAttempt │ (busy, refused call,          failed
-//                │  └──────────────────┤  lost lease found by a           ▲
-//                └─────────────────────┘  backstop or the cron)           │
-//                   any unsettled state ── failUnsettled ─────────────────┘
+//                │  └──────────────────┤  lost lease found by a           ▲ ▲
+//                └─────────────────────┘  backstop or the cron)           │ │
+//                   any unsettled state ── failUnsettled ─────────────────┘ │
+//                   processing ── stopIfUnaffordable (the probed span ──────┘
+//                                 costs more than hold + free credits)
 //
 // An attempt is one dispatch of the job: the edge picks its id, records it with a lease, and
 // the extractor renews that lease while it works. Another attempt may start only once the job
@@ -25,7 +27,10 @@ import {
 } from "../../schema/job-status.ts";
 import type { ExtractErrorName, JobKind, JobMessage } from "../../schema/messages.ts";
 import { edgeConfig } from "../config.ts";
-import { failJob, settleResult } from "../queues/results.ts";
+import { holdAndFreeCover } from "../credits.ts";
+import { failJob, failUnaffordable, settleResult } from "../queues/results.ts";
+import { leastCreditsOnceProbed } from "./options.ts";
+import { storedJobOptions } from "./read.ts";
 
 export { isFinalStatus } from "../../schema/job-status.ts";
 
@@ -180,6 +185,28 @@ export function expire(env: Env, job: JobRef): Promise<boolean> {
  * the job's waiters once it is written.
  */
 export const settle = settleResult;
+
+/**
+ * processing → failed with InsufficientBalance, uncharged, when the span the probe found
+ * (`processedSeconds`, sent by the running attempt with a lease renewal) already costs more
+ * than the job's hold and the account's free credits: the job could never be charged, so its
+ * attempt stops now instead of decoding to its end. True when the job was stopped.
+ */
+export async function stopIfUnaffordable(
+  env: Env,
+  job: JobRef,
+  processedSeconds: number,
+): Promise<boolean> {
+  if (job.kind !== "job") return false;
+  const row = await env.DB.prepare("SELECT account_id, options FROM jobs WHERE id = ?1")
+    .bind(job.id)
+    .first<{ account_id: string | null; options: string | null }>();
+  if (!row?.account_id || !row.options) return false;
+  const least = leastCreditsOnceProbed(storedJobOptions(job.id, row.options), processedSeconds);
+  if (least <= 0 || (await holdAndFreeCover(env.DB, row.account_id, job.id, least))) return false;
+  await failUnaffordable(env, job, least);
+  return true;
+}
 
 /** Any unsettled state → failed, without a result from the extractor. */
 export function failUnsettled(

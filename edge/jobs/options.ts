@@ -105,6 +105,16 @@ export function creditHold(options: JobOptions): number {
 }
 
 /**
+ * The least a job charged per minute (interval, count) costs if it completes, once the probe
+ * has found the span it covers: its started minutes, whatever it delivers. 0 for the modes
+ * charged per frame, whose hold already covers the first frame.
+ */
+export function leastCreditsOnceProbed(options: JobOptions, processedSeconds: number): number {
+  if (chargedPerFrame(options.mode)) return 0;
+  return creditsFor(options.mode, processedSeconds, 1);
+}
+
+/**
  * The most a job can cost on its plan: its range (or the plan's longest video when it has no
  * end) with its frames (or the plan's most frames). A result that would cost more is not one
  * the extractor could have produced for this job, so settlement never charges above it.

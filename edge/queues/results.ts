@@ -57,7 +57,26 @@ export async function consumeResults(messages: ParsedMessage<ResultMessage>[], e
 
 /** Ends a job as failed without a result from the extractor (refused, or out of retries). */
 export async function failJob(env: Env, job: JobMessage, name: ExtractErrorName, message: string) {
-  await settleResult(env, {
+  await settleResult(env, edgeFailure(job, { name, message, userMessage: USER_MESSAGES[name] }));
+}
+
+/**
+ * Ends a running job whose span alone costs `least` credits, more than its hold and the free
+ * credits: failed with InsufficientBalance, uncharged, its hold released, before its attempt
+ * decodes anything (the attempt learns it from its lease renewal's 409).
+ */
+export async function failUnaffordable(
+  env: Env,
+  job: Pick<JobMessage, "kind" | "id">,
+  least: number,
+) {
+  const message = `the video the job covers costs at least ${least} credits, more than its hold and the account's free credits; it was stopped before extraction and not charged`;
+  await settleResult(env, refusedForCost(edgeFailure(job, null), message));
+}
+
+/** A failed settlement written by the edge itself (attempt "edge"), nothing delivered. */
+function edgeFailure(job: Pick<JobMessage, "kind" | "id">, error: Settlement["error"]): Settlement {
+  return {
     job_id: job.id,
     kind: job.kind,
     attempt_id: "edge",
@@ -71,8 +90,8 @@ export async function failJob(env: Env, job: JobMessage, name: ExtractErrorName,
     resolution_note: null,
     frames: [],
     zip: null,
-    error: { name, message, userMessage: USER_MESSAGES[name] },
-  });
+    error,
+  };
 }
 
 /** Deletes every object under a prefix, page by page. */
@@ -153,7 +172,10 @@ export async function settleResult(env: Env, reported: Settlement) {
   let final = result;
   let outcome = await writeSettlement(env, job, result, cost);
   if (outcome === "unaffordable") {
-    final = refusedForCost(result, cost);
+    final = refusedForCost(
+      result,
+      `the job cost ${cost} credits once the video was known, more than its hold and the account's free credits; it was not charged`,
+    );
     outcome = await writeSettlement(env, job, final, 0);
     // Nothing of a refused job is delivered.
     await deleteAttemptFiles(env, result);
@@ -192,8 +214,8 @@ function withUserMessage(result: Settlement): Settlement {
   return { ...result, error: { ...result.error, userMessage: userMessage || "The job failed." } };
 }
 
-/** The same job, ended failed and uncharged because the account could not cover `cost`. */
-function refusedForCost(result: Settlement, cost: number): Settlement {
+/** The same job, ended failed and uncharged because the account could not cover its cost. */
+function refusedForCost(result: Settlement, message: string): Settlement {
   return {
     ...result,
     status: "failed",
@@ -203,7 +225,7 @@ function refusedForCost(result: Settlement, cost: number): Settlement {
     resolution_note: null,
     error: {
       name: "InsufficientBalance",
-      message: `the job cost ${cost} credits once the video was known, more than its hold and the account's free credits; it was not charged`,
+      message,
       userMessage:
         "This job needed more credits than your account had, so it was stopped and not charged. Buy a pack or upgrade your plan, then run it again.",
     },

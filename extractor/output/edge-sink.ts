@@ -7,7 +7,7 @@
 //   POST {base}/internal/results                               ExtractResult     → 202
 // Every call carries the attempt's bearer token (valid for this job and attempt only) and is
 // retried on network errors and 5xx.
-import type { ExtractResult } from "../../schema/messages.ts";
+import type { ExtractResult, LeaseRenewal } from "../../schema/messages.ts";
 import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
 
 /** R2 wants every part but the last to be at least 5 MiB. */
@@ -102,6 +102,8 @@ export class EdgeClient {
 }
 
 export interface LeaseLoop {
+  /** Renews once now, telling the edge `fields` too (LeaseRenewalSchema); same answers. */
+  renewNow(fields: Omit<LeaseRenewal, "attempt_id">): void;
   stop(): void;
 }
 
@@ -124,22 +126,29 @@ export function renewLeaseLoop(
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/lease`;
-  const body = JSON.stringify({ attempt_id: attempt.attemptId });
-  const renew = async () => {
+  /** One renewal; false once the attempt is lost. */
+  const call = async (fields: Omit<LeaseRenewal, "attempt_id"> = {}) => {
+    const body = JSON.stringify({ attempt_id: attempt.attemptId, ...fields });
     try {
       await client.call("POST", path, body, "application/json", { attempts: 1 });
     } catch (error) {
       const status = error instanceof EdgeCallError ? error.status : null;
       if (!stopped && (status === 409 || status === 401)) {
         stopped = true;
+        clearTimeout(timer);
         attempt.onLost(`lease renewal answered ${status}`);
-        return;
       }
     }
+  };
+  const renew = async () => {
+    await call();
     if (!stopped) timer = setTimeout(renew, attempt.everyMs);
   };
   timer = setTimeout(renew, attempt.everyMs);
   return {
+    renewNow(fields) {
+      if (!stopped) void call(fields);
+    },
     stop() {
       stopped = true;
       clearTimeout(timer);

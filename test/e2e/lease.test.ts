@@ -3,7 +3,7 @@
 // attempt, the job completes once and is charged once, and the hung attempt, woken again,
 // is told its lease is gone and cancels instead of finishing the same work a second time.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { queryLocal } from "../../scripts/lib/stack.mjs";
+import { executeLocalSql, queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -121,3 +121,39 @@ it("a hung extractor loses the job to a new attempt; it completes once, charged 
   expect(endings).toHaveLength(1);
   expect(endings[0]).toMatch(/"delivery":"(cancelled|refused)"/);
 }, 420_000);
+
+it("a job whose video costs more than the account can pay stops once probed, before any frame", async () => {
+  const account = await h.newKey("free");
+  // One credit left, spent through the ledger as a real account's would be.
+  executeLocalSql(
+    `INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
+       SELECT 'test-spent:' || id, id, 'adjust', 1 - plan_credits, 'lease test'
+       FROM accounts WHERE email = '${account.email}';
+     UPDATE accounts SET plan_credits = 1 WHERE email = '${account.email}';`,
+    h.stack.stateDir,
+  );
+  // Every second of 90 s: 2 started minutes, 2 credits at least; the job holds the 1 there is.
+  const created = await call(h.stack, "POST", "/jobs", {
+    body: { url: longVideo, every: 1, wait: true },
+    headers: account.auth,
+  });
+  expect(created.status).toBe(201);
+  expect(created.body).toMatchObject({
+    status: "failed",
+    credits_charged: 0,
+    frames: [],
+    error: { name: "InsufficientBalance" },
+  });
+  expect(created.body.error.message).toContain("at least 2 credits");
+  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
+  expect(usage.body.credits).toMatchObject({ available: 1, plan: 1 });
+  // The real extractor was told by its lease renewal and cancelled before decoding a frame.
+  const id = created.body.id;
+  const lines = h.stack
+    .logTail("extractor")
+    .split("\n")
+    .filter((line) => line.includes(id));
+  expect(lines.some((line) => line.includes("video.probed"))).toBe(true);
+  expect(lines.some((line) => line.includes("job cancelled"))).toBe(true);
+  expect(lines.some((line) => line.includes("frames.decoded"))).toBe(false);
+});

@@ -8,7 +8,7 @@ import type { ExtractRequest } from "../../schema/messages.ts";
 import { type ApiResponse, api, balanceOf, createAccount } from "./support/api.ts";
 import { expectLedgerSumsToBalance, setPlanCredits } from "./support/credits.ts";
 import { setExtractor, setOutbound } from "./support/fake-extractor.ts";
-import { postResult, runFakeExtraction, uploadAttempt } from "./support/pipeline.ts";
+import { internal, postResult, runFakeExtraction, uploadAttempt } from "./support/pipeline.ts";
 
 const VIDEO = "https://cdn.example.com/clips/talk.mp4";
 
@@ -80,6 +80,104 @@ describe("credits settled after the probe", { timeout: 30_000 }, () => {
     expect(left.objects).toEqual([]);
     await vi.waitFor(() => expect(hooks).toHaveLength(1), { timeout: 10_000 });
     expect(hooks[0]).toMatchObject({ type: "job.failed", data: { status: "failed" } });
+  });
+
+  it("stops a job as soon as its probed span costs more than the account can pay, uncharged", async () => {
+    const account = await createAccount();
+    await setPlanCredits(account.accountId, 5);
+    const hooks: any[] = [];
+    setOutbound(async (request) => {
+      hooks.push(JSON.parse(await request.text()));
+      return new Response("ok");
+    });
+    const requests: ExtractRequest[] = [];
+    // The attempt's side runs in the test (see lifecycle.lease.test.ts): it takes the job.
+    setExtractor((request) => {
+      requests.push(request);
+      return Response.json({ accepted: true, attempt_id: request.attempt_id }, { status: 202 });
+    });
+    const renew = (request: ExtractRequest, fields: Record<string, unknown>) =>
+      internal(
+        `/internal/jobs/${request.kind}/${request.job_id}/lease`,
+        { method: "POST", body: JSON.stringify({ attempt_id: request.attempt_id, ...fields }) },
+        request.callback.token,
+      );
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, every: 2, webhook_url: "https://hooks.example.com/stills" },
+      headers: account.auth,
+    });
+    expect(created.status).toBe(201);
+    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    const [request] = requests;
+    expect(await balanceOf(account.accountId)).toEqual({ plan: 5, pack: 0, reserved: 1 });
+
+    // Four minutes cost at least 4: hold 1 + 4 free cover it, so the attempt goes on.
+    const covered = await renew(request, { processed_seconds: 240 });
+    expect(covered.status).toBe(200);
+    expect(
+      (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body.status,
+    ).toBe("processing");
+
+    // Ten minutes cost at least 10: the job ends now, and the attempt is told to stop.
+    const stopped = await renew(request, { processed_seconds: 600 });
+    expect(stopped.status).toBe(409);
+    const job = await waitForJob(created.body.id, account.auth, ["failed"]);
+    expect(job).toMatchObject({
+      status: "failed",
+      credits_charged: 0,
+      frames: [],
+      error: { name: "InsufficientBalance" },
+    });
+    expect(job.error.message).toContain("at least 10 credits");
+    expect(await balanceOf(account.accountId)).toEqual({ plan: 5, pack: 0, reserved: 0 });
+    await expectLedgerSumsToBalance(account.accountId);
+    await vi.waitFor(() => expect(hooks).toHaveLength(1), { timeout: 10_000 });
+    expect(hooks[0]).toMatchObject({ type: "job.failed", data: { status: "failed" } });
+    // The attempt's later renewals and its uploads find the job settled, and nothing changes.
+    expect((await renew(request, {})).status).toBe(409);
+    await expect(
+      runFakeExtraction(request, { framesOk: 300, processedSeconds: 600 }),
+    ).rejects.toThrow(/409/);
+    expect(
+      (await api("GET", `/v1/jobs/${created.body.id}`, { headers: account.auth })).body,
+    ).toMatchObject({ status: "failed", credits_charged: 0 });
+    expect(await balanceOf(account.accountId)).toEqual({ plan: 5, pack: 0, reserved: 0 });
+  });
+
+  it("never stops a job charged per frame on its span (its hold covers its first frame)", async () => {
+    const account = await createAccount();
+    await setPlanCredits(account.accountId, 5);
+    const requests: ExtractRequest[] = [];
+    setExtractor((request) => {
+      requests.push(request);
+      return Response.json({ accepted: true, attempt_id: request.attempt_id }, { status: 202 });
+    });
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: VIDEO, timestamps: [1, 2, 3] },
+      headers: account.auth,
+    });
+    expect(created.status).toBe(201);
+    await vi.waitFor(() => expect(requests).toHaveLength(1));
+    const [request] = requests;
+    const renewed = await internal(
+      `/internal/jobs/job/${request.job_id}/lease`,
+      {
+        method: "POST",
+        body: JSON.stringify({ attempt_id: request.attempt_id, processed_seconds: 36_000 }),
+      },
+      request.callback.token,
+    );
+    expect(renewed.status).toBe(200);
+    // A span that is not a number of seconds is refused as a malformed renewal.
+    const malformed = await internal(
+      `/internal/jobs/job/${request.job_id}/lease`,
+      {
+        method: "POST",
+        body: JSON.stringify({ attempt_id: request.attempt_id, processed_seconds: -1 }),
+      },
+      request.callback.token,
+    );
+    expect(malformed.status).toBe(400);
   });
 
   it("lets two jobs settling at once never spend the same credits", async () => {

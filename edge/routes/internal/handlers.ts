@@ -22,6 +22,7 @@ import {
   readAttemptState,
   renewLease,
   settle,
+  stopIfUnaffordable,
 } from "../../jobs/lifecycle.ts";
 import { storedJobOptions } from "../../jobs/read.ts";
 import { logEvent } from "../../log.ts";
@@ -153,6 +154,15 @@ export async function renewAttemptLease(c: Context<AppEnv>) {
     // Settled, or another attempt took over after this one's lease ran out: stop working.
     logEvent("warn", "job.lease_refused", { job: job.id, attempt: attemptId, kind });
     return c.json(REPLACED, 409);
+  }
+  const processedSeconds = renewal.data.processed_seconds;
+  if (processedSeconds !== undefined && (await stopIfUnaffordable(c.env, job, processedSeconds))) {
+    logEvent("info", "job.stopped_unaffordable", {
+      job: job.id,
+      attempt: attemptId,
+      processed_seconds: processedSeconds,
+    });
+    return c.json({ error: "the job costs more than the account's credits cover; stop" }, 409);
   }
   const tenant = await tenantOf(c.env, job);
   await keepExtractorAwake(c.env, { job_id: job.id, tenant }).catch((err) =>
