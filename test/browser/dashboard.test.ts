@@ -172,7 +172,7 @@ describe("a new customer", () => {
     await page.getByRole("button", { name: "Create key" }).click();
     const key = await page.locator("#new-key-value").inputValue();
     const job = await call(h.stack, "POST", "/jobs?wait=true", {
-      body: { url: videoUrl, count: 4 },
+      body: { url: videoUrl, count: 4, storyboard: true, captions: true },
       headers: { authorization: `Bearer ${key}` },
     });
     expect(job.status).toBe(201);
@@ -205,6 +205,28 @@ describe("a new customer", () => {
     const captions = await page.locator(".frame-caption").allInnerTexts();
     expect(captions.map((c) => c.split("·")[1]?.trim())).toEqual(
       job.body.frames.map((f: { timestamp: number }) => `${f.timestamp} s`),
+    );
+    // What the API says of the video, its captions and its storyboard, shown beside the frames.
+    const facts = await page.locator("dl.facts").innerText();
+    expect(facts).toMatch(/Length\s+0:06/);
+    expect(facts).toContain(
+      `${job.body.video.width}×${job.body.video.height} at ${job.body.video.frame_rate} fps`,
+    );
+    expect(facts).toMatch(/Captions\s+none found/);
+    const { storyboard } = job.body;
+    const sheet = page.locator(".storyboard img");
+    expect(await sheet.getAttribute("src")).toBe(storyboard.image_url);
+    const drawn = await sheet.evaluate((img: HTMLImageElement) => ({
+      natural: [img.naturalWidth, img.naturalHeight],
+      shown: img.getBoundingClientRect().width,
+    }));
+    expect(drawn.natural).toEqual([
+      storyboard.tile_width * storyboard.columns,
+      storyboard.tile_height * storyboard.rows,
+    ]);
+    expect(drawn.shown).toBeGreaterThan(200);
+    expect(await page.getByRole("link", { name: "WebVTT track" }).getAttribute("href")).toBe(
+      storyboard.vtt_url,
     );
     await screenshot(page, "job-desktop");
     await expectAccessible("job");

@@ -119,6 +119,30 @@ function JobDetails(props: { job: Job }) {
             <When iso={job.expires_at} />
           </dd>
         </div>
+        {job.video && <VideoFacts video={job.video} />}
+        {job.captions ? (
+          <div>
+            <dt>Captions</dt>
+            <dd>
+              {job.captions.url ? (
+                <a href={job.captions.url}>
+                  WebVTT{job.captions.language ? ` (${job.captions.language})` : ""}
+                </a>
+              ) : (
+                "expired"
+              )}
+              <span class="hint">{CAPTION_SOURCE_NAMES[job.captions.source]}</span>
+            </dd>
+          </div>
+        ) : (
+          job.options.captions === true &&
+          job.status === "completed" && (
+            <div>
+              <dt>Captions</dt>
+              <dd>none found</dd>
+            </div>
+          )
+        )}
         <div class="fact-wide">
           <dt>Job id</dt>
           <dd>
@@ -135,6 +159,7 @@ function JobDetails(props: { job: Job }) {
           </a>
         </p>
       )}
+      {job.storyboard && <StoryboardSection storyboard={job.storyboard} />}
       <h2>Frames</h2>
       {job.frames.length === 0 ? (
         <p class="muted">
@@ -163,6 +188,7 @@ function JobDetails(props: { job: Job }) {
               <span class="frame-caption">
                 #{frame.index} · {frame.timestamp} s
                 {frame.error && <span class="hint">{frame.error}</span>}
+                {frame.caption && <q class="frame-subtitle">{frame.caption}</q>}
               </span>
             </li>
           ))}
@@ -175,5 +201,99 @@ function JobDetails(props: { job: Job }) {
         </p>
       )}
     </>
+  );
+}
+
+type VideoFactsOf = NonNullable<Job["video"]>;
+
+/** Seconds as a person reads a length: 1:05, 1:02:03. */
+function clockTime(seconds: number): string {
+  const whole = Math.round(seconds);
+  const h = Math.floor(whole / 3600);
+  const m = Math.floor((whole % 3600) / 60);
+  const s = String(whole % 60).padStart(2, "0");
+  return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
+}
+
+/** What the probe (and, for a platform link, the platform) said about the video. */
+function VideoFacts(props: { video: VideoFactsOf }) {
+  const { video } = props;
+  const picture =
+    video.width && video.height
+      ? `${video.width}×${video.height}${video.frame_rate ? ` at ${Number(video.frame_rate.toFixed(3))} fps` : ""}`
+      : null;
+  return (
+    <>
+      {video.title && (
+        <div class="fact-wide">
+          <dt>Title</dt>
+          <dd>
+            {video.page_url && /^https?:\/\//i.test(video.page_url) ? (
+              <a href={video.page_url}>{video.title}</a>
+            ) : (
+              video.title
+            )}
+            {(video.channel ?? video.uploader) && (
+              <span class="hint">{video.channel ?? video.uploader}</span>
+            )}
+          </dd>
+        </div>
+      )}
+      {video.duration_seconds !== null && (
+        <div>
+          <dt>Length</dt>
+          <dd>{clockTime(video.duration_seconds)}</dd>
+        </div>
+      )}
+      {picture && (
+        <div>
+          <dt>Picture</dt>
+          <dd>
+            {picture}
+            <span class="hint">
+              {[video.codec, video.has_audio ? "with sound" : "no sound"]
+                .filter(Boolean)
+                .join(", ")}
+            </span>
+          </dd>
+        </div>
+      )}
+    </>
+  );
+}
+
+const CAPTION_SOURCE_NAMES: Record<NonNullable<Job["captions"]>["source"], string> = {
+  uploader: "by the uploader",
+  automatic: "automatic",
+  embedded: "from the file",
+};
+
+/** The contact sheet, and the files a video player takes for thumbnails on its timeline. */
+function StoryboardSection(props: { storyboard: NonNullable<Job["storyboard"]> }) {
+  const { storyboard } = props;
+  return (
+    <section aria-labelledby="storyboard-title">
+      <h2 id="storyboard-title">Storyboard</h2>
+      {storyboard.image_url ? (
+        <a href={storyboard.image_url} class="storyboard">
+          <img
+            src={storyboard.image_url}
+            alt={`Contact sheet: the frames in ${storyboard.rows} rows of ${storyboard.columns}`}
+            width={storyboard.tile_width * storyboard.columns}
+            height={storyboard.tile_height * storyboard.rows}
+            loading="lazy"
+            decoding="async"
+          />
+        </a>
+      ) : (
+        <p class="muted">The storyboard's files have expired.</p>
+      )}
+      {storyboard.vtt_url && storyboard.sprite_url && (
+        <p class="muted">
+          For a player's timeline thumbnails: the <a href={storyboard.vtt_url}>WebVTT track</a> and
+          its <a href={storyboard.sprite_url}>sprite</a>.
+        </p>
+      )}
+    </section>
   );
 }
