@@ -7,7 +7,12 @@ import type { SkipReason } from "../schema/api.ts";
 import type { PlannedFrame } from "../schema/frame-plan.ts";
 import type { FrameResult, JobOptions } from "../schema/messages.ts";
 import type { DecodedFrame } from "./decode.ts";
-import { CONTENT_TYPES, encodePicture } from "./encode.ts";
+import {
+  COLLECT_AFTER_BYTES,
+  CONTENT_TYPES,
+  collectEncodedImage,
+  encodePicture,
+} from "./encode.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
@@ -124,9 +129,11 @@ export class FrameWriter {
         : null,
     ]);
     encoding.then(delivery.release, delivery.release);
-    const storing = Promise.all([previous, encoding]).then(([, [bytes, tile]]) =>
-      this.store(delivery, bytes, tile),
-    );
+    const storing = Promise.all([previous, encoding]).then(async ([, [bytes, tile]]) => {
+      await this.store(delivery, bytes, tile);
+      // Once stored, a large image is garbage: collected now, not dozens of images later.
+      if (bytes.length >= COLLECT_AFTER_BYTES) setImmediate(collectEncodedImage);
+    });
     // Awaited on the next turn; until then a failure must not count as unhandled.
     storing.catch(() => {});
     return storing;

@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { unzipSync } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { COLLECT_AFTER_BYTES, collectEncodedImage } from "../../extractor/encode.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { ARCHIVE_PART_BYTES, EdgeClient, EdgeSink } from "../../extractor/output/edge-sink.ts";
 import { ZipWriter } from "../../extractor/output/zip-writer.ts";
@@ -171,5 +172,18 @@ describe("edge upload contract", () => {
     expect(outcome.status).toBe("failed");
     expect(outcome.error?.name).toBe("ExtractionFailed");
     expect(edge.calls.slice(before).filter((c) => c.startsWith("PUT"))).toHaveLength(1);
+  });
+});
+
+describe("memory of stored images", () => {
+  it("collectEncodedImage frees a large image's bytes as soon as nothing holds them", async () => {
+    const held = () => process.memoryUsage().arrayBuffers;
+    let image: Buffer | null = Buffer.alloc(32 * 1024 * 1024, 7);
+    const before = held();
+    expect(image.length).toBeGreaterThanOrEqual(COLLECT_AFTER_BYTES);
+    image = null;
+    collectEncodedImage();
+    // Freed by the collection itself, not by a later one V8 chose to run.
+    expect(before - held()).toBeGreaterThanOrEqual(32 * 1024 * 1024);
   });
 });
