@@ -24,6 +24,18 @@ async function waitForJob(id: string, auth: Record<string, string>, statuses: st
   return job;
 }
 
+/** An account holding 5 plan credits, and the webhook bodies its jobs send. */
+async function accountWithFiveCreditsAndHooks() {
+  const account = await createAccount();
+  await setPlanCredits(account.accountId, 5);
+  const hooks: any[] = [];
+  setOutbound(async (request) => {
+    hooks.push(JSON.parse(await request.text()));
+    return new Response("ok");
+  });
+  return { account, hooks };
+}
+
 describe("credits settled after the probe", { timeout: 30_000 }, () => {
   it("gives a free account with 10 credits a job on a 20-second clip without end, and charges 1", async () => {
     const account = await createAccount();
@@ -44,13 +56,7 @@ describe("credits settled after the probe", { timeout: 30_000 }, () => {
   });
 
   it("ends a job that costs more than the account holds failed with InsufficientBalance, uncharged", async () => {
-    const account = await createAccount();
-    await setPlanCredits(account.accountId, 5);
-    const hooks: any[] = [];
-    setOutbound(async (request) => {
-      hooks.push(JSON.parse(await request.text()));
-      return new Response("ok");
-    });
+    const { account, hooks } = await accountWithFiveCreditsAndHooks();
     let attempt = "";
     setExtractor(async (request) => {
       // Ten minutes of video, every 2 s: 300 frames over 10 started minutes = 10 credits.
@@ -83,13 +89,7 @@ describe("credits settled after the probe", { timeout: 30_000 }, () => {
   });
 
   it("stops a job as soon as its probed span costs more than the account can pay, uncharged", async () => {
-    const account = await createAccount();
-    await setPlanCredits(account.accountId, 5);
-    const hooks: any[] = [];
-    setOutbound(async (request) => {
-      hooks.push(JSON.parse(await request.text()));
-      return new Response("ok");
-    });
+    const { account, hooks } = await accountWithFiveCreditsAndHooks();
     const requests: ExtractRequest[] = [];
     // The attempt's side runs in the test (see lifecycle.lease.test.ts): it takes the job.
     setExtractor((request) => {
