@@ -49,7 +49,7 @@ export async function encodePicture(picture: RawPicture, format: ImageFormat): P
  * Encoded images this large are collected as soon as they are stored (collectEncodedImage).
  * A 2160p PNG is 1–20 MB outside V8's heap; our JS heap grows so slowly that V8 would leave
  * dozens of them dead in memory before its next collection (measured: an 80-frame 2160p PNG
- * job's extractor at 192–195 MB, 162–164 MB with this).
+ * job's extractor at 192–195 MB, 161–165 MB with this).
  */
 export const COLLECT_AFTER_BYTES = 1024 * 1024;
 

@@ -5,7 +5,7 @@
 // back to the sparse engine selects exactly that frame.
 import type { Rational } from "./args.ts";
 import { safeInputArgs } from "./args.ts";
-import { keyframeTicksFromMp4, openByteReader } from "./mp4-index.ts";
+import { keyframeTicksFromMp4, withByteReader } from "./mp4-index.ts";
 import type { VideoProbe } from "./probe.ts";
 import { runTool } from "./process.ts";
 
@@ -58,7 +58,7 @@ export async function listKeyframes(
   video: VideoProbe,
   signal?: AbortSignal,
 ): Promise<number[]> {
-  const indexed = await indexedKeyframes(input, signal);
+  const indexed = await withByteReader(input, signal, keyframeTicksFromMp4);
   if (
     indexed &&
     indexed.streamIndex === video.streamIndex &&
@@ -69,16 +69,6 @@ export async function listKeyframes(
   }
   const text = await runTool("ffprobe", keyframeListArgs(input, video.streamIndex), { signal });
   return parseKeyframeList(text, video.timeBase, video.startTime);
-}
-
-async function indexedKeyframes(input: string, signal?: AbortSignal) {
-  const reader = await openByteReader(input, signal).catch(() => null);
-  if (!reader) return null;
-  try {
-    return await keyframeTicksFromMp4(reader.read, reader.size);
-  } finally {
-    await reader.close();
-  }
 }
 
 export function parseKeyframeList(text: string, timeBase: Rational, startTime: number): number[] {

@@ -323,6 +323,21 @@ export async function keyframesFromMp4(
   }
 }
 
+/** Reads `input`'s index with `use` through openByteReader, closed after; null if unopenable. */
+export async function withByteReader<T>(
+  input: string,
+  signal: AbortSignal | undefined,
+  use: (read: ByteReader, size: number) => Promise<T | null>,
+): Promise<T | null> {
+  const reader = await openByteReader(input, signal).catch(() => null);
+  if (!reader) return null;
+  try {
+    return await use(reader.read, reader.size);
+  } finally {
+    await reader.close();
+  }
+}
+
 /** A reader of a local file or of the loopback relay (exact byte ranges), and its size. */
 export async function openByteReader(
   input: string,

@@ -2,7 +2,7 @@
 // MediaProbe and VideoProbe only.
 import type { HdrSource, Rational } from "./args.ts";
 import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
-import { keyframesFromMp4, openByteReader } from "./mp4-index.ts";
+import { keyframesFromMp4, withByteReader } from "./mp4-index.ts";
 import { runTool } from "./process.ts";
 
 export interface VideoProbe {
@@ -240,24 +240,12 @@ export async function probeKeyframesAt(
   signal?: AbortSignal,
 ): Promise<(KeyframeRow | null)[]> {
   if (times.length === 0) return [];
-  const indexed = await keyframesFromIndexOf(input, times, signal);
+  const indexed = await withByteReader(input, signal, (read, size) =>
+    keyframesFromMp4(read, size, times),
+  );
   if (indexed && (stream === "v:0" || indexed[0]?.streamIndex === stream)) return indexed;
   const text = await runTool("ffprobe", keyframeProbeArgs(input, stream, times), { signal });
   return parseKeyframeRows(text, times.length);
-}
-
-async function keyframesFromIndexOf(
-  input: string,
-  times: number[],
-  signal?: AbortSignal,
-): Promise<KeyframeRow[] | null> {
-  const reader = await openByteReader(input, signal).catch(() => null);
-  if (!reader) return null;
-  try {
-    return await keyframesFromMp4(reader.read, reader.size, times);
-  } finally {
-    await reader.close();
-  }
 }
 
 /**

@@ -126,7 +126,7 @@ export function renewLeaseLoop(
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/lease`;
-  /** One renewal; false once the attempt is lost. */
+  /** One renewal; a 409 or 401 ends the loop and reports the attempt lost. */
   const call = async (fields: Omit<LeaseRenewal, "attempt_id"> = {}) => {
     const body = JSON.stringify({ attempt_id: attempt.attemptId, ...fields });
     try {
