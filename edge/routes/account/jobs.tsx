@@ -227,7 +227,7 @@ function VideoFacts(props: { video: VideoFactsOf }) {
       {video.title && (
         <div class="fact-wide">
           <dt>Title</dt>
-          <dd>
+          <dd class="break">
             {video.page_url && /^https?:\/\//i.test(video.page_url) ? (
               <a href={video.page_url}>{video.title}</a>
             ) : (
