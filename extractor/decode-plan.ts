@@ -159,10 +159,10 @@ function batchableIn(
   };
 }
 
-function startUnit(context: DecodeContext, groups: DecodeGroup[]): Unit {
+function startUnit(context: DecodeContext, groups: DecodeGroup[], moreRuns: boolean): Unit {
   return groups.length > 1
     ? new BatchRun(context, groups as BatchGroup[])
-    : new DecodeRun(context, groups[0]);
+    : new DecodeRun(context, groups[0], moreRuns);
 }
 
 function framesOf(context: DecodeContext, unit: Unit): AsyncGenerator<DecodedFrame> {
@@ -205,7 +205,7 @@ export async function decodeAll(
   try {
     for (;;) {
       while (nextGroup < groups.length && started.length <= ahead) {
-        started.push(startUnit(context, groups[nextGroup++]));
+        started.push(startUnit(context, groups[nextGroup++], groups.length > 1));
       }
       const run = started[0];
       if (!run) break;

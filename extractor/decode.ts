@@ -5,6 +5,7 @@
 import { availableParallelism } from "node:os";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import { batchDecodeArgs, decodeArgs } from "./ffmpeg/args.ts";
+import type { FrameBuffers } from "./ffmpeg/frame-pipe.ts";
 import { FrameTool } from "./ffmpeg/frame-pipe.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import type { RunningTool } from "./ffmpeg/process.ts";
@@ -47,25 +48,52 @@ export interface DecodeContext {
 /**
  * Reuses the few frame-sized buffers in flight. Fresh 25 MB buffers per 2160p frame are freed
  * only when V8 gets round to it, and RSS climbs by hundreds of MB in the meantime.
+ *
+ * Above 1440p it also bounds how many pictures are alive at once to one: a decode run's pipe
+ * reads the next picture only once the one before has been encoded and given back (FramePipe).
+ * ffmpeg decodes the next picture meanwhile, so nothing waits longer; measured on the bench's
+ * 2160p PNG job, the extractor held 160–170 MB with a picture read ahead and a second one
+ * encoding beside it, 146–151 MB with one, in the same time.
  */
-export class FrameBufferPool {
+export class FrameBufferPool implements FrameBuffers {
   readonly frameBytes: number;
+  /** Pictures taken and not yet given back at which a bounded pipe stops reading. */
+  readonly limit: number;
   private readonly free: Buffer[] = [];
+  private readonly out = new Set<Buffer>();
   private readonly keep: number;
+  private readonly listeners = new Set<() => void>();
 
   constructor(frameBytes: number, keep = 4) {
     this.frameBytes = frameBytes;
     this.keep = keep;
+    this.limit = frameBytes > ONE_PICTURE_ABOVE_BYTES ? 1 : Number.POSITIVE_INFINITY;
+  }
+
+  get full(): boolean {
+    return this.out.size >= this.limit;
   }
 
   take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafe(this.frameBytes);
+    const buffer = this.free.pop() ?? Buffer.allocUnsafe(this.frameBytes);
+    this.out.add(buffer);
+    return buffer;
   }
 
   give(buffer: Buffer): void {
+    const wasOut = this.out.delete(buffer);
     if (this.free.length < this.keep && !this.free.includes(buffer)) this.free.push(buffer);
+    if (wasOut) for (const listener of this.listeners) listener();
+  }
+
+  onGive(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 }
+
+// RGB pictures larger than 1440p's (11 MB and more) are held one at a time.
+const ONE_PICTURE_ABOVE_BYTES = 2560 * 1440 * 3;
 
 const SHOWINFO_FRAME = /^\[Parsed_showinfo_0 @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const SHOWINFO_LINE = /^\[Parsed_showinfo_0 @/;
@@ -95,6 +123,26 @@ export function shortRun(group: DecodeGroup): boolean {
     group.seekSeconds !== null &&
     group.times[group.times.length - 1] - group.seekSeconds <= SHORT_RUN_SECONDS
   );
+}
+
+/**
+ * A run's decoder threads. A short run takes one. So does a run from the start that decodes as
+ * little, when other runs follow it: then, too, the other core has work (the next run, or above
+ * 1440p, where runs go one at a time, the encoder), and at 2160p each more thread holds ~27 MB
+ * of pictures (measured: the bench's 2160p job's ffmpeg peaked at 189 MB in its first run, with
+ * two threads, and 162 MB with one; the job as fast, JPEG 3.27 s against 3.31 s, medians of 4).
+ * Alone, a run from the start is the whole job, and threads make it faster.
+ */
+export function decodeThreads(
+  group: DecodeGroup,
+  video: { width: number; height: number },
+  moreRuns: boolean,
+): number {
+  const fromStartShort =
+    group.seekSeconds === null &&
+    moreRuns &&
+    group.times[group.times.length - 1] <= SHORT_RUN_SECONDS;
+  return shortRun(group) || fromStartShort ? 1 : longRunThreads(video);
 }
 
 /**
@@ -148,7 +196,8 @@ export class DecodeRun {
   private stopped = false;
   private sawErrors = false;
 
-  constructor(context: DecodeContext, group: DecodeGroup) {
+  /** `moreRuns`: other runs of the job follow this one (decodeThreads). */
+  constructor(context: DecodeContext, group: DecodeGroup, moreRuns = false) {
     this.context = context;
     this.group = group;
     const start = context.video.startTime;
@@ -163,9 +212,10 @@ export class DecodeRun {
       slots: this.slots,
       timeBase: context.video.timeBase,
       picture: context.picture,
-      threads: shortRun(group) ? 1 : longRunThreads(context.video),
+      threads: decodeThreads(group, context.video, moreRuns),
     });
-    // One frame read ahead: the next is read while the consumer encodes this one.
+    // One frame read ahead: the next is read while the consumer encodes this one (above
+    // 1440p only once it has been given back: the pool holds one picture at a time).
     this.tool = new FrameTool(args, context.buffers, 1, {
       signal: context.signal,
       onStderrLine: (line) => {

@@ -15,9 +15,18 @@ import { commandLineOf, startToolInto } from "./process.ts";
 /** Where the frame buffers come from and go back to (decode.ts FrameBufferPool). */
 export interface FrameBuffers {
   readonly frameBytes: number;
+  /** As many pictures are out as may be: a bounded pipe reads on only when one comes back. */
+  readonly full: boolean;
   take(): Buffer;
   give(buffer: Buffer): void;
+  /** Calls `listener` whenever a picture comes back; answers how to stop. */
+  onGive(listener: () => void): () => void;
 }
+
+// Where a read lands while no picture buffer may be taken (at most this, never past a frame).
+const SCRATCH_BYTES = 64 * 1024;
+// How long a bounded pipe at its limit waits for a pts before reading on anyway (whileWaiting).
+const PTS_GRACE_MS = 20;
 
 let opened = 0;
 
@@ -28,8 +37,17 @@ export class FramePipe {
   private readonly buffers: FrameBuffers;
   /** Whole frames read ahead of the consumer before reading pauses. */
   private readonly ahead: number;
+  /**
+   * Also pauses while the buffers are full (the consumer still holds its pictures). A pipe that
+   * reads ahead without bound (a batch, whose pictures' times are known only at its end) is not.
+   */
+  private readonly bounded: boolean;
   private current: Buffer | null = null;
   private filled = 0;
+  /** Where the next read lands while the buffers are full (target()), and whether it does. */
+  private scratch: Buffer | null = null;
+  private toScratch = false;
+  private stopListening: () => void = () => {};
   private readonly ready: Buffer[] = [];
   private ended = false;
   /** Reading is paused by us (ready holds `ahead` frames) until the consumer takes one. */
@@ -41,6 +59,8 @@ export class FramePipe {
   private constructor(buffers: FrameBuffers, ahead: number) {
     this.buffers = buffers;
     this.ahead = ahead;
+    this.bounded = Number.isFinite(ahead);
+    if (this.bounded) this.stopListening = buffers.onGive(() => this.resumeIfRoom());
   }
 
   /**
@@ -85,9 +105,24 @@ export class FramePipe {
     this.notify();
   }
 
-  /** The rest of the frame being filled: where the next read lands. */
+  /** No further picture may be read into memory now. */
+  private atLimit(): boolean {
+    return this.ready.length >= this.ahead || (this.bounded && this.buffers.full);
+  }
+
+  /**
+   * The rest of the frame being filled: where the next read lands. Node asks for it right after
+   * every read, paused or not; while the buffers are full no picture buffer is taken for a read
+   * that may never come, and one that does come lands in a small scratch buffer (received()).
+   */
   private target(): Buffer {
+    this.toScratch = false;
     if (!this.current) {
+      if (this.bounded && this.buffers.full) {
+        this.scratch ??= Buffer.allocUnsafe(Math.min(SCRATCH_BYTES, this.buffers.frameBytes));
+        this.toScratch = true;
+        return this.scratch;
+      }
       this.current = this.buffers.take();
       this.filled = 0;
     }
@@ -95,11 +130,18 @@ export class FramePipe {
   }
 
   private received(bytes: number): void {
+    if (this.toScratch && this.scratch) {
+      // Read while the buffers were full (reading went on for a wait): a picture buffer now.
+      this.toScratch = false;
+      this.current = this.buffers.take();
+      this.filled = 0;
+      this.scratch.copy(this.current, 0, 0, bytes);
+    }
     this.filled += bytes;
     if (!this.current || this.filled < this.buffers.frameBytes) return;
     this.ready.push(this.current);
     this.current = null;
-    if (this.ready.length >= this.ahead && this.waiting === 0 && !this.paused) {
+    if (this.atLimit() && this.waiting === 0 && !this.paused) {
       this.paused = true;
       this.socket?.pause();
     }
@@ -119,7 +161,7 @@ export class FramePipe {
       });
     }
     const frame = this.ready.shift() ?? null;
-    if (this.ready.length < this.ahead) this.resume();
+    this.resumeIfRoom();
     return frame;
   }
 
@@ -131,12 +173,23 @@ export class FramePipe {
    */
   async whileWaiting<T>(promise: Promise<T>): Promise<T> {
     this.waiting++;
-    this.resume();
     try {
+      // At its limit a bounded pipe first gives the wait a moment: the pts is almost always on
+      // its way through stderr already (showinfo prints a frame before its pixels are written),
+      // and reading on would take another picture buffer. Only a slot after the last frame
+      // needs ffmpeg's exit, which needs its last pictures read.
+      if (this.bounded && this.atLimit() && !this.ended) {
+        if (await settledWithin(promise, PTS_GRACE_MS)) return await promise;
+      }
+      this.resume();
       return await promise;
     } finally {
       this.waiting--;
     }
+  }
+
+  private resumeIfRoom(): void {
+    if (!this.atLimit()) this.resume();
   }
 
   private resume(): void {
@@ -147,12 +200,29 @@ export class FramePipe {
 
   /** Stops reading and hands back every buffer not given to the consumer. */
   close(): void {
+    this.stopListening();
     this.socket?.destroy();
     this.childEnd?.destroy();
     for (const frame of this.ready.splice(0)) this.buffers.give(frame);
     if (this.current) this.buffers.give(this.current);
     this.current = null;
   }
+}
+
+/** Whether `promise` settles within `ms` (waiting at most that long); never throws. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
 }
 
 /**

@@ -35,12 +35,23 @@ function frameArgs(frames: number): string[] {
   ];
 }
 
-/** Counts what is taken and given back, so a leak or a runaway read shows. */
+/**
+ * Counts what is taken and given back, so a leak or a runaway read shows; full at `limit`
+ * pictures out, as the extractor's pool is above 1440p.
+ */
 class CountingBuffers implements FrameBuffers {
   readonly frameBytes = FRAME_BYTES;
   taken = 0;
   given = 0;
   outstandingPeak = 0;
+  private readonly limit: number;
+  private readonly listeners = new Set<() => void>();
+  constructor(limit = Number.POSITIVE_INFINITY) {
+    this.limit = limit;
+  }
+  get full(): boolean {
+    return this.taken - this.given >= this.limit;
+  }
   take(): Buffer {
     this.taken++;
     this.outstandingPeak = Math.max(this.outstandingPeak, this.taken - this.given);
@@ -48,6 +59,11 @@ class CountingBuffers implements FrameBuffers {
   }
   give(): void {
     this.given++;
+    for (const listener of this.listeners) listener();
+  }
+  onGive(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 }
 
@@ -96,6 +112,49 @@ describe("frames through the socket pair", () => {
     expect(count).toBe(60);
     // The frame the consumer holds, one read ahead, one being filled.
     expect(buffers.outstandingPeak).toBeLessThanOrEqual(3);
+  });
+
+  it("hold one picture at a time when the buffers allow one, the bytes still exact", async () => {
+    // Every picture after the first starts in the pipe's scratch buffer (read as the consumer
+    // gives the one before back): the copy out of it must not lose or move a byte.
+    const frames = 60;
+    const buffers = new CountingBuffers(1);
+    const tool = new FrameTool([...frameArgs(frames), "pipe:1"], buffers, 1, {});
+    const received: Buffer[] = [];
+    for (;;) {
+      const frame = await tool.nextFrame();
+      if (!frame) break;
+      received.push(Buffer.from(frame));
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      buffers.give();
+    }
+    tool.close();
+    expect((await tool.exited).code).toBe(0);
+    expect(buffers.outstandingPeak).toBe(1);
+    expect(received).toHaveLength(frames);
+    expect(Buffer.concat(received).equals(await expectedBytes(frames))).toBe(true);
+  });
+
+  it("read on at their limit for a wait that only ffmpeg's exit can end", async () => {
+    // 60 frames (550 KB) do not fit the socket: ffmpeg exits only once they are read. A pipe
+    // that kept its limit through the wait would stall here until the test's timeout.
+    const frames = 60;
+    const buffers = new CountingBuffers(1);
+    const tool = new FrameTool([...frameArgs(frames), "pipe:1"], buffers, 1, {});
+    const first = await tool.nextFrame();
+    expect(first).not.toBeNull();
+    const { code } = await tool.whileWaiting(tool.exited);
+    expect(code).toBe(0);
+    buffers.give();
+    let count = 1;
+    for (;;) {
+      const frame = await tool.nextFrame();
+      if (!frame) break;
+      count++;
+      buffers.give();
+    }
+    tool.close();
+    expect(count).toBe(frames);
   });
 
   it("hand every buffer back when the consumer stops early and the process is killed", async () => {

@@ -1,9 +1,10 @@
 // The pure parts, checked as data: ffmpeg arguments, slot maths, decode grouping, sizing, and
 // the reading of ffprobe's output.
 import { execFile } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { expectedReadBytes } from "../../extractor/decode.ts";
+import { decodeThreads, expectedReadBytes } from "../../extractor/decode.ts";
 import {
   ALLOWED_DEMUXERS,
   batchDecodeArgs,
@@ -218,6 +219,30 @@ describe("decode grouping", () => {
     const small = minimumSkipSeconds(decodeCostModel({ width: 640, height: 360, frameRate: 30 }));
     expect(fullHd).toBeLessThan(2);
     expect(small).toBeGreaterThan(fullHd * 5);
+  });
+});
+
+describe("decoder threads", () => {
+  const uhd = { width: 3840, height: 2160 };
+  const hd = { width: 1920, height: 1080 };
+  const cores = availableParallelism();
+
+  it("a few seconds after a seek: one thread, whatever follows", () => {
+    const group = { seekSeconds: 10, times: [10.5, 12] };
+    expect(decodeThreads(group, uhd, false)).toBe(1);
+    expect(decodeThreads(group, hd, true)).toBe(1);
+  });
+
+  it("a few seconds from the start with more runs after it: one thread, as a seek", () => {
+    expect(decodeThreads({ seekSeconds: null, times: [0, 1.5] }, uhd, true)).toBe(1);
+    expect(decodeThreads({ seekSeconds: null, times: [0, 1.5] }, hd, true)).toBe(1);
+  });
+
+  it("the job's only run, or a long one: threads by picture size", () => {
+    expect(decodeThreads({ seekSeconds: null, times: [0, 1.5] }, uhd, false)).toBe(cores);
+    expect(decodeThreads({ seekSeconds: null, times: [0, 1.5] }, hd, false)).toBe(cores * 3);
+    expect(decodeThreads({ seekSeconds: null, times: [0, 60] }, uhd, true)).toBe(cores);
+    expect(decodeThreads({ seekSeconds: 10, times: [10, 60] }, hd, true)).toBe(cores * 3);
   });
 });
 
