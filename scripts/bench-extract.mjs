@@ -1,6 +1,6 @@
 // Extractor benchmark: `node scripts/bench-extract.mjs`. Sources are generated once into
-// bench/out/ (gitignored). Each job runs as its own `node extractor/cli.ts` process, exactly as
-// the service would run it, right after its baseline (plain ffmpeg on the same file), in
+// bench/out/ (gitignored). Each job runs as its own process of the extractor's bundled CLI
+// (dist/extractor/cli.mjs, scripts/build-extractor.mjs), exactly as the service would run it, right after its baseline (plain ffmpeg on the same file), in
 // ROUNDS rounds; a goal is MET only if every round meets it (bench-goals.mjs):
 //   1. dense (every 0.5 s) ÷ `ffmpeg -i SRC -f null -`                       goal ≤ 1.10
 //   2. sparse (every 10 s; 12 exact timestamps) ÷ `ffmpeg -i SRC -vf fps=1/10 out%03d.jpg`
@@ -12,11 +12,12 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { generateVideo, median, ROUNDS, reportGoal } from "./bench-goals.mjs";
+import { buildExtractor, EXTRACTOR_CLI } from "./build-extractor.mjs";
 import { extractorMallocEnv } from "./lib/stack.mjs";
 
 const OUT = "bench/out";
-// The extractor needs Node 22 (type stripping); the project installs it in node_modules/.bin,
-// while a plain `node` on the machine may be older.
+// The extractor needs Node 22; the project installs it in node_modules/.bin, while a plain
+// `node` on the machine may be older.
 const LOCAL_NODE = "node_modules/.bin/node";
 const NODE = existsSync(LOCAL_NODE) ? LOCAL_NODE : process.execPath;
 
@@ -71,7 +72,7 @@ async function job(source, options, name, { strategy = "auto", sampleMemory = fa
   await rm(dir, { recursive: true, force: true });
   const result = await runChild(
     NODE,
-    ["extractor/cli.ts", source, JSON.stringify(options), dir, strategy],
+    [EXTRACTOR_CLI, source, JSON.stringify(options), dir, strategy],
     { sampleMemory },
   );
   const outcome = JSON.parse(result.stdout.trim().split("\n").pop());
@@ -89,6 +90,7 @@ async function job(source, options, name, { strategy = "auto", sampleMemory = fa
 
 async function main() {
   await mkdir(OUT, { recursive: true });
+  await buildExtractor();
   const fullHd = join(OUT, "src-1080p30-120s.mp4");
   const uhd = join(OUT, "src-2160p30-20s.mp4");
   await generateVideo(fullHd, { size: "1920x1080", seconds: 120, extra: ["-preset", "veryfast"] });

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
+import { buildExtractor, EXTRACTOR_MAIN } from "../build-extractor.mjs";
 import { ensureMediaTools } from "./media-tools.mjs";
 
 /**
@@ -277,6 +278,8 @@ export async function startStack(settings = {}) {
   const extractorPort = Number(env.EXTRACTOR_PORT ?? (await freePort()));
   const secrets = loadSecrets(stateDir);
   applyMigrations(stateDir);
+  // The extractor runs as the image runs it: bundled from the sources as they are now.
+  await buildExtractor();
   const secretsFile = writeEdgeSecrets(stateDir, {
     INTERNAL_TOKEN: secrets.INTERNAL_TOKEN,
     FILE_URL_SECRET: secrets.FILE_URL_SECRET,
@@ -319,7 +322,7 @@ export async function startStack(settings = {}) {
     spawnChild: () =>
       captured(
         "extractor",
-        spawn(process.execPath, [join(ROOT, "extractor/main.ts")], {
+        spawn(process.execPath, [EXTRACTOR_MAIN], {
           cwd: ROOT,
           env: extractorEnv,
           stdio,

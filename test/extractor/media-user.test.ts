@@ -1,13 +1,12 @@
 // ffmpeg, ffprobe and yt-dlp run as an unprivileged user of their own when one is configured
 // (the container image's stills-media): a compromised decoder then cannot read the extractor's
 // environment (INTERNAL_TOKEN). The switch needs root, so the tests that switch users run only
-// as root; the last one runs the service exactly as the image does (extractor/Dockerfile's
-// setpriv line: root holding only SETUID, SETGID and KILL).
+// as root; the last one runs the service exactly as the image does (its bundle, under
+// extractor/Dockerfile's setpriv line: root holding only SETUID, SETGID and KILL).
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startTool } from "../../extractor/ffmpeg/process.ts";
 import {
@@ -16,7 +15,8 @@ import {
   useMediaIdentity,
 } from "../../extractor/media-sandbox.ts";
 import { OWNER_MARKER, processStartTime } from "../../extractor/owner.ts";
-import { freePort, ROOT } from "../../scripts/lib/stack.mjs";
+import { buildExtractor, EXTRACTOR_MAIN } from "../../scripts/build-extractor.mjs";
+import { freePort } from "../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { markedProcesses } from "../support/processes.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
@@ -156,6 +156,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
       ),
     );
     const port = await freePort();
+    await buildExtractor();
     const child = spawn(
       "setpriv",
       [
@@ -164,7 +165,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
         "--bounding-set=-all,+setuid,+setgid,+kill",
         "--",
         process.execPath,
-        join(ROOT, "extractor/main.ts"),
+        EXTRACTOR_MAIN,
       ],
       {
         env: {
