@@ -49,20 +49,20 @@ export interface DecodeContext {
  * Reuses the few frame-sized buffers in flight. Fresh 25 MB buffers per 2160p frame are freed
  * only when V8 gets round to it, and RSS climbs by hundreds of MB in the meantime.
  *
- * Above 1440p it also bounds how many pictures are alive at once to one: a decode run's pipe
- * reads the next picture only once the one before has been encoded and given back (FramePipe).
+ * Above 1440p it also bounds a decode run's pictures to one at a time: its pipe reads the next
+ * picture only once the one before has been encoded and given back (FramePipe; counted per
+ * run, so a run started ahead never waits on another's pictures).
  * ffmpeg decodes the next picture meanwhile, so nothing waits longer; measured on the bench's
  * 2160p PNG job, the extractor held 160–170 MB with a picture read ahead and a second one
  * encoding beside it, 146–151 MB with one, in the same time.
  */
 export class FrameBufferPool implements FrameBuffers {
   readonly frameBytes: number;
-  /** Pictures taken and not yet given back at which a bounded pipe stops reading. */
+  /** Pictures a decode run's pipe may have out at once, its consumer's included. */
   readonly limit: number;
   private readonly free: Buffer[] = [];
-  private readonly out = new Set<Buffer>();
   private readonly keep: number;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(buffer: Buffer) => void>();
 
   constructor(frameBytes: number, keep = 4) {
     this.frameBytes = frameBytes;
@@ -70,23 +70,16 @@ export class FrameBufferPool implements FrameBuffers {
     this.limit = frameBytes > ONE_PICTURE_ABOVE_BYTES ? 1 : Number.POSITIVE_INFINITY;
   }
 
-  get full(): boolean {
-    return this.out.size >= this.limit;
-  }
-
   take(): Buffer {
-    const buffer = this.free.pop() ?? Buffer.allocUnsafe(this.frameBytes);
-    this.out.add(buffer);
-    return buffer;
+    return this.free.pop() ?? Buffer.allocUnsafe(this.frameBytes);
   }
 
   give(buffer: Buffer): void {
-    const wasOut = this.out.delete(buffer);
     if (this.free.length < this.keep && !this.free.includes(buffer)) this.free.push(buffer);
-    if (wasOut) for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(buffer);
   }
 
-  onGive(listener: () => void): () => void {
+  onGive(listener: (buffer: Buffer) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }

@@ -15,12 +15,15 @@ import { commandLineOf, startToolInto } from "./process.ts";
 /** Where the frame buffers come from and go back to (decode.ts FrameBufferPool). */
 export interface FrameBuffers {
   readonly frameBytes: number;
-  /** As many pictures are out as may be: a bounded pipe reads on only when one comes back. */
-  readonly full: boolean;
+  /**
+   * Pictures one bounded pipe may have out at once, counting those its consumer still holds:
+   * at the limit it reads on only when one of them comes back.
+   */
+  readonly limit: number;
   take(): Buffer;
   give(buffer: Buffer): void;
-  /** Calls `listener` whenever a picture comes back; answers how to stop. */
-  onGive(listener: () => void): () => void;
+  /** Calls `listener` with every buffer given back; answers how to stop. */
+  onGive(listener: (buffer: Buffer) => void): () => void;
 }
 
 // Where a read lands while no picture buffer may be taken (at most this, never past a frame).
@@ -38,19 +41,22 @@ export class FramePipe {
   /** Whole frames read ahead of the consumer before reading pauses. */
   private readonly ahead: number;
   /**
-   * Also pauses while the buffers are full (the consumer still holds its pictures). A pipe that
-   * reads ahead without bound (a batch, whose pictures' times are known only at its end) is not.
+   * Also pauses while it has `buffers.limit` pictures out (its consumer's included). A pipe
+   * that reads ahead without bound (a batch, whose pictures' times are known only at its end)
+   * is not.
    */
   private readonly bounded: boolean;
+  /** This pipe's buffers not yet given back: filling, ready, or with the consumer. */
+  private readonly out = new Set<Buffer>();
   private current: Buffer | null = null;
   private filled = 0;
-  /** Where the next read lands while the buffers are full (target()), and whether it does. */
+  /** Where the next read lands while at the limit (target()), and whether it does. */
   private scratch: Buffer | null = null;
   private toScratch = false;
   private stopListening: () => void = () => {};
   private readonly ready: Buffer[] = [];
   private ended = false;
-  /** Reading is paused by us (ready holds `ahead` frames) until the consumer takes one. */
+  /** Reading is paused by us (atLimit) until the consumer takes a frame or gives one back. */
   private paused = false;
   /** The consumer waits on something only reading on can bring (whileWaiting). */
   private waiting = 0;
@@ -60,7 +66,11 @@ export class FramePipe {
     this.buffers = buffers;
     this.ahead = ahead;
     this.bounded = Number.isFinite(ahead);
-    if (this.bounded) this.stopListening = buffers.onGive(() => this.resumeIfRoom());
+    if (this.bounded) {
+      this.stopListening = buffers.onGive((buffer) => {
+        if (this.out.delete(buffer)) this.resumeIfRoom();
+      });
+    }
   }
 
   /**
@@ -105,25 +115,36 @@ export class FramePipe {
     this.notify();
   }
 
+  /** As many pictures out as this pipe may have. */
+  private full(): boolean {
+    return this.bounded && this.out.size >= this.buffers.limit;
+  }
+
   /** No further picture may be read into memory now. */
   private atLimit(): boolean {
-    return this.ready.length >= this.ahead || (this.bounded && this.buffers.full);
+    return this.ready.length >= this.ahead || this.full();
+  }
+
+  private take(): Buffer {
+    const buffer = this.buffers.take();
+    if (this.bounded) this.out.add(buffer);
+    return buffer;
   }
 
   /**
    * The rest of the frame being filled: where the next read lands. Node asks for it right after
-   * every read, paused or not; while the buffers are full no picture buffer is taken for a read
-   * that may never come, and one that does come lands in a small scratch buffer (received()).
+   * every read, paused or not; at the limit no picture buffer is taken for a read that may
+   * never come, and one that does come lands in a small scratch buffer (received()).
    */
   private target(): Buffer {
     this.toScratch = false;
     if (!this.current) {
-      if (this.bounded && this.buffers.full) {
+      if (this.full()) {
         this.scratch ??= Buffer.allocUnsafe(Math.min(SCRATCH_BYTES, this.buffers.frameBytes));
         this.toScratch = true;
         return this.scratch;
       }
-      this.current = this.buffers.take();
+      this.current = this.take();
       this.filled = 0;
     }
     return this.current.subarray(this.filled);
@@ -131,9 +152,9 @@ export class FramePipe {
 
   private received(bytes: number): void {
     if (this.toScratch && this.scratch) {
-      // Read while the buffers were full (reading went on for a wait): a picture buffer now.
+      // Read while at the limit (reading went on for a wait): a picture buffer now.
       this.toScratch = false;
-      this.current = this.buffers.take();
+      this.current = this.take();
       this.filled = 0;
       this.scratch.copy(this.current, 0, 0, bytes);
     }
@@ -178,7 +199,7 @@ export class FramePipe {
       // its way through stderr already (showinfo prints a frame before its pixels are written),
       // and reading on would take another picture buffer. Only a slot after the last frame
       // needs ffmpeg's exit, which needs its last pictures read.
-      if (this.bounded && this.atLimit() && !this.ended) {
+      if (this.full() && !this.ended) {
         if (await settledWithin(promise, PTS_GRACE_MS)) return await promise;
       }
       this.resume();

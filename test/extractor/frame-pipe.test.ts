@@ -36,32 +36,29 @@ function frameArgs(frames: number): string[] {
 }
 
 /**
- * Counts what is taken and given back, so a leak or a runaway read shows; full at `limit`
- * pictures out, as the extractor's pool is above 1440p.
+ * Counts what is taken and given back, so a leak or a runaway read shows; a pipe may have
+ * `limit` pictures out (the extractor's pool allows one above 1440p).
  */
 class CountingBuffers implements FrameBuffers {
   readonly frameBytes = FRAME_BYTES;
+  readonly limit: number;
   taken = 0;
   given = 0;
   outstandingPeak = 0;
-  private readonly limit: number;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(buffer: Buffer) => void>();
   constructor(limit = Number.POSITIVE_INFINITY) {
     this.limit = limit;
-  }
-  get full(): boolean {
-    return this.taken - this.given >= this.limit;
   }
   take(): Buffer {
     this.taken++;
     this.outstandingPeak = Math.max(this.outstandingPeak, this.taken - this.given);
     return Buffer.alloc(FRAME_BYTES);
   }
-  give(): void {
+  give(buffer: Buffer): void {
     this.given++;
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(buffer);
   }
-  onGive(listener: () => void): () => void {
+  onGive(listener: (buffer: Buffer) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -88,7 +85,7 @@ describe("frames through the socket pair", () => {
       const frame = await tool.nextFrame();
       if (!frame) break;
       received.push(Buffer.from(frame));
-      buffers.give();
+      buffers.give(frame);
     }
     tool.close();
     expect((await tool.exited).code).toBe(0);
@@ -106,7 +103,7 @@ describe("frames through the socket pair", () => {
       count++;
       // A slow consumer: ffmpeg could write every frame meanwhile if nothing held it back.
       await new Promise((resolve) => setTimeout(resolve, 5));
-      buffers.give();
+      buffers.give(frame);
     }
     tool.close();
     expect(count).toBe(60);
@@ -126,7 +123,7 @@ describe("frames through the socket pair", () => {
       if (!frame) break;
       received.push(Buffer.from(frame));
       await new Promise((resolve) => setTimeout(resolve, 2));
-      buffers.give();
+      buffers.give(frame);
     }
     tool.close();
     expect((await tool.exited).code).toBe(0);
@@ -145,16 +142,36 @@ describe("frames through the socket pair", () => {
     expect(first).not.toBeNull();
     const { code } = await tool.whileWaiting(tool.exited);
     expect(code).toBe(0);
-    buffers.give();
+    buffers.give(first as Buffer);
     let count = 1;
     for (;;) {
       const frame = await tool.nextFrame();
       if (!frame) break;
       count++;
-      buffers.give();
+      buffers.give(frame);
     }
     tool.close();
     expect(count).toBe(frames);
+  });
+
+  it("count each pipe's pictures on its own: one left waiting never holds up another", async () => {
+    // A run started ahead holds its first picture until the run before it is done (decodeAll):
+    // counted against a limit shared by both, that run would wait for itself.
+    const buffers = new CountingBuffers(1);
+    const ahead = new FrameTool([...frameArgs(10), "pipe:1"], buffers, 1, {});
+    expect(await ahead.nextFrame()).not.toBeNull();
+    const tool = new FrameTool([...frameArgs(20), "pipe:1"], buffers, 1, {});
+    let count = 0;
+    for (;;) {
+      const frame = await tool.nextFrame();
+      if (!frame) break;
+      count++;
+      buffers.give(frame);
+    }
+    expect(count).toBe(20);
+    ahead.kill();
+    ahead.close();
+    tool.close();
   });
 
   it("hand every buffer back when the consumer stops early and the process is killed", async () => {
@@ -167,7 +184,7 @@ describe("frames through the socket pair", () => {
     );
     const first = await tool.nextFrame();
     expect(first).not.toBeNull();
-    buffers.give();
+    buffers.give(first as Buffer);
     tool.kill();
     tool.close();
     await tool.exited;
