@@ -7,6 +7,7 @@ import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startTool } from "../../extractor/ffmpeg/process.ts";
 import {
@@ -16,7 +17,7 @@ import {
 } from "../../extractor/media-sandbox.ts";
 import { OWNER_MARKER, processStartTime } from "../../extractor/owner.ts";
 import { buildExtractor, EXTRACTOR_MAIN } from "../../scripts/build-extractor.mjs";
-import { freePort } from "../../scripts/lib/stack.mjs";
+import { freePort, ROOT } from "../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { markedProcesses } from "../support/processes.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
@@ -132,6 +133,21 @@ async function runningMarked(command: string): Promise<number> {
   }
   throw new Error(`no marked ${command} is running`);
 }
+
+describe("the image's extractor", () => {
+  it("is the bundle the build script writes, built in its own stage and started by CMD", () => {
+    // The stack the tests start runs that file (startStack); the image must run the same one.
+    const dockerfile = readFileSync(join(ROOT, "extractor/Dockerfile"), "utf8");
+    const bundle = relative(ROOT, EXTRACTOR_MAIN);
+    expect(dockerfile).toMatch(
+      /^FROM \S+ AS build$[\s\S]*^RUN node scripts\/build-extractor\.mjs$/m,
+    );
+    expect(dockerfile).toContain(`COPY --from=build /app/${dirname(bundle)} ./${dirname(bundle)}`);
+    expect(dockerfile).toMatch(
+      new RegExp(`^CMD \\["node", "${bundle.replaceAll(".", "\\.")}"\\]$`, "m"),
+    );
+  });
+});
 
 describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => {
   const children: ChildProcess[] = [];
