@@ -228,6 +228,41 @@ describe("a lost attempt", () => {
     expect(read.frames[0].url).toContain(replaced.attempt_id);
   });
 
+  it("cannot end the job with a failure once its lease ran out, before another attempt starts", async () => {
+    // The backstop logs the lost lease, then starts the next attempt: a hung attempt woken in
+    // between still holds the job, and its failure is most likely the hang itself.
+    const { account, job } = await queuedJob();
+    const requests: ExtractRequest[] = [];
+    setExtractor((r) => {
+      requests.push(r);
+      return Response.json({ accepted: true }, { status: 202 });
+    });
+    await keepJobGoing(env, { kind: "job", id: job.id });
+    await ageLease(job);
+    const [hung] = requests;
+    const failed = await uploadAttempt(hung, {
+      fail: { name: "DownloadFailed", message: "no answer within 15000 ms", userMessage: "" },
+    });
+    const refused = await internal(
+      "/internal/results",
+      { method: "POST", body: JSON.stringify(failed) },
+      hung.callback.token,
+    );
+    expect(refused.status).toBe(409);
+    expect(await readAttemptState(env, job)).toMatchObject({
+      status: "processing",
+      attemptId: hung.attempt_id,
+      settled: false,
+    });
+    // The backstop then starts another attempt, which settles the job.
+    await keepJobGoing(env, { kind: "job", id: job.id });
+    await vi.waitFor(() => expect(requests).toHaveLength(2));
+    await runFakeExtraction(requests[1], { framesOk: 2 });
+    const read = (await api("GET", `/v1/jobs/${job.id}`, { headers: account.auth })).body;
+    expect(read).toMatchObject({ status: "completed", credits_charged: 2 });
+    expect(read.frames[0].url).toContain(requests[1].attempt_id);
+  });
+
   it("is found by the cron, which hands the job back to the queue; a live lease is left alone", async () => {
     const lost = await queuedJob();
     const alive = await queuedJob();

@@ -18,6 +18,7 @@ import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
 import {
   failUnsettled,
   leaseIsLive,
+  leaseRanOut,
   leaseSecondsFor,
   readAttemptState,
   renewLease,
@@ -66,10 +67,17 @@ function tokenFits(
 const NOT_THIS_ATTEMPT = { error: "this token is not valid for this job and attempt" };
 const REPLACED = { error: "this attempt is no longer the job's current one" };
 
-/** True while another attempt has replaced this one and holds a live lease on the job. */
-async function isReplaced(env: Env, claim: AttemptClaim): Promise<boolean> {
+/**
+ * True when this attempt's result may settle the job only if it completed: another attempt has
+ * replaced it and holds a live lease, or the job is still this attempt's but its lease ran out
+ * (it hung: the backstop is about to start another, and its failure is most likely the hang
+ * itself, a source that timed out while it was stopped).
+ */
+async function isStale(env: Env, claim: AttemptClaim): Promise<boolean> {
   const state = await readAttemptState(env, { kind: claim.kind, id: claim.jobId });
-  return state !== null && state.attemptId !== claim.attemptId && leaseIsLive(state, Date.now());
+  if (state === null) return false;
+  const now = Date.now();
+  return state.attemptId === claim.attemptId ? leaseRanOut(state, now) : leaseIsLive(state, now);
 }
 
 /**
@@ -182,11 +190,11 @@ export async function postResult(c: Context<AppEnv>) {
     attemptId: named.data.attempt_id,
   };
   if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
-  // An attempt the edge has replaced (its lease ran out) may still finish: its completed
-  // result is real work and settles the job, but its failure (often the hang itself, a
-  // source that timed out while it was stopped) must not end a job another attempt is
-  // running, and nor may a faulty result of it.
-  const stale = await isReplaced(c.env, claim);
+  // An attempt whose lease ran out may still finish: its completed result is real work and
+  // settles the job, but its failure (often the hang itself, a source that timed out while it
+  // was stopped) must not end a job another attempt runs or is about to run, and nor may a
+  // faulty result of it.
+  const stale = await isStale(c.env, claim);
   const parsed = ExtractResultSchema.safeParse(body);
   if (!parsed.success) {
     if (stale) return c.json(REPLACED, 409);
