@@ -61,6 +61,8 @@ export class FramePipe {
   /** The consumer waits on something only reading on can bring (whileWaiting). */
   private waiting = 0;
   private wake: (() => void) | null = null;
+  /** A wait at the limit outlasted PTS_GRACE_MS (whileWaiting). */
+  private graceOutlasted = false;
 
   private constructor(buffers: FrameBuffers, ahead: number) {
     this.buffers = buffers;
@@ -199,8 +201,10 @@ export class FramePipe {
       // its way through stderr already (showinfo prints a frame before its pixels are written),
       // and reading on would take another picture buffer. Only a slot after the last frame
       // needs ffmpeg's exit, which needs its last pictures read.
-      if (this.full() && !this.ended) {
+      // Once a wait has outlasted it, the run is at its end: later waits read on at once.
+      if (this.full() && !this.ended && !this.graceOutlasted) {
         if (await settledWithin(promise, PTS_GRACE_MS)) return await promise;
+        this.graceOutlasted = true;
       }
       this.resume();
       return await promise;

@@ -216,4 +216,17 @@ describe("a single run whose last slots come after the last frame", () => {
       run.outcome.frames.map((f) => cfrFrameAt(f.timestamp, fps)),
     );
   });
+
+  it("and above 1440p, where the run holds one picture at a time (2688×1512, 40 in 1 s)", async () => {
+    // 12 MB pictures: the pipe reads the next only once the last is encoded, and the slots of
+    // the last frame wait for ffmpeg's exit, which needs its last pictures read.
+    const fps = 10;
+    const video = await makeTestVideo({ fps, durationSeconds: 1, width: 2688, height: 1512 });
+    const run = await runJob(video, { mode: "count", count: 40 }, { deadlineSeconds: 20 });
+    expect(run.outcome.status).toBe("completed");
+    expect(run.outcome.frames.every((f) => f.status === "ok")).toBe(true);
+    expect(await deliveredNumbers(run)).toEqual(
+      run.outcome.frames.map((f) => cfrFrameAt(f.timestamp, fps)),
+    );
+  });
 });
