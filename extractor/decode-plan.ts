@@ -3,7 +3,7 @@
 // to the frame writer in order.
 import type { PlannedFrame } from "../schema/frame-plan.ts";
 import type { BatchGroup, DecodeContext, DecodedFrame, DecodeGroup } from "./decode.ts";
-import { BatchRun, DecodeRun, decodeBatch, decodeGroup, shortRun } from "./decode.ts";
+import { BatchRun, DecodeRun, decodeBatch, decodeGroup, largePicture, shortRun } from "./decode.ts";
 import { formatSeconds } from "./ffmpeg/args.ts";
 import type { KeyframeRow } from "./ffmpeg/probe.ts";
 import { probeKeyframesAt, probeKeyframesBefore } from "./ffmpeg/probe.ts";
@@ -79,7 +79,6 @@ const MAX_KEYFRAME_QUERIES = 1000;
 // a group that met the end would need to see it, which only a single run does.
 const BATCH_GROUPS = 6;
 const BATCH_FRAMES = 8;
-const BATCH_PICTURE_PIXELS = 2560 * 1440;
 const BATCH_END_MARGIN_SECONDS = 5;
 
 type Unit = DecodeRun | BatchRun;
@@ -148,9 +147,9 @@ function batchableIn(
   context: DecodeContext,
   keyframeOf: Map<number, KnownKeyframe>,
 ): (group: DecodeGroup) => group is BatchGroup {
-  const { width, height, durationSeconds } = context.video;
+  const { durationSeconds } = context.video;
   return (group): group is BatchGroup => {
-    if (width * height > BATCH_PICTURE_PIXELS || durationSeconds === null) return false;
+    if (largePicture(context.video) || durationSeconds === null) return false;
     const keyframe = group.seekSeconds === null ? undefined : keyframeOf.get(group.seekSeconds);
     if (keyframe === undefined || !shortRun(group)) return false;
     (group as BatchGroup).keyframeSeconds = keyframe.seconds;
@@ -192,8 +191,7 @@ export async function decodeAll(
     keyframesFrom,
   } = await chooseGroups(context, times, strategy, keyframeHints ?? null);
   // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
-  const { width, height } = context.video;
-  const ahead = runsAhead ?? (width * height > 2560 * 1440 ? 0 : 1);
+  const ahead = runsAhead ?? (largePicture(context.video) ? 0 : 1);
   const groups = packBatches(chosen, batchableIn(context, keyframeOf), ahead + 1);
   log("debug", "decode plan", {
     times: times.length,

@@ -46,6 +46,15 @@ export interface DecodeContext {
 }
 
 /**
+ * Pictures larger than 1440p's (a 2160p one is 12 MB decoded, 25 MB as RGB) change how a job
+ * decodes: one decoder thread per core, runs one at a time, no batches, and the extractor holds
+ * one picture at a time.
+ */
+export function largePicture(size: { width: number; height: number }): boolean {
+  return size.width * size.height > 2560 * 1440;
+}
+
+/**
  * Reuses the few frame-sized buffers in flight. Fresh 25 MB buffers per 2160p frame are freed
  * only when V8 gets round to it, and RSS climbs by hundreds of MB in the meantime.
  *
@@ -64,10 +73,11 @@ export class FrameBufferPool implements FrameBuffers {
   private readonly keep: number;
   private readonly listeners = new Set<(buffer: Buffer) => void>();
 
-  constructor(frameBytes: number, keep = 4) {
-    this.frameBytes = frameBytes;
+  /** Buffers of RGB pictures of `size`; `keep` of them are kept for reuse. */
+  constructor(size: { width: number; height: number }, keep = 4) {
+    this.frameBytes = size.width * size.height * 3;
     this.keep = keep;
-    this.limit = frameBytes > ONE_PICTURE_ABOVE_BYTES ? 1 : Number.POSITIVE_INFINITY;
+    this.limit = largePicture(size) ? 1 : Number.POSITIVE_INFINITY;
   }
 
   take(): Buffer {
@@ -84,9 +94,6 @@ export class FrameBufferPool implements FrameBuffers {
     return () => this.listeners.delete(listener);
   }
 }
-
-// RGB pictures larger than 1440p's (11 MB and more) are held one at a time.
-const ONE_PICTURE_ABOVE_BYTES = 2560 * 1440 * 3;
 
 const SHOWINFO_FRAME = /^\[Parsed_showinfo_0 @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const SHOWINFO_LINE = /^\[Parsed_showinfo_0 @/;
@@ -108,7 +115,7 @@ const SHORT_RUN_SECONDS = 5;
  */
 export function longRunThreads(video: { width: number; height: number }): number {
   const cores = availableParallelism();
-  return video.width * video.height > 2560 * 1440 ? cores : cores * 3;
+  return largePicture(video) ? cores : cores * 3;
 }
 
 export function shortRun(group: DecodeGroup): boolean {

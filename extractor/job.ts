@@ -219,7 +219,7 @@ async function runJob(
       bytesPerSecond: probe.bytesPerSecond ?? null,
       picture: pictureSteps(video, size),
       signal,
-      buffers: new FrameBufferPool(size.width * size.height * 3, 3),
+      buffers: new FrameBufferPool(size, 3),
     };
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
     if (job.options.storyboard) writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
