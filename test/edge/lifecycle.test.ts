@@ -194,7 +194,8 @@ describe("a lost attempt", () => {
     expect(charges).toEqual({ n: 1 });
   });
 
-  it("may still settle the job with a completed result, but its failure cannot end the job", async () => {
+  /** A queued job dispatched once to a stand-in extractor that records every request. */
+  async function dispatchedJob() {
     const { account, job } = await queuedJob();
     const requests: ExtractRequest[] = [];
     setExtractor((r) => {
@@ -202,20 +203,29 @@ describe("a lost attempt", () => {
       return Response.json({ accepted: true }, { status: 202 });
     });
     await keepJobGoing(env, { kind: "job", id: job.id });
+    return { account, job, requests };
+  }
+
+  /** The attempt, woken, reports the timeout its hang caused. */
+  async function postHangFailure(attempt: ExtractRequest) {
+    const failed = await uploadAttempt(attempt, {
+      fail: { name: "DownloadFailed", message: "no answer within 15000 ms", userMessage: "" },
+    });
+    return internal(
+      "/internal/results",
+      { method: "POST", body: JSON.stringify(failed) },
+      attempt.callback.token,
+    );
+  }
+
+  it("may still settle the job with a completed result, but its failure cannot end the job", async () => {
+    const { account, job, requests } = await dispatchedJob();
     await ageLease(job);
     await keepJobGoing(env, { kind: "job", id: job.id });
     await vi.waitFor(() => expect(requests).toHaveLength(2));
     const [replaced] = requests;
-    // Woken, the replaced attempt reports the timeout its hang caused: refused, job unchanged.
-    const failed = await uploadAttempt(replaced, {
-      fail: { name: "DownloadFailed", message: "no answer within 15000 ms", userMessage: "" },
-    });
-    const refused = await internal(
-      "/internal/results",
-      { method: "POST", body: JSON.stringify(failed) },
-      replaced.callback.token,
-    );
-    expect(refused.status).toBe(409);
+    // Its failure is refused and the job is unchanged.
+    expect((await postHangFailure(replaced)).status).toBe(409);
     expect(await readAttemptState(env, job)).toMatchObject({
       status: "processing",
       attemptId: requests[1].attempt_id,
@@ -231,24 +241,10 @@ describe("a lost attempt", () => {
   it("cannot end the job with a failure once its lease ran out, before another attempt starts", async () => {
     // The backstop logs the lost lease, then starts the next attempt: a hung attempt woken in
     // between still holds the job, and its failure is most likely the hang itself.
-    const { account, job } = await queuedJob();
-    const requests: ExtractRequest[] = [];
-    setExtractor((r) => {
-      requests.push(r);
-      return Response.json({ accepted: true }, { status: 202 });
-    });
-    await keepJobGoing(env, { kind: "job", id: job.id });
+    const { account, job, requests } = await dispatchedJob();
     await ageLease(job);
     const [hung] = requests;
-    const failed = await uploadAttempt(hung, {
-      fail: { name: "DownloadFailed", message: "no answer within 15000 ms", userMessage: "" },
-    });
-    const refused = await internal(
-      "/internal/results",
-      { method: "POST", body: JSON.stringify(failed) },
-      hung.callback.token,
-    );
-    expect(refused.status).toBe(409);
+    expect((await postHangFailure(hung)).status).toBe(409);
     expect(await readAttemptState(env, job)).toMatchObject({
       status: "processing",
       attemptId: hung.attempt_id,
