@@ -17,9 +17,9 @@
 // the extractor renews that lease while it works. Another attempt may start only once the job
 // is queued again, or once the running attempt's lease has expired (the extractor died or
 // hung): that start replaces the job's attempt_id, so the old attempt's next renewal is
-// refused (409) and it stops. Settlement is first-come: the `settlements` row decides. An
-// attempt whose lease ran out may still settle the job by completing it, never by failing
-// (edge/routes/internal/handlers.ts: its failure is most likely the hang itself).
+// refused (409) and it stops. Settlement is first-come: the `settlements` row decides. Only
+// the current attempt with a live lease may settle the job by failing; any other (replaced,
+// or hung past its lease) only by completing it (edge/routes/internal/handlers.ts).
 import {
   COMPLETED,
   EXPIRED,
@@ -98,11 +98,6 @@ export function leaseIsLive(state: AttemptState, now: number): boolean {
     state.leaseExpiresAt !== null &&
     Date.parse(state.leaseExpiresAt) > now
   );
-}
-
-/** An attempt is recorded as running, but its lease has run out: it died or hung. */
-export function leaseRanOut(state: AttemptState, now: number): boolean {
-  return !state.settled && state.status === PROCESSING && !leaseIsLive(state, now);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -259,6 +259,33 @@ describe("a lost attempt", () => {
     expect(read.frames[0].url).toContain(requests[1].attempt_id);
   });
 
+  it("nor once the next attempt was turned away busy (the hung one still holds the slot)", async () => {
+    // Seen on the real stack: woken, the hung attempt still holds its tenant's slot, so the
+    // extractor answers the next attempt 503; that attempt is released (queued, no lease), and
+    // the hung one's failure arrives after it.
+    const { account, job, requests } = await dispatchedJob();
+    await ageLease(job);
+    setExtractor((r) => {
+      requests.push(r);
+      return new Response("busy", { status: 503, headers: { "retry-after": "5" } });
+    });
+    await keepJobGoing(env, { kind: "job", id: job.id });
+    await vi.waitFor(() => expect(requests).toHaveLength(2));
+    expect(await readAttemptState(env, job)).toMatchObject({ status: "queued" });
+    const [hung] = requests;
+    expect((await postHangFailure(hung)).status).toBe(409);
+    expect(await readAttemptState(env, job)).toMatchObject({ status: "queued", settled: false });
+    setExtractor((r) => {
+      requests.push(r);
+      return Response.json({ accepted: true }, { status: 202 });
+    });
+    await keepJobGoing(env, { kind: "job", id: job.id });
+    await vi.waitFor(() => expect(requests).toHaveLength(3));
+    await runFakeExtraction(requests[2], { framesOk: 2 });
+    const read = (await api("GET", `/v1/jobs/${job.id}`, { headers: account.auth })).body;
+    expect(read).toMatchObject({ status: "completed", credits_charged: 2 });
+  });
+
   it("is found by the cron, which hands the job back to the queue; a live lease is left alone", async () => {
     const lost = await queuedJob();
     const alive = await queuedJob();

@@ -18,7 +18,6 @@ import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
 import {
   failUnsettled,
   leaseIsLive,
-  leaseRanOut,
   leaseSecondsFor,
   readAttemptState,
   renewLease,
@@ -68,16 +67,17 @@ const NOT_THIS_ATTEMPT = { error: "this token is not valid for this job and atte
 const REPLACED = { error: "this attempt is no longer the job's current one" };
 
 /**
- * True when this attempt's result may settle the job only if it completed: another attempt has
- * replaced it and holds a live lease, or the job is still this attempt's but its lease ran out
- * (it hung: the backstop is about to start another, and its failure is most likely the hang
- * itself, a source that timed out while it was stopped).
+ * True when this attempt's result may settle the job only if it completed: it is not the job's
+ * current attempt with a live lease. It was replaced, or its lease ran out (it hung) and the
+ * backstop is about to start another or has started one the extractor turned away (busy, the
+ * hung attempt still holding the tenant's slot): its failure is most likely the hang itself,
+ * a source that timed out while it was stopped. A settled job's late results are left to
+ * settlement (first come).
  */
 async function isStale(env: Env, claim: AttemptClaim): Promise<boolean> {
   const state = await readAttemptState(env, { kind: claim.kind, id: claim.jobId });
-  if (state === null) return false;
-  const now = Date.now();
-  return state.attemptId === claim.attemptId ? leaseRanOut(state, now) : leaseIsLive(state, now);
+  if (state === null || state.settled) return false;
+  return !(state.attemptId === claim.attemptId && leaseIsLive(state, Date.now()));
 }
 
 /**
