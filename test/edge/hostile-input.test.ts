@@ -4,29 +4,40 @@ import { createExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../../edge/index.ts";
+import { readAttemptState } from "../../edge/jobs/lifecycle.ts";
 import { ipSubject } from "../../edge/middleware/rate-limit.ts";
 import type { ExtractRequest, JobMessage } from "../../schema/messages.ts";
 import { detectSource } from "../../schema/platform.ts";
 import { api, balanceOf, createAccount, ORIGIN } from "./support/api.ts";
-import { extractorCalls, setOutbound } from "./support/fake-extractor.ts";
+import { extractorCalls, setExtractor, setOutbound } from "./support/fake-extractor.ts";
 import { internal, postResult, uploadAttempt } from "./support/pipeline.ts";
 
 const VIDEO = "https://cdn.example.com/clips/talk.mp4";
 
-/** A queued job of a fresh account, and the request the extractor would have been sent. */
-async function queuedJob(body: Record<string, unknown>, plan: "free" | "starter" = "starter") {
+/**
+ * A job of a fresh account, dispatched to the stand-in extractor, and the request it was sent:
+ * what a faulty extractor posts below comes from the job's current attempt.
+ */
+async function runningJob(body: Record<string, unknown>, plan: "free" | "starter" = "starter") {
   const account = await createAccount({ plan });
+  setExtractor(() => Response.json({ accepted: true }, { status: 202 }));
   const created = await api("POST", "/v1/jobs", {
     body: { url: VIDEO, ...body },
     headers: account.auth,
   });
   expect(created.status).toBe(201);
-  const request = {
-    job_id: created.body.id,
-    kind: "job",
-    options: created.body.options,
-  } as unknown as ExtractRequest;
-  return { account, id: created.body.id as string, request };
+  const id = created.body.id as string;
+  // The dispatch runs after the response (waitUntil): polled, as it needs the isolate's turns.
+  let request: ExtractRequest | undefined;
+  await vi.waitFor(
+    async () => {
+      request = extractorCalls.find((call) => call.job_id === id);
+      expect(request).toBeDefined();
+      expect((await readAttemptState(env, { kind: "job", id }))?.status).toBe("processing");
+    },
+    { timeout: 5000, interval: 50 },
+  );
+  return { account, id, request: request as ExtractRequest };
 }
 
 describe("request size", () => {
@@ -88,7 +99,7 @@ describe("numbers stay finite", () => {
   });
 
   it("refuses a result with a number JSON cannot carry, and fails the job now instead of running it again", async () => {
-    const { account, id, request } = await queuedJob({ count: 3 });
+    const { account, id, request } = await runningJob({ count: 3 });
     const result = await uploadAttempt(request, { framesOk: 3 });
     const text = JSON.stringify(result).replace('"timestamp":0.5', '"timestamp":1e400');
     expect(text).toContain("1e400");
@@ -126,7 +137,7 @@ describe("numbers stay finite", () => {
 
 describe("settlement never charges more than the job can cost", () => {
   it("refuses 3,000 ok frames with repeated indexes for a job of 6, and charges nothing", async () => {
-    const { account, id, request } = await queuedJob({ count: 6 });
+    const { account, id, request } = await runningJob({ count: 6 });
     const result = await uploadAttempt(request, { framesOk: 6 });
     const padded = {
       ...result,
@@ -144,7 +155,7 @@ describe("settlement never charges more than the job can cost", () => {
   });
 
   it("refuses more distinct frames than the job planned", async () => {
-    const { id, request, account } = await queuedJob({ count: 6 });
+    const { id, request, account } = await runningJob({ count: 6 });
     const result = await uploadAttempt(request, { framesOk: 7 });
     const posted = await internal("/internal/results", {
       method: "POST",
@@ -159,7 +170,7 @@ describe("settlement never charges more than the job can cost", () => {
   });
 
   it("counts frames_count from the frame rows it stored", async () => {
-    const { id, request, account } = await queuedJob({ timestamps: [1, 2, 3, 4] });
+    const { id, request, account } = await runningJob({ timestamps: [1, 2, 3, 4] });
     await postResult(await uploadAttempt(request, { framesOk: 3, framesFailed: 1 }));
     let job: any;
     await vi.waitFor(
