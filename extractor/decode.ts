@@ -43,6 +43,18 @@ export interface DecodeContext {
   picture: PictureSteps;
   signal: AbortSignal;
   buffers: FrameBufferPool;
+  /**
+   * The input's address for a run that picks the frames on screen at `times` (absolute s) and
+   * needs no other non-reference picture (ffmpeg/unneeded-frames.ts); null where the source
+   * cannot hide them (not H.264 in MP4, not through the relay).
+   */
+  inputFor?: (times: number[]) => string | null;
+}
+
+/** A run's input: its own address when pictures it does not need can be hidden. */
+function runInput(context: DecodeContext, times: number[]): string | null {
+  const start = context.video.startTime;
+  return context.inputFor?.(times.map((t) => start + t)) ?? null;
 }
 
 /**
@@ -101,6 +113,22 @@ const ERROR_LINE = /\[(error|fatal|panic)\]/;
 // The end of one of the relay's parts, after which ffmpeg asks for the next (sources/relay.ts):
 // not damage in the file. A real failure to go on shows up as its own error.
 const PART_END_LINE = /^\[http @ [^\]]+\] \[error\] Stream ends prematurely/;
+// What ffmpeg says of a picture hidden from its decoder (ffmpeg/unneeded-frames.ts): in a run
+// that hides pictures, not damage in the file.
+const HIDDEN_PICTURE_LINES = [
+  /^\[NULL @ [^\]]+\] \[error\] missing picture in access unit with size \d+\s*$/,
+  /^\[h264 @ [^\]]+\] \[error\] no frame!\s*$/,
+  /^\[error\] Error while decoding stream #\d+:\d+: Invalid data found when processing input\s*$/,
+];
+
+/** An error line that says something is wrong with the file or the run. */
+function damageLine(line: string, hidesPictures: boolean): boolean {
+  return (
+    ERROR_LINE.test(line) &&
+    !PART_END_LINE.test(line) &&
+    !(hidesPictures && HIDDEN_PICTURE_LINES.some((pattern) => pattern.test(line)))
+  );
+}
 
 // A run that seeks and decodes only a few seconds is mostly start-up: one decoder thread does
 // it with the least CPU, and the next run decodes on the other core meanwhile (measured).
@@ -205,8 +233,10 @@ export class DecodeRun {
     this.timeline = new SlotTimeline(this.slots);
     const { num, den } = context.video.timeBase;
     const seek = group.seekSeconds === null ? null : start + group.seekSeconds;
+    const hiding = runInput(context, group.times);
     const args = decodeArgs({
-      input: context.input,
+      input: hiding ?? context.input,
+      hidesFrames: hiding !== null,
       streamIndex: context.video.streamIndex,
       seekSeconds: seek,
       slots: this.slots,
@@ -227,7 +257,7 @@ export class DecodeRun {
           this.timeline.observeFrame(pts);
           return true;
         }
-        if (ERROR_LINE.test(line) && !PART_END_LINE.test(line)) this.sawErrors = true;
+        if (damageLine(line, hiding !== null)) this.sawErrors = true;
         return SHOWINFO_LINE.test(line);
       },
     });
@@ -377,23 +407,26 @@ export class BatchRun {
       offset += g.times.length;
     }
     const { num, den } = context.video.timeBase;
+    const parts = groups.map((g, k) => {
+      const readSeconds =
+        g.times[g.times.length - 1] -
+        g.keyframeSeconds +
+        BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10);
+      return {
+        seekSeconds: start + (g.seekSeconds ?? 0),
+        readSeconds,
+        readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
+        slots: slots[k],
+        input: runInput(context, g.times) ?? undefined,
+      };
+    });
+    const hiding = parts.some((part) => part.input !== undefined);
     const args = batchDecodeArgs({
       input: context.input,
       streamIndex: context.video.streamIndex,
       timeBase: context.video.timeBase,
       picture: context.picture,
-      parts: groups.map((g, k) => {
-        const readSeconds =
-          g.times[g.times.length - 1] -
-          g.keyframeSeconds +
-          BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10);
-        return {
-          seekSeconds: start + (g.seekSeconds ?? 0),
-          readSeconds,
-          readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
-          slots: slots[k],
-        };
-      }),
+      parts,
     });
     // Read from the start and never paused: a batch waiting its turn decodes all its seeks
     // meanwhile instead of stopping at its first frame in a full pipe (measured: the second of
@@ -412,7 +445,7 @@ export class BatchRun {
           timeline.observeFrame(pts);
           return true;
         }
-        if (ERROR_LINE.test(line) && !PART_END_LINE.test(line)) this.sawErrors = true;
+        if (damageLine(line, hiding)) this.sawErrors = true;
         return BATCH_SHOWINFO_LINE.test(line);
       },
     });

@@ -13,9 +13,12 @@ import type { KeyframeHints } from "./decode-plan.ts";
 import { decodeAll, lookUpKeyframesEarly } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
+import type { SampleLayout } from "./ffmpeg/mp4-index.ts";
+import { sampleLayoutFromMp4, withByteReader } from "./ffmpeg/mp4-index.ts";
 import type { MediaProbe, VideoProbe } from "./ffmpeg/probe.ts";
 import { probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
+import { PictureIndex } from "./ffmpeg/unneeded-frames.ts";
 import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
@@ -147,6 +150,7 @@ async function runJob(
     settings.strategy,
     signal,
   );
+  const layout = sampleLayoutFor(job, signal);
   const probe = await probeVideo(job.input, signal);
   const video = probe.video;
   const duration = video.durationSeconds ?? (await scanVideoDuration(job.input, video, signal));
@@ -220,6 +224,7 @@ async function runJob(
       picture: pictureSteps(video, size),
       signal,
       buffers: new FrameBufferPool(size, 3),
+      inputFor: await unneededFramesHider(job, video, await layout),
     };
     const writer = new FrameWriter(sink, job.options, size, results, zipped);
     if (job.options.storyboard) writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
@@ -286,6 +291,32 @@ async function runJob(
 }
 
 const NO_VIDEO_MESSAGE = "No video was found at this link.";
+
+/**
+ * Where each sample of an H.264 MP4 lies, read from its index beside the probe, when the
+ * source has a relay that can hide pictures a run does not need (ffmpeg/unneeded-frames.ts).
+ */
+function sampleLayoutFor(job: ExtractionJob, signal: AbortSignal): Promise<SampleLayout | null> {
+  if (!job.source?.hidingRelay) return Promise.resolve(null);
+  return withByteReader(job.input, signal, sampleLayoutFromMp4).catch(() => null);
+}
+
+/**
+ * DecodeContext.inputFor for the job's source: only H.264 with B-frames has pictures nothing
+ * refers to (the track the probe chose, as the index reads it; PictureIndex.of); undefined
+ * otherwise.
+ */
+async function unneededFramesHider(
+  job: ExtractionJob,
+  video: VideoProbe,
+  layout: SampleLayout | null,
+): Promise<DecodeContext["inputFor"]> {
+  const sameTrack = video.codec === "h264" && layout?.streamIndex === video.streamIndex;
+  const index = layout && sameTrack ? PictureIndex.of(layout) : null;
+  if (!job.source?.hidingRelay || !index) return undefined;
+  const relay = await job.source.hidingRelay();
+  return (times) => relay.withoutUnneededFrames(index.forTimes(times));
+}
 
 interface DecodeInputs {
   job: ExtractionJob;

@@ -4,6 +4,7 @@
 // can put their own opener in its place.
 import type { ExtractRequest } from "../schema/messages.ts";
 import type { ExtractorConfig } from "./config.ts";
+import type { Relay } from "./sources/relay.ts";
 import type { PlatformInfo } from "./sources/ytdlp.ts";
 
 export interface SourceHandle {
@@ -20,7 +21,14 @@ export interface SourceHandle {
   /** Fetches a file the platform named (a caption track) through the source's egress checks
    * and byte budget; absent where the opener cannot (tests' own openers). */
   fetchSmallFile?(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * The relay that hides from a decode run the pictures it does not need
+   * (ffmpeg/unneeded-frames.ts); absent where the opener has none to offer.
+   */
+  hidingRelay?(): Promise<HidingRelay>;
 }
+
+export type HidingRelay = Pick<Relay, "withoutUnneededFrames">;
 
 export type OpenSource = (
   request: ExtractRequest,

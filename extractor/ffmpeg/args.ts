@@ -210,6 +210,16 @@ export interface DecodeSpec {
   picture: PictureSteps;
   /** Decoder threads; ffmpeg picks when absent. */
   threads?: number;
+  /** The input hides unneeded pictures from the decoder (unneeded-frames.ts). */
+  hidesFrames?: boolean;
+}
+
+/**
+ * Each picture hidden from the decoder (ffmpeg/unneeded-frames.ts) counts as a decoding error,
+ * and past 2/3 of them ffmpeg would exit 69; a run that hides pictures counts none.
+ */
+function errorRateArgs(hidesFrames: boolean | undefined): string[] {
+  return hidesFrames ? ["-max_error_rate", "1"] : [];
 }
 
 export function decodeFilterGraph(spec: DecodeSpec): string {
@@ -246,6 +256,7 @@ export function decodeArgs(spec: DecodeSpec): string[] {
     "-noautorotate",
     // Keep the file's own timestamps, so pts and wanted times share one clock.
     "-copyts",
+    ...errorRateArgs(spec.hidesFrames),
     ...(spec.threads ? ["-threads", String(spec.threads)] : []),
     ...seek,
     ...safeInputArgs(spec.input),
@@ -284,6 +295,8 @@ export interface BatchDecodeSpec {
     readSeconds: number;
     readBytes?: number | null;
     slots: SlotTimes;
+    /** This part's own address of the input, when it hides unneeded pictures. */
+    input?: string;
   }[];
 }
 
@@ -317,7 +330,7 @@ export function batchDecodeArgs(spec: BatchDecodeSpec): string[] {
     formatSeconds(part.readSeconds),
     "-thread_queue_size",
     "1",
-    ...safeInputArgs(inputWithReadHint(spec.input, part.readBytes ?? null)),
+    ...safeInputArgs(inputWithReadHint(part.input ?? spec.input, part.readBytes ?? null)),
   ]);
   const chains = spec.parts.map((part, k) =>
     [
@@ -339,6 +352,7 @@ export function batchDecodeArgs(spec: BatchDecodeSpec): string[] {
     "level+info",
     "-noautorotate",
     "-copyts",
+    ...errorRateArgs(spec.parts.some((part) => part.input !== undefined)),
     ...inputs,
     "-filter_complex",
     graph,

@@ -151,6 +151,8 @@ interface VideoTrack {
   /** 1-based numbers of the sync samples, or null when every sample is one. */
   sync: number[] | null;
   sizes: number[];
+  /** The sample table box, for what only some callers need (sampleLayoutFromIndex). */
+  stbl: Box;
 }
 
 function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: number) {
@@ -221,7 +223,7 @@ function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: num
   const stss = child(data, stbl, "stss");
   const sync = stss ? entries(data, stss, 8, 4, (at) => data.readUInt32BE(at)) : null;
   if (stss && !sync) return null;
-  return { streamIndex, timescale, shiftTicks, dts, ctts, sync, sizes } satisfies VideoTrack;
+  return { streamIndex, timescale, shiftTicks, dts, ctts, sync, sizes, stbl } satisfies VideoTrack;
 }
 
 /** The first video track's tables, or null for any shape not read here. */
@@ -375,4 +377,89 @@ export async function openByteReader(
     },
     close: () => file.close(),
   };
+}
+
+/**
+ * Where every sample of an H.264 track lies in the file and when it is shown: what the relay
+ * needs to find each picture's NAL units as their bytes pass (unneeded-frames.ts).
+ */
+export interface SampleLayout {
+  /** The track's stream index (ffmpeg's). */
+  streamIndex: number;
+  /** Each sample's first byte in the file and its size, in decoding order. */
+  offsets: number[];
+  sizes: number[];
+  /** Each sample's presentation time, seconds, as ffmpeg's demuxer gives it. */
+  pts: number[];
+  /** Bytes of the length before each NAL unit (avcC's lengthSizeMinusOne + 1). */
+  lengthSize: number;
+  /** Some frame is shown before one decoded ahead of it: the track has B-frames. */
+  reordered: boolean;
+}
+
+/** Samples per chunk from the stsc box, one value per chunk; null if it does not add up. */
+function samplesPerChunk(data: Buffer, stsc: Box, chunks: number): number[] | null {
+  const runs = entries(data, stsc, 8, 12, (at) => at);
+  if (!runs || runs.length === 0) return null;
+  const perChunk: number[] = [];
+  for (let r = 0; r < runs.length; r++) {
+    const first = data.readUInt32BE(runs[r]);
+    const next = r + 1 < runs.length ? data.readUInt32BE(runs[r + 1]) : chunks + 1;
+    const count = data.readUInt32BE(runs[r] + 4);
+    if (first < 1 || next <= first || next > chunks + 1) return null;
+    for (let c = first; c < next; c++) perChunk.push(count);
+  }
+  return perChunk.length === chunks ? perChunk : null;
+}
+
+/** The first video track's sample layout when it is H.264 (avc1/avc3 with avcC); else null. */
+export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
+  const track = firstVideoTrack(moov);
+  if (!track) return null;
+  const { stbl, sizes } = track;
+  const stsd = child(moov, stbl, "stsd");
+  // One sample description: a second could change the NAL length size mid-track.
+  if (!stsd || moov.readUInt32BE(stsd.start + 4) !== 1) return null;
+  const entry = boxesIn(moov, stsd.start + 8, stsd.end)?.[0];
+  if (!entry || (entry.type !== "avc1" && entry.type !== "avc3")) return null;
+  // A visual sample entry's fields take 78 bytes before its child boxes.
+  const avcC = boxesIn(moov, entry.start + 78, entry.end)?.find((b) => b.type === "avcC");
+  if (!avcC || avcC.end - avcC.start < 5) return null;
+  const lengthSize = (moov.readUInt8(avcC.start + 4) & 3) + 1;
+  if (lengthSize === 3) return null;
+  const stco = child(moov, stbl, "stco");
+  const co64 = child(moov, stbl, "co64");
+  const stsc = child(moov, stbl, "stsc");
+  if (!stsc || (!stco && !co64)) return null;
+  const chunkOffsets = stco
+    ? entries(moov, stco, 8, 4, (at) => moov.readUInt32BE(at))
+    : entries(moov, co64 as Box, 8, 8, (at) => Number(moov.readBigUInt64BE(at)));
+  if (!chunkOffsets) return null;
+  const perChunk = samplesPerChunk(moov, stsc, chunkOffsets.length);
+  if (!perChunk) return null;
+  const offsets: number[] = [];
+  for (let c = 0; c < chunkOffsets.length && offsets.length < sizes.length; c++) {
+    let at = chunkOffsets[c];
+    for (let k = 0; k < perChunk[c] && offsets.length < sizes.length; k++) {
+      offsets.push(at);
+      at += sizes[offsets.length - 1];
+    }
+  }
+  if (offsets.length !== sizes.length) return null;
+  const pts = sizes.map((_, i) => presentationTicks(track, i) / track.timescale);
+  const reordered = pts.some((t, i) => i > 0 && t < pts[i - 1]);
+  return { streamIndex: track.streamIndex, offsets, sizes, pts, lengthSize, reordered };
+}
+
+/** Reads the moov through `read` and answers sampleLayoutFromIndex; null on any failure. */
+export async function sampleLayoutFromMp4(
+  read: ByteReader,
+  size: number,
+): Promise<SampleLayout | null> {
+  try {
+    const moov = await readMoov(read, size);
+    return moov ? sampleLayoutFromIndex(moov) : null;
+  } catch {
+    return null;
+  }
 }

@@ -19,6 +19,7 @@ import { openMedia } from "./open-media.ts";
 import type { AddressPolicy } from "./policy.ts";
 import { checkHop, defaultPolicy } from "./policy.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
+import type { Relay } from "./relay.ts";
 import { startRelay } from "./relay.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { ByteBudget, createAgents, readBody, safeFetch } from "./safe-fetch.ts";
@@ -61,6 +62,8 @@ export interface OpenedSource {
   contentLength: number | null;
   /** Why serving failed, if it did: explains an ffmpeg failure as the spec's error. */
   failure(): SourceError | null;
+  /** The relay itself, which can hide from a decode run the pictures it does not need. */
+  hidingRelay(): Promise<Relay>;
   /** yt-dlp's info for platform links (and pages around a video); null for direct files. */
   info: PlatformInfo | null;
   /**
@@ -151,6 +154,7 @@ export async function openSource(
       contentLength: opened.contentLength,
       bytesRead: () => budget.read,
       failure: () => relay.failure() ?? lifetimeFailure(),
+      hidingRelay: async () => relay,
       info,
       fetchSmallFile: (fileUrl, maxBytes, callerSignal) =>
         fetchSmallFile(fileUrl, maxBytes, {

@@ -3,9 +3,10 @@
 // at http/tcp on loopback); every byte it gets comes through the checked fetcher.
 import { randomBytes } from "node:crypto";
 import { once } from "node:events";
-import http from "node:http";
+import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { RELAY_PARTS_HEADER } from "../ffmpeg/args.ts";
+import type { UnneededFrames } from "../ffmpeg/unneeded-frames.ts";
 import type { SourceError } from "./errors.ts";
 import { asSourceError } from "./errors.ts";
 import type { PumpOptions, ServedMedia } from "./ranged-origin.ts";
@@ -14,8 +15,16 @@ export interface Relay {
   url: string;
   /** The first origin failure seen while serving, so a failed ffmpeg run can be explained. */
   failure(): SourceError | null;
+  /**
+   * An address of the same file for one decode run, whose decoder does not see the pictures
+   * `frames` says the run does not need (ffmpeg/unneeded-frames.ts).
+   */
+  withoutUnneededFrames(frames: UnneededFrames): string;
   close(): Promise<void>;
 }
+
+/** The query parameter naming a run's UnneededFrames. */
+const HIDE_PARAMETER = "hide";
 
 type ByteRange = { start: number; end: number } | "unsatisfiable" | null;
 
@@ -140,8 +149,12 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
   const token = randomBytes(24).toString("base64url");
   const parts = new PartSizes();
   const hints = new ReadHints();
+  const hiding = new Map<string, UnneededFrames>();
   let firstFailure: SourceError | null = null;
-  const server = http.createServer((request, response) => {
+  // Loaded with the first relay: the command line starts one only for a job that needs it, and a
+  // 4K job has no memory to spare for a module it does not use (sources/local-file.ts).
+  const { createServer } = await import("node:http");
+  const server = createServer((request, response) => {
     serve(request, response).catch((error) => {
       const failure = asSourceError(error, "relaying the source");
       const abortedByReader = request.destroyed || response.destroyed;
@@ -151,7 +164,8 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
   });
 
   async function serve(request: http.IncomingMessage, response: http.ServerResponse) {
-    if (request.url?.split("?")[0] !== `/${token}`) {
+    const url = new URL(request.url ?? "/", "http://relay");
+    if (url.pathname !== `/${token}`) {
       response.writeHead(404).end();
       return;
     }
@@ -207,11 +221,13 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     // ffmpeg hangs up whenever it seeks; stop fetching for it at once.
     const readerGone = new AbortController();
     response.on("close", () => readerGone.abort(new Error("reader closed the connection")));
+    const hide = hiding.get(url.searchParams.get(HIDE_PARAMETER) ?? "")?.stream(start);
     await media.pump(
       start,
       end,
       async (chunk) => {
-        if (!response.write(chunk)) await once(response, "drain", { signal: readerGone.signal });
+        const bytes = hide ? hide(chunk) : chunk;
+        if (!response.write(bytes)) await once(response, "drain", { signal: readerGone.signal });
       },
       readerGone.signal,
       pumping,
@@ -225,6 +241,11 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
   return {
     url: `http://127.0.0.1:${port}/${token}`,
     failure: () => firstFailure,
+    withoutUnneededFrames(frames) {
+      const id = String(hiding.size + 1);
+      hiding.set(id, frames);
+      return `http://127.0.0.1:${port}/${token}?${HIDE_PARAMETER}=${id}`;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -9,6 +9,7 @@ import sharp from "sharp";
 import type { ExtractionOutcome, ExtractionSettings } from "../../extractor/job.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { DirectorySink } from "../../extractor/output/directory-sink.ts";
+import type { SourceHandle } from "../../extractor/source-input.ts";
 import type { JobOptions } from "../../schema/messages.ts";
 import { readImagePattern } from "../support/videos.ts";
 
@@ -24,6 +25,8 @@ export async function runJob(
     maxVideoSeconds?: number;
     clipToMax?: boolean;
     maxFrames?: number;
+    /** The opened source, as the service passes it (its relay can hide pictures). */
+    source?: SourceHandle;
   } = {},
 ): Promise<JobRun> {
   const directory = await mkdtemp(join(tmpdir(), "stills-extract-"));
@@ -34,6 +37,7 @@ export async function runJob(
       maxVideoSeconds: settings.maxVideoSeconds ?? 3600,
       clipToMax: settings.clipToMax ?? false,
       maxFrames: settings.maxFrames ?? 10_000,
+      source: settings.source ?? null,
     },
     new DirectorySink(directory),
     settings,

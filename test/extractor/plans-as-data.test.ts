@@ -80,6 +80,24 @@ describe("decode arguments", () => {
     expect(local).toEqual(["file:/v.mp4", "file:/v.mp4"]);
   });
 
+  it("a run that hides pictures reads each input at its own address and counts no errors for them", () => {
+    const rate = (args: string[]) => args[args.indexOf("-max_error_rate") + 1];
+    const hiding = "http://127.0.0.1:4000/token?hide=2";
+    const single = decodeArgs({ ...base, input: hiding, hidesFrames: true, seekSeconds: null });
+    expect(rate(single)).toBe("1");
+    expect(single[single.indexOf("-i") + 1]).toBe(hiding);
+    expect(decodeArgs({ ...base, seekSeconds: null })).not.toContain("-max_error_rate");
+    const parts = [
+      { seekSeconds: 10, readSeconds: 1, slots: toSlotTimes([11]), input: hiding },
+      { seekSeconds: 40, readSeconds: 1, slots: toSlotTimes([40.2]) },
+    ];
+    const batch = batchDecodeArgs({ ...base, input: "http://127.0.0.1:4000/token", parts });
+    expect(rate(batch)).toBe("1");
+    const inputs = batch.filter((_, i) => batch[i - 1] === "-i");
+    expect(new URL(inputs[0]).searchParams.get("hide")).toBe("2");
+    expect(new URL(inputs[1]).searchParams.get("hide")).toBeNull();
+  });
+
   it("keeps source timestamps, rotates late, stops after the last wanted frame", () => {
     const args = decodeArgs({ ...base, seekSeconds: null });
     expect(args).toContain("-copyts");

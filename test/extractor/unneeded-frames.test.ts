@@ -1,0 +1,297 @@
+// Pictures nothing refers to, hidden from the decoder as the relay passes them
+// (extractor/ffmpeg/unneeded-frames.ts): the index says where each sample lies as ffprobe
+// does; every picture that is still decoded is bit for bit what it was; the frames on screen at
+// the wanted times are never hidden; and a job that hides them delivers the same bytes as one
+// that does not. Expected frame numbers come from the frame rate, checksums from ffmpeg.
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+import type { SampleLayout } from "../../extractor/ffmpeg/mp4-index.ts";
+import { openByteReader, sampleLayoutFromMp4 } from "../../extractor/ffmpeg/mp4-index.ts";
+import { PictureIndex } from "../../extractor/ffmpeg/unneeded-frames.ts";
+import type { SourceHandle } from "../../extractor/source-input.ts";
+import { localFileSource } from "../../extractor/sources/local-file.ts";
+import type { JobOptions } from "../../schema/messages.ts";
+import { makeTestVideo } from "../support/videos.ts";
+import { cfrFrameAt, deliveredNumbers, frameBytes, runJob } from "./helpers.ts";
+
+const run = promisify(execFile);
+
+async function layoutOf(video: string): Promise<SampleLayout> {
+  const reader = await openByteReader(video);
+  if (!reader) throw new Error("no reader");
+  try {
+    const layout = await sampleLayoutFromMp4(reader.read, reader.size);
+    if (!layout) throw new Error("no layout");
+    return layout;
+  } finally {
+    await reader.close();
+  }
+}
+
+/** pts (ticks) → ffmpeg's checksum of every frame the decoder gives. */
+async function frameChecksums(video: string): Promise<Map<number, string>> {
+  const { stderr } = await run(
+    "ffmpeg",
+    ["-hide_banner", "-nostats", "-copyts", "-i", video, "-vf", "showinfo", "-f", "null", "-"],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  const sums = new Map<number, string>();
+  for (const match of stderr.matchAll(/pts:\s*(-?\d+)\s.*?\schecksum:([0-9A-F]+)/g)) {
+    sums.set(Number(match[1]), match[2]);
+  }
+  return sums;
+}
+
+/** A small deterministic generator, so a failure can be replayed. */
+function randomSizes(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return 1 + (state % 9000);
+  };
+}
+
+describe("the sample layout of an H.264 MP4", () => {
+  for (const flags of ["+faststart", ""]) {
+    it(`says where each video sample lies and when it is shown, as ffprobe does (${flags || "moov at the end"})`, async () => {
+      const source = await makeTestVideo({
+        fps: 30,
+        gop: 60,
+        bframes: 3,
+        durationSeconds: 6,
+        audio: true,
+      });
+      const video = join(await mkdtemp(join(tmpdir(), "stills-layout-")), "v.mp4");
+      await run("ffmpeg", [
+        "-v",
+        "error",
+        "-i",
+        source,
+        "-c",
+        "copy",
+        ...(flags ? ["-movflags", flags] : []),
+        video,
+      ]);
+      const layout = await layoutOf(video);
+      const { stdout } = await run("ffprobe", [
+        "-v",
+        "error",
+        "-select_streams",
+        "v:0",
+        "-show_entries",
+        "packet=pos,size,pts_time",
+        "-of",
+        "csv=p=0",
+        video,
+      ]);
+      const packets = stdout
+        .trim()
+        .split("\n")
+        .map((line) => line.split(",").map(Number));
+      expect(layout.offsets.length).toBe(packets.length);
+      expect(layout.offsets).toEqual(packets.map(([, , pos]) => pos));
+      expect(layout.sizes).toEqual(packets.map(([, size]) => size));
+      for (const [i, pts] of layout.pts.entries()) expect(pts).toBeCloseTo(packets[i][0], 6);
+      expect(layout.reordered).toBe(true);
+    });
+  }
+
+  it("is not reordered without B-frames, and then nothing is indexed for hiding", async () => {
+    const video = await makeTestVideo({ fps: 30, gop: 60, bframes: 0, durationSeconds: 4 });
+    const layout = await layoutOf(video);
+    expect(layout.reordered).toBe(false);
+    expect(PictureIndex.of(layout)).toBeNull();
+  });
+});
+
+describe("hiding the pictures a run does not need", () => {
+  it("leaves every decoded picture bit for bit as it was, and the wanted ones decoded", async () => {
+    const fps = 30;
+    const video = await makeTestVideo({
+      fps,
+      gop: 60,
+      bframes: 3,
+      durationSeconds: 10,
+      audio: true,
+    });
+    const bytes = await readFile(video);
+    const layout = await layoutOf(video);
+    const times = [0.5, 1.01, 2.5, 3.3333, 5, 7.77, 9.95];
+    const index = PictureIndex.of(layout);
+    if (!index) throw new Error("B-frames, so an index");
+    const hider = index.forTimes(times);
+    // Requests as ffmpeg makes them through the relay's parts: each starts where the last
+    // ended, often inside a sample, and arrives in chunks of any size.
+    const out: Buffer[] = [];
+    const next = randomSizes(7);
+    let at = 0;
+    while (at < bytes.length) {
+      const partEnd = Math.min(bytes.length, at + next() * 20);
+      const pass = hider.stream(at);
+      while (at < partEnd) {
+        const end = Math.min(partEnd, at + next());
+        out.push(pass(bytes.subarray(at, end)));
+        at = end;
+      }
+    }
+    const hidden = join(await mkdtemp(join(tmpdir(), "stills-hidden-")), "v.mp4");
+    await writeFile(hidden, Buffer.concat(out));
+
+    const before = await frameChecksums(video);
+    const after = await frameChecksums(hidden);
+    expect(before.size).toBe(10 * fps);
+    // x264's non-reference B-frames are a third or more of this file's frames.
+    expect(after.size).toBeLessThan(before.size * 0.75);
+    expect(hider.hidden).toBeGreaterThan(before.size * 0.25);
+    for (const [pts, sum] of after) expect(sum).toBe(before.get(pts));
+    // The frame on screen at each time is among those decoded (timescale 15360 at 30 fps).
+    const ticks = (frame: number) => (frame * 15360) / fps;
+    for (const t of times) expect(after.has(ticks(cfrFrameAt(t, fps)))).toBe(true);
+  });
+});
+
+describe("a job whose source hides unneeded pictures", () => {
+  /** localFileSource, counting the decode runs that asked for a hiding address. */
+  function countingSource(video: string): { source: SourceHandle; runs: Set<number>[] } {
+    const source = localFileSource(video);
+    const runs: Set<number>[] = [];
+    const open = source.hidingRelay?.bind(source);
+    if (!open) throw new Error("a local file source can hide pictures");
+    source.hidingRelay = async () => {
+      const relay = await open();
+      return {
+        withoutUnneededFrames: (frames) => {
+          runs.push(frames.keep);
+          return relay.withoutUnneededFrames(frames);
+        },
+      };
+    };
+    return { source, runs };
+  }
+
+  const cases: [string, Partial<JobOptions>, "dense" | "sparse"][] = [
+    ["dense, every 0.25 s to the last frame", { mode: "interval", every: 0.25 }, "dense"],
+    [
+      "sparse, exact times in batches",
+      { mode: "timestamps", timestamps: [1.05, 3.3, 7.71, 11.05, 14.9, 18.42, 19.98] },
+      "sparse",
+    ],
+  ];
+  for (const [name, options, strategy] of cases) {
+    it(`delivers the same bytes as one that does not: ${name}`, async () => {
+      const fps = 30;
+      const video = await makeTestVideo({
+        fps,
+        gop: 60,
+        bframes: 3,
+        durationSeconds: 20,
+        width: 640,
+        height: 360,
+      });
+      const plain = await runJob(video, options, { strategy });
+      const { source, runs } = countingSource(video);
+      try {
+        const hidden = await runJob(source.input, options, { strategy, source });
+        expect(runs.length).toBeGreaterThan(0);
+        for (const keep of runs) expect(keep.size).toBeLessThan(20 * fps);
+        const numbers = await deliveredNumbers(hidden);
+        expect(numbers).toEqual(await deliveredNumbers(plain));
+        const times = plain.outcome.frames.map((f) => f.timestamp);
+        expect(numbers).toEqual(times.map((t) => cfrFrameAt(t, fps)));
+        for (const frame of plain.outcome.frames) {
+          expect(await frameBytes(hidden, frame.index)).toEqual(
+            await frameBytes(plain, frame.index),
+          );
+        }
+        expect(hidden.outcome.frames.map((f) => f.pts)).toEqual(
+          plain.outcome.frames.map((f) => f.pts),
+        );
+      } finally {
+        await source.close();
+      }
+    });
+  }
+});
+
+describe("a run that hides pictures", () => {
+  it("delivers the exact frames when three frames in four are hidden (no B-frame referred to)", async () => {
+    const fps = 30;
+    const source = await makeTestVideo({ fps, gop: 60, bframes: 0, durationSeconds: 8 });
+    const video = join(await mkdtemp(join(tmpdir(), "stills-flat-b-")), "v.mp4");
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-i",
+      source,
+      "-c:v",
+      "libx264",
+      "-bf",
+      "3",
+      "-b_strategy",
+      "0",
+      "-x264-params",
+      "b-pyramid=none:b-adapt=0",
+      "-g",
+      "60",
+      video,
+    ]);
+    const options: Partial<JobOptions> = { mode: "interval", every: 1 };
+    const opened = localFileSource(video);
+    try {
+      const hidden = await runJob(opened.input, options, { strategy: "dense", source: opened });
+      expect(hidden.outcome.status).toBe("completed");
+      expect(await deliveredNumbers(hidden)).toEqual(
+        hidden.outcome.frames.map((f) => cfrFrameAt(f.timestamp, fps)),
+      );
+    } finally {
+      await opened.close();
+    }
+  });
+
+  it("does not take ffmpeg's word for a hidden picture as damage: a frame shown for 2 s is still delivered", async () => {
+    // Frame 90 comes 2 s after frame 89, which stays on screen meanwhile. Had the hidden
+    // pictures' "no frame!" counted as damage, a time late in that gap would be reported as past
+    // what a damaged file could decode (decode.ts deliveredFrame).
+    const fps = 30;
+    const pictures = await makeTestVideo({ fps, gop: 60, bframes: 3, durationSeconds: 6 });
+    const video = join(await mkdtemp(join(tmpdir(), "stills-long-gap-")), "v.mp4");
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-i",
+      pictures,
+      "-vf",
+      "setpts='PTS+if(gte(N,90),2/TB,0)'",
+      "-fps_mode",
+      "vfr",
+      "-c:v",
+      "libx264",
+      "-bf",
+      "3",
+      "-g",
+      "60",
+      video,
+    ]);
+    const options: Partial<JobOptions> = { mode: "timestamps", timestamps: [2.2, 4.5, 7.5] };
+    const plain = await runJob(video, options, { strategy: "dense" });
+    const source = localFileSource(video);
+    try {
+      const hidden = await runJob(source.input, options, { strategy: "dense", source });
+      expect(plain.outcome.frames.map((f) => f.status)).toEqual(["ok", "ok", "ok"]);
+      expect(hidden.outcome.frames.map((f) => [f.status, f.pts])).toEqual(
+        plain.outcome.frames.map((f) => [f.status, f.pts]),
+      );
+      expect(await deliveredNumbers(hidden)).toEqual([
+        cfrFrameAt(2.2, fps),
+        89,
+        cfrFrameAt(5.5, fps),
+      ]);
+    } finally {
+      await source.close();
+    }
+  });
+});
