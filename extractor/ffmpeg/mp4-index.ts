@@ -298,31 +298,35 @@ export function keyframeTicksFromIndex(moov: Buffer): IndexedKeyframes | null {
   };
 }
 
-/** Reads the moov through `read` and answers keyframeTicksFromIndex; null on any failure. */
-export async function keyframeTicksFromMp4(
+/** Reads the moov through `read` and answers `parse` of it; null on any failure. */
+async function fromMoov<T>(
   read: ByteReader,
   size: number,
-): Promise<IndexedKeyframes | null> {
+  parse: (moov: Buffer) => T | null,
+): Promise<T | null> {
   try {
     const moov = await readMoov(read, size);
-    return moov ? keyframeTicksFromIndex(moov) : null;
+    return moov ? parse(moov) : null;
   } catch {
     return null;
   }
 }
 
-/** Reads the moov through `read` and answers keyframesFromIndex; null on any failure. */
-export async function keyframesFromMp4(
+/** keyframeTicksFromIndex of the moov read through `read`; null on any failure. */
+export function keyframeTicksFromMp4(
+  read: ByteReader,
+  size: number,
+): Promise<IndexedKeyframes | null> {
+  return fromMoov(read, size, keyframeTicksFromIndex);
+}
+
+/** keyframesFromIndex of the moov read through `read`; null on any failure. */
+export function keyframesFromMp4(
   read: ByteReader,
   size: number,
   times: number[],
 ): Promise<KeyframeRow[] | null> {
-  try {
-    const moov = await readMoov(read, size);
-    return moov ? keyframesFromIndex(moov, times) : null;
-  } catch {
-    return null;
-  }
+  return fromMoov(read, size, (moov) => keyframesFromIndex(moov, times));
 }
 
 /** Reads `input`'s index with `use` through openByteReader, closed after; null if unopenable. */
@@ -451,15 +455,7 @@ export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
   return { streamIndex: track.streamIndex, offsets, sizes, pts, lengthSize, reordered };
 }
 
-/** Reads the moov through `read` and answers sampleLayoutFromIndex; null on any failure. */
-export async function sampleLayoutFromMp4(
-  read: ByteReader,
-  size: number,
-): Promise<SampleLayout | null> {
-  try {
-    const moov = await readMoov(read, size);
-    return moov ? sampleLayoutFromIndex(moov) : null;
-  } catch {
-    return null;
-  }
+/** sampleLayoutFromIndex of the moov read through `read`; null on any failure. */
+export function sampleLayoutFromMp4(read: ByteReader, size: number): Promise<SampleLayout | null> {
+  return fromMoov(read, size, sampleLayoutFromIndex);
 }
