@@ -7,6 +7,7 @@ import { open } from "node:fs/promises";
 import type { SourceHandle } from "../source-input.ts";
 import type { ChunkWriter, ServedMedia } from "./ranged-origin.ts";
 import type { Relay } from "./relay.ts";
+import { startRelay } from "./relay.ts";
 
 const READ_CHUNK = 256 * 1024;
 
@@ -41,8 +42,6 @@ class LocalFile implements ServedMedia {
 }
 
 async function relayOf(path: string): Promise<Relay> {
-  // Loaded only for a job that uses it: an HTTP server is memory a 4K job has no room for.
-  const { startRelay } = await import("./relay.ts");
   const file = await open(path, "r");
   try {
     return await startRelay(new LocalFile(file, (await file.stat()).size));

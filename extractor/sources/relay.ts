@@ -164,8 +164,8 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
   });
 
   async function serve(request: http.IncomingMessage, response: http.ServerResponse) {
-    const url = new URL(request.url ?? "/", "http://relay");
-    if (url.pathname !== `/${token}`) {
+    const [path, query] = (request.url ?? "").split("?");
+    if (path !== `/${token}`) {
       response.writeHead(404).end();
       return;
     }
@@ -221,7 +221,8 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     // ffmpeg hangs up whenever it seeks; stop fetching for it at once.
     const readerGone = new AbortController();
     response.on("close", () => readerGone.abort(new Error("reader closed the connection")));
-    const hide = hiding.get(url.searchParams.get(HIDE_PARAMETER) ?? "")?.stream(start);
+    const hidden = new URLSearchParams(query ?? "").get(HIDE_PARAMETER);
+    const hide = hiding.get(hidden ?? "")?.stream(start);
     await media.pump(
       start,
       end,
