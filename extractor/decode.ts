@@ -44,17 +44,11 @@ export interface DecodeContext {
   signal: AbortSignal;
   buffers: FrameBufferPool;
   /**
-   * The input's address for a run that picks the frames on screen at `times` (absolute s) and
-   * needs no other non-reference picture (ffmpeg/unneeded-frames.ts); null where the source
-   * cannot hide them (not H.264 in MP4, not through the relay).
+   * The input's address for a run that picks the frames on screen at `slots` (absolute
+   * times) and needs no other non-reference picture (ffmpeg/unneeded-frames.ts); null where
+   * the source cannot hide them (not H.264 with B-frames in MP4, not through a relay).
    */
-  inputFor?: (times: number[]) => string | null;
-}
-
-/** A run's input: its own address when pictures it does not need can be hidden. */
-function runInput(context: DecodeContext, times: number[]): string | null {
-  const start = context.video.startTime;
-  return context.inputFor?.(times.map((t) => start + t)) ?? null;
+  inputFor?: (slots: SlotTimes) => string | null;
 }
 
 /**
@@ -233,7 +227,7 @@ export class DecodeRun {
     this.timeline = new SlotTimeline(this.slots);
     const { num, den } = context.video.timeBase;
     const seek = group.seekSeconds === null ? null : start + group.seekSeconds;
-    const hiding = runInput(context, group.times);
+    const hiding = context.inputFor?.(this.slots) ?? null;
     const args = decodeArgs({
       input: hiding ?? context.input,
       hidesFrames: hiding !== null,
@@ -417,7 +411,7 @@ export class BatchRun {
         readSeconds,
         readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
         slots: slots[k],
-        input: runInput(context, g.times) ?? undefined,
+        input: context.inputFor?.(slots[k]) ?? undefined,
       };
     });
     const hiding = parts.some((part) => part.input !== undefined);

@@ -26,6 +26,7 @@ import { findMoments, isFoundMode } from "./quality/moments.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
+import { PTS_TOLERANCE_SECONDS } from "./slots.ts";
 import type { SourceHandle } from "./source-input.ts";
 import { buildStoryboard, framesWithTiles } from "./storyboard/contact-sheet.ts";
 import {
@@ -303,19 +304,24 @@ function sampleLayoutFor(job: ExtractionJob, signal: AbortSignal): Promise<Sampl
 
 /**
  * DecodeContext.inputFor for the job's source: only H.264 with B-frames has pictures nothing
- * refers to (the track the probe chose, as the index reads it; PictureIndex.of); undefined
- * otherwise.
+ * refers to (PictureIndex.of), and only an index that reads the track the probe chose, on
+ * ffmpeg's clock (its first frame where the probe says the video starts), says which they are;
+ * undefined otherwise.
  */
 async function unneededFramesHider(
   job: ExtractionJob,
   video: VideoProbe,
   layout: SampleLayout | null,
 ): Promise<DecodeContext["inputFor"]> {
-  const sameTrack = video.codec === "h264" && layout?.streamIndex === video.streamIndex;
+  const firstShown = layout?.pts.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+  const sameTrack =
+    video.codec === "h264" &&
+    layout?.streamIndex === video.streamIndex &&
+    Math.abs((firstShown ?? Number.NaN) - video.startTime) <= PTS_TOLERANCE_SECONDS;
   const index = layout && sameTrack ? PictureIndex.of(layout) : null;
   if (!job.source?.hidingRelay || !index) return undefined;
   const relay = await job.source.hidingRelay();
-  return (times) => relay.withoutUnneededFrames(index.forTimes(times));
+  return (slots) => relay.withoutUnneededFrames(index.forSlots(slots));
 }
 
 interface DecodeInputs {

@@ -144,6 +144,8 @@ interface VideoTrack {
   timescale: number;
   /** Ticks each sample's presentation is moved by (the edit list), in the media's timescale. */
   shiftTicks: number;
+  /** Where the edit list's media edit starts (ticks of media time); null without an edit list. */
+  editStart: number | null;
   /** Every sample's decoding time, ticks from the first. */
   dts: number[];
   /** Composition offsets per sample, or null without a ctts box (every offset 0). */
@@ -155,7 +157,13 @@ interface VideoTrack {
   stbl: Box;
 }
 
-function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: number) {
+function readTrack(
+  data: Buffer,
+  trak: Box,
+  streamIndex: number,
+  movieScale: number,
+  maxSamples: number,
+) {
   const hdlr = path(data, trak, "mdia", "hdlr");
   if (!hdlr || data.toString("latin1", hdlr.start + 8, hdlr.start + 12) !== "vide") return null;
   const mdhd = path(data, trak, "mdia", "mdhd");
@@ -169,6 +177,8 @@ function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: num
 
   // The edit list: nothing, one edit of the media from media_time, or an empty edit then that.
   let shiftTicks = 0;
+  // Where the media edit starts in the media's own time, when there is an edit list.
+  let editStart: number | null = null;
   const elst = path(data, trak, "edts", "elst");
   if (elst) {
     const wide = version(data, elst) === 1;
@@ -192,8 +202,8 @@ function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: num
     if (media.length > 1 || empty.length > 1) return null;
     if (empty.length === 1 && edits[0].mediaTime !== -1) return null;
     if (!(movieScale > 0)) return null;
-    shiftTicks =
-      (media[0]?.mediaTime ?? 0) - Math.round(((empty[0]?.duration ?? 0) * timescale) / movieScale);
+    editStart = media[0]?.mediaTime ?? 0;
+    shiftTicks = editStart - Math.round(((empty[0]?.duration ?? 0) * timescale) / movieScale);
   }
 
   const stts = child(data, stbl, "stts");
@@ -201,7 +211,7 @@ function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: num
   if (!stts || !stsz) return null;
   // Run-length tables expand to one value per sample, never past the samples the file has.
   const sampleCount = data.readUInt32BE(stsz.start + 8);
-  if (sampleCount > MAX_SAMPLES) return null;
+  if (sampleCount > maxSamples) return null;
   const dts = runLengths(data, stts, sampleCount, (at) => data.readUInt32BE(at + 4));
   if (!dts || dts.length !== sampleCount) return null;
   let tick = 0;
@@ -223,11 +233,21 @@ function readTrack(data: Buffer, trak: Box, streamIndex: number, movieScale: num
   const stss = child(data, stbl, "stss");
   const sync = stss ? entries(data, stss, 8, 4, (at) => data.readUInt32BE(at)) : null;
   if (stss && !sync) return null;
-  return { streamIndex, timescale, shiftTicks, dts, ctts, sync, sizes, stbl } satisfies VideoTrack;
+  return {
+    streamIndex,
+    timescale,
+    shiftTicks,
+    editStart,
+    dts,
+    ctts,
+    sync,
+    sizes,
+    stbl,
+  } satisfies VideoTrack;
 }
 
 /** The first video track's tables, or null for any shape not read here. */
-function firstVideoTrack(moov: Buffer): VideoTrack | null {
+function firstVideoTrack(moov: Buffer, maxSamples = MAX_SAMPLES): VideoTrack | null {
   const root: Box = { type: "moov", start: 8, end: moov.length };
   const boxes = boxesIn(moov, root.start, root.end);
   if (!boxes || boxes.some((b) => b.type === "mvex")) return null;
@@ -237,7 +257,7 @@ function firstVideoTrack(moov: Buffer): VideoTrack | null {
     : 0;
   const traks = boxes.filter((b) => b.type === "trak");
   for (const [index, trak] of traks.entries()) {
-    const track = readTrack(moov, trak, index, movieScale);
+    const track = readTrack(moov, trak, index, movieScale, maxSamples);
     if (track) return track;
   }
   return null;
@@ -399,7 +419,14 @@ export interface SampleLayout {
   lengthSize: number;
   /** Some frame is shown before one decoded ahead of it: the track has B-frames. */
   reordered: boolean;
+  /** Every sequence parameter set says frame_mbs_only_flag: frames only, no field pictures. */
+  progressive: boolean;
 }
+
+// A layout holds three numbers a sample, and the picture index two more: past this many samples
+// (4.6 hours at 30 fps) that is megabytes for a gain the job's other costs dwarf, and a few
+// bytes of a hostile moov could ask for ten million. Such a file is decoded whole, as before.
+export const MAX_LAYOUT_SAMPLES = 500_000;
 
 /** Samples per chunk from the stsc box, one value per chunk; null if it does not add up. */
 function samplesPerChunk(data: Buffer, stsc: Box, chunks: number): number[] | null {
@@ -418,8 +445,15 @@ function samplesPerChunk(data: Buffer, stsc: Box, chunks: number): number[] | nu
 
 /** The first video track's sample layout when it is H.264 (avc1/avc3 with avcC); else null. */
 export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
-  const track = firstVideoTrack(moov);
+  const track = firstVideoTrack(moov, MAX_LAYOUT_SAMPLES);
   if (!track) return null;
+  // ffmpeg starts an edit at the first frame shown at or after its start, and this index moves
+  // every frame by the start itself: the two agree only when a frame starts there (a copy cut
+  // with -ss inside a frame does not, and its times would be off by the rest of that frame).
+  const { editStart } = track;
+  if (editStart !== null && !track.dts.some((d, i) => d + (track.ctts?.[i] ?? 0) === editStart)) {
+    return null;
+  }
   const { stbl, sizes } = track;
   const stsd = child(moov, stbl, "stsd");
   // One sample description: a second could change the NAL length size mid-track.
@@ -431,6 +465,8 @@ export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
   if (!avcC || avcC.end - avcC.start < 5) return null;
   const lengthSize = (moov.readUInt8(avcC.start + 4) & 3) + 1;
   if (lengthSize === 3) return null;
+  const progressive = framesOnly(moov.subarray(avcC.start, avcC.end));
+  if (progressive === null) return null;
   const stco = child(moov, stbl, "stco");
   const co64 = child(moov, stbl, "co64");
   const stsc = child(moov, stbl, "stsc");
@@ -450,12 +486,135 @@ export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
     }
   }
   if (offsets.length !== sizes.length) return null;
-  const pts = sizes.map((_, i) => presentationTicks(track, i) / track.timescale);
+  // As ffmpeg turns ticks into seconds (× av_q2d of the time base), so both count alike.
+  const tick = 1 / track.timescale;
+  const pts = sizes.map((_, i) => presentationTicks(track, i) * tick);
   const reordered = pts.some((t, i) => i > 0 && t < pts[i - 1]);
-  return { streamIndex: track.streamIndex, offsets, sizes, pts, lengthSize, reordered };
+  return {
+    streamIndex: track.streamIndex,
+    offsets,
+    sizes,
+    pts,
+    lengthSize,
+    reordered,
+    progressive,
+  };
 }
 
 /** sampleLayoutFromIndex of the moov read through `read`; null on any failure. */
 export function sampleLayoutFromMp4(read: ByteReader, size: number): Promise<SampleLayout | null> {
-  return fromMoov(read, size, sampleLayoutFromIndex);
+  return fromMoov(read, size, (moov) => {
+    const layout = sampleLayoutFromIndex(moov);
+    // Samples the file does not hold are an index that lies: not one to walk.
+    const inFile = layout?.offsets.every((at, i) => at + layout.sizes[i] <= size);
+    return inFile ? layout : null;
+  });
+}
+
+/** Reads an H.264 sequence parameter set's bits (emulation prevention bytes removed). */
+class BitReader {
+  private readonly bytes: Uint8Array;
+  private at = 0;
+
+  constructor(nal: Uint8Array) {
+    const bytes: number[] = [];
+    for (let i = 0; i < nal.length; i++) {
+      const escaped = i >= 2 && nal[i] === 3 && nal[i - 1] === 0 && nal[i - 2] === 0;
+      if (!escaped) bytes.push(nal[i]);
+    }
+    this.bytes = Uint8Array.from(bytes);
+  }
+
+  bit(): number {
+    if (this.at >= this.bytes.length * 8) throw new Error("past the end of the parameter set");
+    const value = (this.bytes[this.at >> 3] >> (7 - (this.at & 7))) & 1;
+    this.at++;
+    return value;
+  }
+
+  bits(n: number): number {
+    let value = 0;
+    for (let i = 0; i < n; i++) value = value * 2 + this.bit();
+    return value;
+  }
+
+  /** Exp-Golomb, unsigned. */
+  ue(): number {
+    let zeros = 0;
+    while (this.bit() === 0) if (++zeros > 31) throw new Error("exp-Golomb code too long");
+    return 2 ** zeros - 1 + this.bits(zeros);
+  }
+
+  se(): number {
+    const k = this.ue();
+    return k % 2 ? (k + 1) / 2 : -k / 2;
+  }
+}
+
+// Profiles whose parameter sets carry chroma format, bit depth and scaling lists (H.264 7.3.2.1.1).
+const HIGH_PROFILES = new Set([100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]);
+
+/** An SPS's frame_mbs_only_flag (1: every picture is a frame). */
+function spsFramesOnly(nal: Uint8Array): boolean {
+  const r = new BitReader(nal.subarray(1));
+  const profile = r.bits(8);
+  r.bits(16); // constraint flags and level
+  r.ue(); // seq_parameter_set_id
+  if (HIGH_PROFILES.has(profile)) {
+    const chromaFormat = r.ue();
+    if (chromaFormat === 3) r.bit();
+    r.ue(); // bit depth, luma
+    r.ue(); // bit depth, chroma
+    r.bit(); // qpprime_y_zero_transform_bypass_flag
+    if (r.bit()) {
+      for (let list = 0; list < (chromaFormat === 3 ? 12 : 8); list++) {
+        if (!r.bit()) continue;
+        let last = 8;
+        let next = 8;
+        for (let j = 0; j < (list < 6 ? 16 : 64) && next !== 0; j++) {
+          next = (last + r.se() + 256) % 256;
+          last = next === 0 ? last : next;
+        }
+      }
+    }
+  }
+  r.ue(); // log2_max_frame_num_minus4
+  const pocType = r.ue();
+  if (pocType === 0) r.ue();
+  else if (pocType === 1) {
+    r.bit();
+    r.se();
+    r.se();
+    const cycle = r.ue();
+    for (let i = 0; i < cycle; i++) r.se();
+  }
+  r.ue(); // max_num_ref_frames
+  r.bit(); // gaps_in_frame_num_value_allowed_flag
+  r.ue(); // width in macroblocks
+  r.ue(); // height in map units
+  return r.bit() === 1;
+}
+
+/**
+ * Whether every SPS in an avcC box codes frames only. A field picture may be a sample of its
+ * own, and a frame picked by time would then need the other field's sample too, which the
+ * hiding does not know of: such a stream is decoded whole. Null if the box cannot be read.
+ */
+function framesOnly(avcC: Uint8Array): boolean | null {
+  try {
+    const count = avcC[5] & 0x1f;
+    if (count === 0) return null;
+    let at = 6;
+    let frames = true;
+    for (let i = 0; i < count; i++) {
+      const length = (avcC[at] << 8) | avcC[at + 1];
+      const nal = avcC.subarray(at + 2, at + 2 + length);
+      if (nal.length !== length || length < 4) return null;
+      frames &&= spsFramesOnly(nal);
+      at += 2 + length;
+    }
+    return frames;
+  } catch {
+    return null;
+  }
 }

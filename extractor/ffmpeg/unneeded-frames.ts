@@ -11,15 +11,12 @@
 // ffmpeg reports such an access unit as it would a broken one ("no frame!"), which the decode
 // run knows to expect (decode.ts) and which ffmpeg's error rate must not count
 // (ffmpeg/args.ts errorRateArgs).
-import { PTS_TOLERANCE_SECONDS } from "../slots.ts";
+import type { SlotTimes } from "../slots.ts";
+import { slotCount, slotsBefore } from "../slots.ts";
 import type { SampleLayout } from "./mp4-index.ts";
 
 const UNSPECIFIED_NAL_TYPE = 30;
 const NON_IDR_SLICE = 1;
-
-// Past this many samples (4.6 hours at 30 fps) the two orders below would hold megabytes for a
-// gain the job's other costs dwarf; such a file is decoded whole, as before.
-const MAX_SAMPLES = 500_000;
 
 /** A track's samples in file order and in presentation order, worked out once for a job. */
 export class PictureIndex {
@@ -36,41 +33,42 @@ export class PictureIndex {
     this.byPts = indices().sort((a, b) => layout.pts[a] - layout.pts[b]);
   }
 
-  /** Only a track with pictures nothing refers to, of a size worth indexing; else null. */
+  /**
+   * Only a track with pictures nothing refers to (B-frames) and frames only (no field
+   * pictures, mp4-index.ts framesOnly); else null.
+   */
   static of(layout: SampleLayout): PictureIndex | null {
-    const usable = layout.reordered && layout.offsets.length <= MAX_SAMPLES;
-    return usable && layout.offsets.length > 0 ? new PictureIndex(layout) : null;
+    const usable = layout.reordered && layout.progressive && layout.offsets.length > 0;
+    return usable ? new PictureIndex(layout) : null;
   }
 
   /**
-   * The samples a run picking the frames on screen at `times` (absolute seconds) must decode
-   * besides reference pictures: for each time the last frame shown at or before it, as the
-   * picking counts (slots.ts: within PTS_TOLERANCE_SECONDS), and the frame after it, so that a
-   * rounding difference with ffmpeg's own arithmetic can never leave out the frame it picks;
-   * and the first frame, shown for a time before it.
+   * The samples a run picking the frames on screen at `slots` must decode besides reference
+   * pictures: for each slot the frame the picking chooses, counted with the picking's own
+   * arithmetic (slots.ts slotsBefore: the last frame whose count of slots before it is at most
+   * the slot's), and the frame after it; and the first frame, which stands for slots before it.
    */
-  onScreen(times: number[]): Set<number> {
+  onScreen(slots: SlotTimes): Set<number> {
     const { pts } = this.layout;
     const order = this.byPts;
+    const count = slotCount(slots);
     const keep = new Set<number>([order[0]]);
-    for (const t of times) {
-      // The last position in presentation order whose pts ≤ t (binary search).
-      let lo = 0;
-      let hi = order.length - 1;
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1;
-        if (pts[order[mid]] <= t + PTS_TOLERANCE_SECONDS) lo = mid;
-        else hi = mid - 1;
+    let before = slotsBefore(slots, pts[order[0]]);
+    for (let p = 0; p < order.length && before < count; p++) {
+      const next = p + 1 < order.length ? slotsBefore(slots, pts[order[p + 1]]) : count;
+      // Frame p is the one on screen for slots before..next-1.
+      if (next > before) {
+        keep.add(order[p]);
+        if (p + 1 < order.length) keep.add(order[p + 1]);
       }
-      keep.add(order[lo]);
-      if (lo + 1 < order.length) keep.add(order[lo + 1]);
+      before = next;
     }
     return keep;
   }
 
-  /** What a run that picks the frames on screen at `times` may leave out. */
-  forTimes(times: number[]): UnneededFrames {
-    return new UnneededFrames(this, this.onScreen(times));
+  /** What a run that picks the frames on screen at `slots` may leave out. */
+  forSlots(slots: SlotTimes): UnneededFrames {
+    return new UnneededFrames(this, this.onScreen(slots));
   }
 }
 

@@ -10,8 +10,14 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import type { SampleLayout } from "../../extractor/ffmpeg/mp4-index.ts";
-import { openByteReader, sampleLayoutFromMp4 } from "../../extractor/ffmpeg/mp4-index.ts";
+import {
+  MAX_LAYOUT_SAMPLES,
+  openByteReader,
+  sampleLayoutFromIndex,
+  sampleLayoutFromMp4,
+} from "../../extractor/ffmpeg/mp4-index.ts";
 import { PictureIndex } from "../../extractor/ffmpeg/unneeded-frames.ts";
+import { toSlotTimes } from "../../extractor/slots.ts";
 import type { SourceHandle } from "../../extractor/source-input.ts";
 import { localFileSource } from "../../extractor/sources/local-file.ts";
 import type { JobOptions } from "../../schema/messages.ts";
@@ -53,6 +59,24 @@ function randomSizes(seed: number): () => number {
     state = (state * 1103515245 + 12345) % 2 ** 31;
     return 1 + (state % 9000);
   };
+}
+
+/** localFileSource, counting the decode runs that asked for a hiding address. */
+function countingSource(video: string): { source: SourceHandle; runs: Set<number>[] } {
+  const source = localFileSource(video);
+  const runs: Set<number>[] = [];
+  const open = source.hidingRelay?.bind(source);
+  if (!open) throw new Error("a local file source can hide pictures");
+  source.hidingRelay = async () => {
+    const relay = await open();
+    return {
+      withoutUnneededFrames: (frames) => {
+        runs.push(frames.keep);
+        return relay.withoutUnneededFrames(frames);
+      },
+    };
+  };
+  return { source, runs };
 }
 
 describe("the sample layout of an H.264 MP4", () => {
@@ -108,6 +132,96 @@ describe("the sample layout of an H.264 MP4", () => {
   });
 });
 
+describe("which H.264 MP4s are indexed for hiding", () => {
+  it("not field-coded video: an interlaced stream may hold a frame's fields as two samples", async () => {
+    const source = await makeTestVideo({ fps: 30, gop: 60, bframes: 3, durationSeconds: 2 });
+    const video = join(await mkdtemp(join(tmpdir(), "stills-interlaced-")), "v.mp4");
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-i",
+      source,
+      "-c:v",
+      "libx264",
+      "-bf",
+      "3",
+      "-flags",
+      "+ildct+ilme",
+      "-x264-params",
+      "tff=1",
+      video,
+    ]);
+    const layout = await layoutOf(video);
+    expect(layout.progressive).toBe(false);
+    expect(PictureIndex.of(layout)).toBeNull();
+    expect((await layoutOf(source)).progressive).toBe(true);
+  });
+
+  it("not an index whose edit starts inside a frame (a copy cut with -ss): its times are not ffmpeg's", async () => {
+    const source = await makeTestVideo({ fps: 30, gop: 60, bframes: 3, durationSeconds: 6 });
+    const video = join(await mkdtemp(join(tmpdir(), "stills-cut-")), "v.mp4");
+    await run("ffmpeg", ["-v", "error", "-ss", "1.31", "-i", source, "-c", "copy", video]);
+    const reader = await openByteReader(video);
+    if (!reader) throw new Error("no reader");
+    try {
+      expect(await sampleLayoutFromMp4(reader.read, reader.size)).toBeNull();
+    } finally {
+      await reader.close();
+    }
+  });
+
+  it("not more samples than it is worth indexing, however small the moov that claims them", () => {
+    const box = (type: string, ...parts: Buffer[]) => {
+      const body = Buffer.concat(parts);
+      const head = Buffer.alloc(8);
+      head.writeUInt32BE(8 + body.length);
+      head.write(type, 4, "latin1");
+      return Buffer.concat([head, body]);
+    };
+    const words = (...values: number[]) => {
+      const b = Buffer.alloc(4 * values.length);
+      for (const [i, v] of values.entries()) b.writeUInt32BE(v >>> 0, 4 * i);
+      return b;
+    };
+    const moovFor = (samples: number) =>
+      box(
+        "moov",
+        box("mvhd", words(0, 0, 0, 1000, 0), Buffer.alloc(80)),
+        box(
+          "trak",
+          box(
+            "mdia",
+            box("mdhd", words(0, 0, 0, 15360, 0), Buffer.alloc(4)),
+            box("hdlr", words(0, 0), Buffer.from("vide"), Buffer.alloc(12)),
+            box(
+              "minf",
+              box(
+                "stbl",
+                box(
+                  "stsd",
+                  words(0, 1),
+                  box(
+                    "avc1",
+                    Buffer.alloc(78),
+                    box("avcC", Buffer.from([1, 66, 0, 30, 0xff, 0xe0])),
+                  ),
+                ),
+                box("stts", words(0, 1, samples, 512)),
+                box("stsz", words(0, 100, samples)),
+                box("stsc", words(0, 1, 1, samples, 1)),
+                box("stco", words(0, 1, 1000)),
+              ),
+            ),
+          ),
+        ),
+      );
+    const started = performance.now();
+    expect(sampleLayoutFromIndex(moovFor(MAX_LAYOUT_SAMPLES + 1))).toBeNull();
+    // Turned down from the count alone, before any table is expanded.
+    expect(performance.now() - started).toBeLessThan(50);
+  });
+});
+
 describe("hiding the pictures a run does not need", () => {
   it("leaves every decoded picture bit for bit as it was, and the wanted ones decoded", async () => {
     const fps = 30;
@@ -123,7 +237,7 @@ describe("hiding the pictures a run does not need", () => {
     const times = [0.5, 1.01, 2.5, 3.3333, 5, 7.77, 9.95];
     const index = PictureIndex.of(layout);
     if (!index) throw new Error("B-frames, so an index");
-    const hider = index.forTimes(times);
+    const hider = index.forSlots(toSlotTimes(times));
     // Requests as ffmpeg makes them through the relay's parts: each starts where the last
     // ended, often inside a sample, and arrives in chunks of any size.
     const out: Buffer[] = [];
@@ -155,24 +269,6 @@ describe("hiding the pictures a run does not need", () => {
 });
 
 describe("a job whose source hides unneeded pictures", () => {
-  /** localFileSource, counting the decode runs that asked for a hiding address. */
-  function countingSource(video: string): { source: SourceHandle; runs: Set<number>[] } {
-    const source = localFileSource(video);
-    const runs: Set<number>[] = [];
-    const open = source.hidingRelay?.bind(source);
-    if (!open) throw new Error("a local file source can hide pictures");
-    source.hidingRelay = async () => {
-      const relay = await open();
-      return {
-        withoutUnneededFrames: (frames) => {
-          runs.push(frames.keep);
-          return relay.withoutUnneededFrames(frames);
-        },
-      };
-    };
-    return { source, runs };
-  }
-
   const cases: [string, Partial<JobOptions>, "dense" | "sparse"][] = [
     ["dense, every 0.25 s to the last frame", { mode: "interval", every: 0.25 }, "dense"],
     [
@@ -218,6 +314,49 @@ describe("a job whose source hides unneeded pictures", () => {
 });
 
 describe("a run that hides pictures", () => {
+  it("is not used on a cut whose index disagrees with ffmpeg's clock: the same frames as without", async () => {
+    // A 0.5 s hole after frame 39, then a copy cut at 1.5 s, inside the frame shown over the
+    // hole: ffmpeg's times start at the next frame, the index's at the cut (0.3 s apart).
+    const fps = 30;
+    const pictures = await makeTestVideo({ fps, gop: 60, bframes: 3, durationSeconds: 8 });
+    const directory = await mkdtemp(join(tmpdir(), "stills-gap-cut-"));
+    const gap = join(directory, "gap.mp4");
+    const video = join(directory, "cut.mp4");
+    await run("ffmpeg", [
+      "-v",
+      "error",
+      "-i",
+      pictures,
+      "-vf",
+      "setpts='PTS+if(gte(N,40),0.5/TB,0)'",
+      "-fps_mode",
+      "vfr",
+      "-c:v",
+      "libx264",
+      "-bf",
+      "3",
+      "-g",
+      "60",
+      gap,
+    ]);
+    await run("ffmpeg", ["-v", "error", "-ss", "1.5", "-i", gap, "-c", "copy", video]);
+    const options: Partial<JobOptions> = { mode: "timestamps", timestamps: [1, 2, 4.51, 5.55] };
+    const plain = await runJob(video, options, { strategy: "sparse" });
+    const { source, runs } = countingSource(video);
+    try {
+      const hidden = await runJob(source.input, options, { strategy: "sparse", source });
+      expect(hidden.outcome.frames.map((f) => [f.status, f.pts])).toEqual(
+        plain.outcome.frames.map((f) => [f.status, f.pts]),
+      );
+      for (const frame of plain.outcome.frames) {
+        expect(await frameBytes(hidden, frame.index)).toEqual(await frameBytes(plain, frame.index));
+      }
+      expect(runs).toEqual([]);
+    } finally {
+      await source.close();
+    }
+  });
+
   it("delivers the exact frames when three frames in four are hidden (no B-frame referred to)", async () => {
     const fps = 30;
     const source = await makeTestVideo({ fps, gop: 60, bframes: 0, durationSeconds: 8 });
