@@ -48,6 +48,20 @@ export function slotsBefore(slots: SlotTimes, p: number): number {
   return count;
 }
 
+/**
+ * slotsBefore for frame times asked in ascending order, by the same comparisons: a list's
+ * count only grows, so the whole walk costs the frames plus the times, not their product.
+ */
+export function ascendingSlotsBefore(slots: SlotTimes): (p: number) => number {
+  if (slots.kind === "grid") return (p) => slotsBefore(slots, p);
+  const { times } = slots;
+  let count = 0;
+  return (p) => {
+    while (count < times.length && times[count] < p - PTS_TOLERANCE_SECONDS) count++;
+    return count;
+  };
+}
+
 /** The same function as an ffmpeg expression of T (the frame's time in seconds). */
 export function slotsBeforeExpression(slots: SlotTimes): string {
   const tol = literal(PTS_TOLERANCE_SECONDS);

@@ -12,7 +12,7 @@
 // run knows to expect (decode.ts) and which ffmpeg's error rate must not count
 // (ffmpeg/args.ts errorRateArgs).
 import type { SlotTimes } from "../slots.ts";
-import { slotCount, slotsBefore } from "../slots.ts";
+import { ascendingSlotsBefore, slotCount, slotsBefore } from "../slots.ts";
 import type { SampleLayout } from "./mp4-index.ts";
 
 const UNSPECIFIED_NAL_TYPE = 30;
@@ -53,9 +53,19 @@ export class PictureIndex {
     const order = this.byPts;
     const count = slotCount(slots);
     const keep = new Set<number>([order[0]]);
-    let before = slotsBefore(slots, pts[order[0]]);
-    for (let p = 0; p < order.length && before < count; p++) {
-      const next = p + 1 < order.length ? slotsBefore(slots, pts[order[p + 1]]) : count;
+    // Frames before the last one with no slot before it are on screen for no slot: start there
+    // (binary search: the count of slots before a frame grows with its time).
+    let lo = 0;
+    let hi = order.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (slotsBefore(slots, pts[order[mid]]) === 0) lo = mid;
+      else hi = mid - 1;
+    }
+    const slotsBeforeFrame = ascendingSlotsBefore(slots);
+    let before = slotsBeforeFrame(pts[order[lo]]);
+    for (let p = lo; p < order.length && before < count; p++) {
+      const next = p + 1 < order.length ? slotsBeforeFrame(pts[order[p + 1]]) : count;
       // Frame p is the one on screen for slots before..next-1.
       if (next > before) {
         keep.add(order[p]);

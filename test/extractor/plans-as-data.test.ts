@@ -15,7 +15,12 @@ import {
 } from "../../extractor/ffmpeg/args.ts";
 import { parseKeyframeRows, parseProbe } from "../../extractor/ffmpeg/probe.ts";
 import { planOutputSize } from "../../extractor/sizing.ts";
-import { slotsBefore, slotsBeforeExpression, toSlotTimes } from "../../extractor/slots.ts";
+import {
+  ascendingSlotsBefore,
+  slotsBefore,
+  slotsBeforeExpression,
+  toSlotTimes,
+} from "../../extractor/slots.ts";
 import {
   decodeCostModel,
   keyframesWorthAsking,
@@ -171,6 +176,15 @@ describe("slots", () => {
       expect(slotsBefore(slots, 1.0000011)).toBe(1);
       expect(slotsBefore(slots, 2.5)).toBe(2);
       expect(slotsBefore(slots, 99)).toBe(3);
+    }
+  });
+
+  it("counts the same for frames asked in ascending order as one at a time", () => {
+    const frames = Array.from({ length: 400 }, (_, n) => n / 30);
+    const times = [0.1, 1 / 3, 1 / 3 + 1e-6, 2.5, 2.5000011, 7, 13.3];
+    for (const slots of [toSlotTimes(times), toSlotTimes([0.5, 1, 1.5, 2])]) {
+      const ascending = ascendingSlotsBefore(slots);
+      expect(frames.map((p) => ascending(p))).toEqual(frames.map((p) => slotsBefore(slots, p)));
     }
   });
 
