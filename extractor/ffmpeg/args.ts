@@ -316,6 +316,9 @@ export function batchShowinfoName(part: number): string {
 export function batchDecodeArgs(spec: BatchDecodeSpec): string[] {
   const { num, den } = spec.timeBase;
   const inputs = spec.parts.flatMap((part) => [
+    // Input options hold for the next input only: each part needs its own, or ffmpeg turns
+    // every part after the first upright itself and the picture chain turns it again.
+    "-noautorotate",
     "-threads",
     "1",
     "-ss",
@@ -350,7 +353,6 @@ export function batchDecodeArgs(spec: BatchDecodeSpec): string[] {
     "-nostats",
     "-loglevel",
     "level+info",
-    "-noautorotate",
     "-copyts",
     ...errorRateArgs(spec.parts.some((part) => part.input !== undefined)),
     ...inputs,

@@ -8,8 +8,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { setLogLevel } from "../../extractor/log.ts";
 import { openSource } from "../../extractor/sources/index.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
-import { makeTestVideo } from "../support/videos.ts";
-import { cfrFrameAt, deliveredNumbers, runJob } from "./helpers.ts";
+import { makeTestVideo, readImagePattern } from "../support/videos.ts";
+import { cfrFrameAt, deliveredNumbers, frameBytes, runJob } from "./helpers.ts";
 
 let lines: string[] = [];
 
@@ -66,6 +66,24 @@ describe("batched seeks", () => {
     expect(plan.runs).toBe(2);
     // The keyframes came from the lookup made alongside the probe, not from a second ffprobe.
     expect(plan.keyframes_from).toBe("early lookup");
+    expect(logged("batch group decoded alone")).toEqual([]);
+  });
+
+  it("turn every part of a batch upright once, not only the first (rotated 90°)", async () => {
+    const fps = 30;
+    // Stored 180×320, shown 320×180 (makeTestVideo turns it back through the display matrix).
+    const video = await makeTestVideo({ fps, gop: 60, rotation: 90, durationSeconds: 40 });
+    const timestamps = [3.3, 7.71, 11.05, 14.9, 18.42, 25.5, 29.13, 33.3];
+    const run = await runJob(video, { mode: "timestamps", timestamps }, { strategy: "sparse" });
+
+    expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
+    for (const frame of run.outcome.frames) {
+      const pattern = await readImagePattern(await frameBytes(run, frame.index));
+      expect(pattern.info).toMatchObject({ width: 320, height: 180 });
+      expect(pattern.upright).toBe(true);
+    }
+    const [plan] = logged("decode plan");
+    expect(plan.runs).toBe(2);
     expect(logged("batch group decoded alone")).toEqual([]);
   });
 
