@@ -75,12 +75,20 @@ export class FrameWriter {
     this.picker = picker;
   }
 
-  /** Encoding of one picture overlaps storing the previous one; order is kept. */
+  /**
+   * Encoding of one picture overlaps storing the previous one; order is kept. With `storeAfter`
+   * the frames are taken and encoded as they come, and stored, still in order, once
+   * `storeAfter` (the previous run's writing) has settled; it rejects if that did. Only for a
+   * source of few frames (a batch: its frames are held already), and only in any order
+   * (`writesAhead`).
+   */
   async writeAll(
     frames: AsyncIterable<DecodedFrame>,
     plannedFor: (frame: DecodedFrame) => PlannedFrame[],
+    storeAfter?: Promise<void>,
   ): Promise<void> {
-    let storing: Promise<void> = Promise.resolve();
+    if (storeAfter && !this.writesAhead) throw new Error("frames to pick must come in order");
+    let storing: Promise<void> = storeAfter ?? Promise.resolve();
     try {
       for await (const frame of frames) {
         if (frame.pastDecodedEnd) {
@@ -89,13 +97,18 @@ export class FrameWriter {
         }
         for (const delivery of this.deliveriesOf(frame, plannedFor(frame))) {
           const next = this.deliverAfter(storing, delivery);
-          await storing;
+          if (!storeAfter) await storing;
           storing = next;
         }
       }
     } finally {
       await storing;
     }
+  }
+
+  /** Whether a run's frames may be encoded before an earlier run's (no picker needs order). */
+  get writesAhead(): boolean {
+    return !this.picker;
   }
 
   /** Delivers what the picker still holds: the last wanted frame's choice. */
