@@ -5,6 +5,7 @@ import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { decodeThreads, expectedReadBytes } from "../../extractor/decode.ts";
+import { shareOut } from "../../extractor/decode-plan.ts";
 import {
   ALLOWED_DEMUXERS,
   batchDecodeArgs,
@@ -21,7 +22,6 @@ import {
   slotsBeforeExpression,
   toSlotTimes,
 } from "../../extractor/slots.ts";
-import { shareOut } from "../../extractor/decode-plan.ts";
 import {
   decodeCostModel,
   keyframesWorthAsking,
@@ -277,7 +277,12 @@ describe("sharing batches out", () => {
       const starts = batch.map((g) => g.times[0]);
       expect(starts).toEqual([...starts].sort((x, y) => x - y));
     }
-    expect(batches.flat().map((g) => g.times[0]).sort((x, y) => x - y)).toEqual(times);
+    expect(
+      batches
+        .flat()
+        .map((g) => g.times[0])
+        .sort((x, y) => x - y),
+    ).toEqual(times);
     // Started in the order of their first times.
     expect(batches[0][0].times[0]).toBe(13.7);
   });
