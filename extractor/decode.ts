@@ -44,11 +44,49 @@ export interface DecodeContext {
   signal: AbortSignal;
   buffers: FrameBufferPool;
   /**
-   * The input's address for a run that picks the frames on screen at `slots` (absolute
-   * times) and needs no other non-reference picture (ffmpeg/unneeded-frames.ts); null where
-   * the source cannot hide them (not H.264 with B-frames in MP4, not through a relay).
+   * The input for a run that picks the frames on screen at `slots` (absolute times) and needs
+   * no other non-reference picture (ffmpeg/unneeded-frames.ts); null where the source cannot
+   * hide them (not H.264 with B-frames in MP4, not through a relay).
    */
-  inputFor?: (slots: SlotTimes) => string | null;
+  inputFor?: (slots: SlotTimes) => HidingInput | null;
+}
+
+/** A run's own address of the input, hiding the pictures it does not need. */
+export interface HidingInput {
+  input: string;
+  /**
+   * For each slot, the time (absolute s) of the frame on screen then by the index the hiding
+   * follows. The run delivers each slot's frame only if ffmpeg's says the same.
+   */
+  shownAt: readonly number[];
+}
+
+/**
+ * A run that hides pictures was about to deliver another frame than its index says is on
+ * screen: the index does not read this file as ffmpeg does, and what it hid may have been
+ * wanted. The job decodes again without hiding (job.ts); nothing of the run is delivered.
+ */
+export class HidingDisagreed extends Error {
+  constructor(slotTime: number, delivered: number, shown: number) {
+    super(
+      `at ${slotTime} s ffmpeg shows the frame at ${delivered} s, the index the one at ${shown} s`,
+    );
+    this.name = "HidingDisagreed";
+  }
+}
+
+/** Throws HidingDisagreed unless the frame about to be delivered is the one the index shows. */
+function checkShown(
+  hiding: HidingInput | null,
+  slot: number,
+  pts: number | null,
+  slotTime: number,
+): void {
+  if (!hiding || pts === null) return;
+  const shown = hiding.shownAt[slot];
+  if (shown === undefined || Math.abs(pts - shown) > PTS_TOLERANCE_SECONDS) {
+    throw new HidingDisagreed(slotTime, pts, shown ?? Number.NaN);
+  }
 }
 
 /**
@@ -214,6 +252,7 @@ export class DecodeRun {
   private readonly context: DecodeContext;
   private readonly tool: FrameTool;
   private readonly timeline: SlotTimeline;
+  private readonly hiding: HidingInput | null;
   private overshot = false;
   private stopped = false;
   private sawErrors = false;
@@ -228,8 +267,9 @@ export class DecodeRun {
     const { num, den } = context.video.timeBase;
     const seek = group.seekSeconds === null ? null : start + group.seekSeconds;
     const hiding = context.inputFor?.(this.slots) ?? null;
+    this.hiding = hiding;
     const args = decodeArgs({
-      input: hiding ?? context.input,
+      input: hiding?.input ?? context.input,
       hidesFrames: hiding !== null,
       streamIndex: context.video.streamIndex,
       seekSeconds: seek,
@@ -290,6 +330,12 @@ export class DecodeRun {
         if (this.overshot) {
           pool.give(pixels);
           return;
+        }
+        try {
+          checkShown(this.hiding, slot, pts, this.context.video.startTime + this.group.times[slot]);
+        } catch (error) {
+          pool.give(pixels);
+          throw error;
         }
         yield deliveredFrame(
           this.context,
@@ -382,6 +428,8 @@ export class BatchRun {
   private readonly timelines: SlotTimeline[];
   /** First slot of each group in the batch's frame order. */
   private readonly offsets: number[];
+  /** Each group's hiding input, where its part hides pictures. */
+  private readonly hidings: (HidingInput | null)[];
   private overshotGroup: number | null = null;
   private sawErrors = false;
   /** Frames delivered so far, in the batch's order; decodeBatch goes on from there. */
@@ -401,6 +449,7 @@ export class BatchRun {
       offset += g.times.length;
     }
     const { num, den } = context.video.timeBase;
+    this.hidings = slots.map((part) => context.inputFor?.(part) ?? null);
     const parts = groups.map((g, k) => {
       const readSeconds =
         g.times[g.times.length - 1] -
@@ -411,7 +460,7 @@ export class BatchRun {
         readSeconds,
         readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
         slots: slots[k],
-        input: context.inputFor?.(slots[k]) ?? undefined,
+        input: this.hidings[k]?.input,
       };
     });
     const hiding = parts.some((part) => part.input !== undefined);
@@ -490,6 +539,12 @@ export class BatchRun {
         if (!seenPast || (this.overshotGroup !== null && group >= this.overshotGroup)) {
           pool.give(pixels);
           break;
+        }
+        try {
+          checkShown(this.hidings[group], slot - this.offsets[group], pts, wanted);
+        } catch (error) {
+          pool.give(pixels);
+          throw error;
         }
         this.delivered = slot + 1;
         yield deliveredFrame(

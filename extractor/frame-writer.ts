@@ -149,14 +149,15 @@ export class FrameWriter {
     ]);
     encoding.then(delivery.release, delivery.release);
     const uploading = encoding.then(([bytes]) => this.upload(delivery, bytes));
-    const storing = Promise.all([previous, encoding, uploading]).then(
-      async ([, [bytes, tile], keys]) => {
-        this.record(delivery, tile, keys);
-        if (this.zip) await this.addToZip(delivery, bytes);
-        // Once stored, a large image is garbage: collected now, not dozens of images later.
-        if (bytes.length >= COLLECT_AFTER_BYTES) setImmediate(collectEncodedImage);
-      },
-    );
+    // Settles only once this picture's own upload has, whatever came before: nothing of a
+    // job is still going up after its writing has ended.
+    const storing = Promise.all([encoding, uploading]).then(async ([[bytes, tile], keys]) => {
+      await previous;
+      this.record(delivery, tile, keys);
+      if (this.zip) await this.addToZip(delivery, bytes);
+      // Once stored, a large image is garbage: collected now, not dozens of images later.
+      if (bytes.length >= COLLECT_AFTER_BYTES) setImmediate(collectEncodedImage);
+    });
     // Awaited on the next turn; until then a failure must not count as unhandled.
     storing.catch(() => {});
     return storing;

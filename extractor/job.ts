@@ -8,7 +8,7 @@ import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import { attachCaptions } from "./context/captions.ts";
 import { describeVideo } from "./context/video.ts";
 import type { DecodeContext } from "./decode.ts";
-import { FrameBufferPool } from "./decode.ts";
+import { FrameBufferPool, HidingDisagreed } from "./decode.ts";
 import type { KeyframeHints } from "./decode-plan.ts";
 import { decodeAll, lookUpKeyframesEarly } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
@@ -227,18 +227,36 @@ async function runJob(
       buffers: new FrameBufferPool(size, 3),
       inputFor: await unneededFramesHider(job, video, await layout),
     };
-    const writer = new FrameWriter(sink, job.options, size, results, zipped);
-    if (job.options.storyboard) writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
+    const newWriter = () => {
+      const writer = new FrameWriter(sink, job.options, size, results, zipped);
+      if (job.options.storyboard) {
+        writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
+      }
+      return writer;
+    };
+    let writer = newWriter();
     await writer.open();
     try {
-      await decodeWanted(context, wanted, writer, {
-        job,
-        plan,
-        size,
-        usable,
-        settings,
-        keyframeHints: await keyframeHints,
-      });
+      const inputs = { job, plan, size, usable, settings, keyframeHints: await keyframeHints };
+      const untouched = new Map([...results].map(([index, result]) => [index, { ...result }]));
+      try {
+        await decodeWanted(context, wanted, writer, inputs);
+      } catch (error) {
+        if (!(error instanceof HidingDisagreed)) throw error;
+        // The index the relay hid pictures by does not read this file as ffmpeg does: what
+        // was delivered came from runs whose frames were checked, but start again without
+        // hiding anything, from a clean slate (the same files are written again).
+        log("warn", "hiding disagreed with ffmpeg; decoding again without it", {
+          ...job.trace,
+          error: error.message,
+        });
+        await writer.abort();
+        for (const [index, result] of untouched) results.set(index, { ...result });
+        context.inputFor = undefined;
+        writer = newWriter();
+        await writer.open();
+        await decodeWanted(context, wanted, writer, inputs);
+      }
       log("info", "frames.decoded", {
         ...job.trace,
         frames: [...results.values()].filter((f) => f.status === "ok").length,
@@ -321,7 +339,10 @@ async function unneededFramesHider(
   const index = layout && sameTrack ? PictureIndex.of(layout) : null;
   if (!job.source?.hidingRelay || !index) return undefined;
   const relay = await job.source.hidingRelay();
-  return (slots) => relay.withoutUnneededFrames(index.forSlots(slots));
+  return (slots) => {
+    const frames = index.forSlots(slots);
+    return { input: relay.withoutUnneededFrames(frames), shownAt: frames.shownAt };
+  };
 }
 
 interface DecodeInputs {

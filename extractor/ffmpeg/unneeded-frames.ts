@@ -47,12 +47,15 @@ export class PictureIndex {
    * pictures: for each slot the frame the picking chooses, counted with the picking's own
    * arithmetic (slots.ts slotsBefore: the last frame whose count of slots before it is at most
    * the slot's), and the frame after it; and the first frame, which stands for slots before it.
+   * Also, for each slot, the time of the frame the index says is on screen then: what the run
+   * must deliver (decode.ts checks it).
    */
-  onScreen(slots: SlotTimes): Set<number> {
+  onScreen(slots: SlotTimes): { keep: Set<number>; shownAt: number[] } {
     const { pts } = this.layout;
     const order = this.byPts;
     const count = slotCount(slots);
     const keep = new Set<number>([order[0]]);
+    const shownAt = new Array<number>(count).fill(pts[order[0]]);
     // Frames before the last one with no slot before it are on screen for no slot: start there
     // (binary search: the count of slots before a frame grows with its time).
     let lo = 0;
@@ -70,15 +73,17 @@ export class PictureIndex {
       if (next > before) {
         keep.add(order[p]);
         if (p + 1 < order.length) keep.add(order[p + 1]);
+        shownAt.fill(pts[order[p]], before, Math.min(next, count));
       }
       before = next;
     }
-    return keep;
+    return { keep, shownAt };
   }
 
   /** What a run that picks the frames on screen at `slots` may leave out. */
   forSlots(slots: SlotTimes): UnneededFrames {
-    return new UnneededFrames(this, this.onScreen(slots));
+    const { keep, shownAt } = this.onScreen(slots);
+    return new UnneededFrames(this, keep, shownAt);
   }
 }
 
@@ -94,12 +99,18 @@ export class UnneededFrames {
   readonly keep: Set<number>;
   /** Sample → the offset of its next NAL length field not yet passed. */
   private readonly nextField = new Map<number, number>();
+  /**
+   * For each slot, the time (absolute s) of the frame on screen then by the index: the frame
+   * the run must deliver. Where ffmpeg delivers another, the index is wrong about this file.
+   */
+  readonly shownAt: readonly number[];
   /** Slice NAL units hidden so far. */
   hidden = 0;
 
-  constructor(index: PictureIndex, keep: Set<number>) {
+  constructor(index: PictureIndex, keep: Set<number>, shownAt: readonly number[]) {
     this.index = index;
     this.keep = keep;
+    this.shownAt = shownAt;
   }
 
   /** A filter for one response's bytes, which start at `start` in the file. */

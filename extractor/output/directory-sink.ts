@@ -38,6 +38,9 @@ export class DirectorySink implements FrameSink {
         return { key: fileName, bytes };
       },
       async abort() {
+        // A write still on its way (or the file still opening) fails once the stream is
+        // destroyed, as an error event: the archive is being thrown away, so it is not one.
+        stream.on("error", () => {});
         stream.destroy();
         await rm(path, { force: true });
       },

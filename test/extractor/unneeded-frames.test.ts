@@ -8,7 +8,8 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { describe, expect, it } from "vitest";
+import { unzipSync } from "fflate";
+import { describe, expect, it, vi } from "vitest";
 import type { SampleLayout } from "../../extractor/ffmpeg/mp4-index.ts";
 import {
   MAX_LAYOUT_SAMPLES,
@@ -17,6 +18,7 @@ import {
   withByteReader,
 } from "../../extractor/ffmpeg/mp4-index.ts";
 import { PictureIndex } from "../../extractor/ffmpeg/unneeded-frames.ts";
+import { setLogLevel } from "../../extractor/log.ts";
 import { toSlotTimes } from "../../extractor/slots.ts";
 import type { SourceHandle } from "../../extractor/source-input.ts";
 import { localFileSource } from "../../extractor/sources/local-file.ts";
@@ -399,6 +401,68 @@ describe("a run that hides pictures", () => {
         cfrFrameAt(5.5, fps),
       ]);
     } finally {
+      await source.close();
+    }
+  });
+
+  it("is dropped where ffmpeg shows another frame than its index: the job decodes again, exact", async () => {
+    // An index that is wrong about which frames are on screen, simulated: the frames it says
+    // are shown are hidden after all. The runs must notice before delivering anything of theirs
+    // and the job start again without hiding; its ZIP holds each frame once.
+    const fps = 30;
+    const video = await makeTestVideo({ fps, gop: 60, bframes: 3, durationSeconds: 20 });
+    const layout = await layoutOf(video);
+    const source = localFileSource(video);
+    const open = source.hidingRelay?.bind(source);
+    if (!open) throw new Error("a local file source can hide pictures");
+    let tampered = 0;
+    source.hidingRelay = async () => {
+      const relay = await open();
+      return {
+        withoutUnneededFrames: (frames) => {
+          for (const sample of [...frames.keep]) {
+            if (frames.shownAt.includes(layout.pts[sample]) && sample !== 0) {
+              frames.keep.delete(sample);
+              tampered++;
+            }
+          }
+          return relay.withoutUnneededFrames(frames);
+        },
+      };
+    };
+    const lines: string[] = [];
+    setLogLevel("debug");
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    // Four frames in a row in four GOPs: some of them non-reference B-frames, whatever x264
+    // chose. Sparse, the four groups go in two batches (20 s: they end well before the end).
+    const timestamps = [
+      30, 31, 32, 33, 150, 151, 152, 153, 270, 271, 272, 273, 390, 391, 392, 393,
+    ].map((n) => (n + 0.5) / fps);
+    const name = (index: number) => `frame-${String(index).padStart(4, "0")}.jpg`;
+    const options: Partial<JobOptions> = { mode: "timestamps", timestamps, output: "both" };
+    try {
+      for (const strategy of ["dense", "sparse"] as const) {
+        lines.length = 0;
+        tampered = 0;
+        const job = await runJob(source.input, options, { strategy, source });
+        expect(tampered).toBeGreaterThan(0);
+        const expected = timestamps.map((t) => cfrFrameAt(t, fps));
+        expect(await deliveredNumbers(job)).toEqual(expected);
+        expect(lines.some((line) => line.includes("hiding disagreed"))).toBe(true);
+        const [plan] = lines.filter((line) => line.includes('"decode plan"'));
+        expect(JSON.parse(plan).runs).toBe(strategy === "sparse" ? 2 : 1);
+        const zip = unzipSync(await readFile(join(job.directory, "frames.zip")));
+        expect(Object.keys(zip).sort()).toEqual(timestamps.map((_, i) => name(i + 1)));
+        for (const frame of job.outcome.frames) {
+          expect(Buffer.from(zip[name(frame.index)])).toEqual(await frameBytes(job, frame.index));
+        }
+      }
+    } finally {
+      spy.mockRestore();
+      setLogLevel("silent");
       await source.close();
     }
   });
