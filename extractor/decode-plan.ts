@@ -70,7 +70,7 @@ const MAX_KEYFRAME_QUERIES = 1000;
 
 // Short runs are batched into one ffmpeg (decode.ts BatchRun), which pays ffmpeg's start (~0.1 s
 // of linking over 200 libraries) once for several seeks. A batch decodes its seeks one after
-// another on one core, so a stretch of batchable groups is shared among as many batches as
+// another on one core, so consecutive batchable groups are split evenly into as many batches as
 // decode side by side (decodeAll keeps one run ahead: two), of at most BATCH_GROUPS seeks: 12
 // timestamps of a 5-minute 1080p file as two batches of six at once, where batches of four ran
 // two at once and left one core idle for the third. A batch holds its decoded frames as it
@@ -92,7 +92,33 @@ export function packBatches(
   const units: DecodeGroup[][] = [];
   let stretch: BatchGroup[] = [];
   const closeStretch = () => {
-    units.push(...shareOut(stretch, sideBySide));
+    const batches = Math.max(
+      Math.min(sideBySide, stretch.length),
+      Math.ceil(stretch.length / BATCH_GROUPS),
+    );
+    // Cut where the running cost passes each batch's even share, so the batches side by side
+    // end together (by count alone, 12 mid-GOP seeks of the bench split 6.5 : 8.3 s of decoding
+    // and one core waited 0.2 s for the other).
+    const share = stretch.reduce((sum, g) => sum + batchCost(g), 0) / Math.max(batches, 1);
+    let batch: BatchGroup[] = [];
+    let frames = 0;
+    let before = 0;
+    let closed = 0;
+    for (const group of stretch) {
+      const cost = batchCost(group);
+      const full = batch.length >= BATCH_GROUPS || frames + group.times.length > BATCH_FRAMES;
+      const pastShare = closed < batches - 1 && before + cost / 2 > share * (closed + 1);
+      if (batch.length > 0 && (full || pastShare)) {
+        units.push(batch);
+        batch = [];
+        frames = 0;
+        closed++;
+      }
+      batch.push(group);
+      frames += group.times.length;
+      before += cost;
+    }
+    if (batch.length > 0) units.push(batch);
     stretch = [];
   };
   for (const group of groups) {
@@ -105,45 +131,6 @@ export function packBatches(
   }
   closeStretch();
   return units;
-}
-
-/**
- * A stretch of batchable groups shared out among batches of even cost, so the batches side by
- * side end together: the costliest group first, each to the cheapest batch with room (cut in
- * time order instead, 12 mid-GOP seeks of the http bench split 10.1 : 11.9 s of work and one
- * core waited 0.1-0.2 s for the other). A batch may so hold groups from all over the stretch;
- * its groups stay in time order (a batch's parts ascend), and the batches are started in the
- * order of their first times.
- */
-export function shareOut(stretch: BatchGroup[], sideBySide: number): BatchGroup[][] {
-  if (stretch.length === 0) return [];
-  const count = Math.max(
-    Math.min(sideBySide, stretch.length),
-    Math.ceil(stretch.length / BATCH_GROUPS),
-  );
-  const batches = Array.from({ length: count }, () => ({
-    groups: [] as BatchGroup[],
-    cost: 0,
-    frames: 0,
-  }));
-  const costliestFirst = [...stretch].sort((a, b) => batchCost(b) - batchCost(a));
-  for (const group of costliestFirst) {
-    const fits = batches.filter(
-      (b) => b.groups.length < BATCH_GROUPS && b.frames + group.times.length <= BATCH_FRAMES,
-    );
-    const batch =
-      fits.length > 0
-        ? fits.reduce((cheapest, b) => (b.cost < cheapest.cost ? b : cheapest))
-        : batches[batches.push({ groups: [], cost: 0, frames: 0 }) - 1];
-    batch.groups.push(group);
-    batch.cost += batchCost(group);
-    batch.frames += group.times.length;
-  }
-  const inTimeOrder = (a: BatchGroup, b: BatchGroup) => a.times[0] - b.times[0];
-  return batches
-    .map((b) => b.groups.sort(inTimeOrder))
-    .filter((groups) => groups.length > 0)
-    .sort((a, b) => inTimeOrder(a[0], b[0]));
 }
 
 // What one more input costs a batch besides its decoding (opening it, the moov, the seek), in
@@ -185,10 +172,7 @@ function framesOf(context: DecodeContext, unit: Unit): AsyncGenerator<DecodedFra
  * Decodes every group in order. The next groups' ffmpeg runs start while the current one is
  * read: a short sparse run is mostly process start-up and seeking, which overlap well; the
  * waiting run holds at most a frame in its pipe. One ahead keeps two cores busy (measured: more
- * runs at once only contend). A batch holds its few frames anyway, so a batch started ahead
- * also has them encoded as they come, and stored after the runs before it: batches side by
- * side end together, and the second's frames no longer wait for the first to end before their
- * encoding starts (measured: ~70 ms at the end of the http bench's job).
+ * runs at once only contend).
  */
 export async function decodeAll(
   context: DecodeContext,
@@ -214,45 +198,26 @@ export async function decodeAll(
     runs: groups.length,
     keyframes_from: keyframesFrom,
   });
-  const write = (run: Unit, storeAfter?: Promise<void>) =>
-    writer.writeAll(
-      framesOf(context, run),
-      (frame: DecodedFrame) => framesAt.get(run.group.times[frame.slot]) ?? [],
-      storeAfter,
-    );
-  const started: { run: Unit; written: Promise<void> | null }[] = [];
+  const started: Unit[] = [];
   let nextGroup = 0;
-  let lastWriting: Promise<void> = Promise.resolve();
   try {
     for (;;) {
       while (nextGroup < groups.length && started.length <= ahead) {
-        const run = startUnit(context, groups[nextGroup++], groups.length > 1);
-        // Ahead only behind runs that are being written already, so stores stay in order.
-        const writesAhead =
-          run instanceof BatchRun && writer.writesAhead && started.every((s) => s.written);
-        const written = writesAhead ? write(run, lastWriting) : null;
-        // Awaited when its turn comes; until then a failure must not count as unhandled.
-        written?.catch(() => {});
-        started.push({ run, written });
-        lastWriting = written ?? lastWriting;
+        started.push(startUnit(context, groups[nextGroup++], groups.length > 1));
       }
-      const head = started[0];
-      if (!head) break;
-      if (head.written) await head.written;
-      else {
-        lastWriting = write(head.run);
-        await lastWriting;
-      }
+      const run = started[0];
+      if (!run) break;
+      await writer.writeAll(framesOf(context, run), (frame: DecodedFrame) => {
+        return framesAt.get(run.group.times[frame.slot]) ?? [];
+      });
       started.shift();
       log("debug", "decode group done", {
-        seek: head.run.group.seekSeconds,
-        frames: head.run.group.times.length,
+        seek: run.group.seekSeconds,
+        frames: run.group.times.length,
       });
     }
   } finally {
-    for (const { run } of started) run.cancel();
-    // A run written ahead stops with its ffmpeg; nothing of it is stored after the job ends.
-    await Promise.allSettled(started.map((s) => s.written));
+    for (const run of started) run.cancel();
   }
 }
 

@@ -75,20 +75,12 @@ export class FrameWriter {
     this.picker = picker;
   }
 
-  /**
-   * Encoding of one picture overlaps storing the previous one; order is kept. With `storeAfter`
-   * the frames are taken and encoded as they come, and stored, still in order, once
-   * `storeAfter` (the previous run's writing) has settled; it rejects if that did. Only for a
-   * source of few frames (a batch: its frames are held already), and only in any order
-   * (`writesAhead`).
-   */
+  /** Encoding of one picture overlaps storing the previous one; order is kept. */
   async writeAll(
     frames: AsyncIterable<DecodedFrame>,
     plannedFor: (frame: DecodedFrame) => PlannedFrame[],
-    storeAfter?: Promise<void>,
   ): Promise<void> {
-    if (storeAfter && !this.writesAhead) throw new Error("frames to pick must come in order");
-    let storing: Promise<void> = storeAfter ?? Promise.resolve();
+    let storing: Promise<void> = Promise.resolve();
     try {
       for await (const frame of frames) {
         if (frame.pastDecodedEnd) {
@@ -97,18 +89,13 @@ export class FrameWriter {
         }
         for (const delivery of this.deliveriesOf(frame, plannedFor(frame))) {
           const next = this.deliverAfter(storing, delivery);
-          if (!storeAfter) await storing;
+          await storing;
           storing = next;
         }
       }
     } finally {
       await storing;
     }
-  }
-
-  /** Whether a run's frames may be encoded before an earlier run's (no picker needs order). */
-  get writesAhead(): boolean {
-    return !this.picker;
   }
 
   /** Delivers what the picker still holds: the last wanted frame's choice. */
@@ -132,13 +119,7 @@ export class FrameWriter {
     }
   }
 
-  /**
-   * Starts encoding now, and uploading each file the picture makes as soon as it is encoded;
-   * what must keep the frames' order (the ZIP, the storyboard's tiles, the results) is done
-   * once the previous delivery's is. Returns that last step. (Uploading in turn, the files of
-   * two batches ending together went up one by one after both: ~90 ms at the end of the http
-   * bench's job.)
-   */
+  /** Starts encoding now and stores once the previous store is done; returns the store. */
   private deliverAfter(previous: Promise<void>, delivery: Delivery): Promise<void> {
     const { width, height } = this.size;
     const encoding = Promise.all([
@@ -148,13 +129,8 @@ export class FrameWriter {
         : null,
     ]);
     encoding.then(delivery.release, delivery.release);
-    const uploading = encoding.then(([bytes]) => this.upload(delivery, bytes));
-    // Settles only once this picture's own upload has, whatever came before: nothing of a
-    // job is still going up after its writing has ended.
-    const storing = Promise.all([encoding, uploading]).then(async ([[bytes, tile], keys]) => {
-      await previous;
-      this.record(delivery, tile, keys);
-      if (this.zip) await this.addToZip(delivery, bytes);
+    const storing = Promise.all([previous, encoding]).then(async ([, [bytes, tile]]) => {
+      await this.store(delivery, bytes, tile);
       // Once stored, a large image is garbage: collected now, not dozens of images later.
       if (bytes.length >= COLLECT_AFTER_BYTES) setImmediate(collectEncodedImage);
     });
@@ -163,44 +139,27 @@ export class FrameWriter {
     return storing;
   }
 
-  /** Each planned frame's own file (when the job has them): its key, in `planned` order. */
-  private async upload(delivery: Delivery, bytes: Buffer): Promise<(string | null)[]> {
-    if (!this.singleFiles) return delivery.planned.map(() => null);
-    return Promise.all(
-      delivery.planned.map(async (target) => {
-        const fileName = frameFileName(target.index, this.options.format);
-        const stored = await this.sink.putFrame(
-          fileName,
-          bytes,
-          CONTENT_TYPES[this.options.format],
-        );
-        return stored.key;
-      }),
-    );
-  }
-
-  private async addToZip(delivery: Delivery, bytes: Buffer) {
-    for (const target of delivery.planned) {
-      await this.zip?.add(frameFileName(target.index, this.options.format), bytes);
-    }
-  }
-
-  private record(delivery: Delivery, tile: Buffer | null, keys: (string | null)[]) {
+  private async store(delivery: Delivery, bytes: Buffer, tile: Buffer | null) {
     if (tile && delivery.planned.length > 0) {
       this.tiles.push({ moment: delivery.movedTo ?? delivery.planned[0].timestamp, image: tile });
     }
-    delivery.planned.forEach((target, i) => {
+    for (const target of delivery.planned) {
+      const fileName = frameFileName(target.index, this.options.format);
+      const stored = this.singleFiles
+        ? await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format])
+        : null;
+      await this.zip?.add(fileName, bytes);
       const result = this.results.get(target.index);
-      if (!result) return;
+      if (!result) continue;
       result.status = "ok";
-      result.key = keys[i];
+      result.key = stored?.key ?? null;
       result.pts = delivery.pts === null ? null : round6(delivery.pts);
       result.error = null;
       if (delivery.movedReason !== null) {
         result.moved_to = delivery.movedTo;
         result.moved_reason = delivery.movedReason;
       }
-    });
+    }
   }
 
   /**

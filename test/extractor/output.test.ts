@@ -3,105 +3,16 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { unzipSync } from "fflate";
-import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { DecodedFrame } from "../../extractor/decode.ts";
 import { COLLECT_AFTER_BYTES, collectEncodedImage } from "../../extractor/encode.ts";
-import { FrameWriter } from "../../extractor/frame-writer.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { ARCHIVE_PART_BYTES, EdgeClient, EdgeSink } from "../../extractor/output/edge-sink.ts";
-import type { FrameSink } from "../../extractor/output/frame-sink.ts";
 import { ZipWriter } from "../../extractor/output/zip-writer.ts";
-import type { FrameResult, JobOptions } from "../../schema/messages.ts";
+import type { JobOptions } from "../../schema/messages.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
 import { startFakeEdge } from "./fake-edge.ts";
 import { deliveredNumbers, runJob } from "./helpers.ts";
-
-describe("storing frames", () => {
-  it("uploads each file as soon as it is encoded, and keeps the ZIP and the results in order", async () => {
-    // A sink whose first uploads answer last: the writer must not wait for one upload before
-    // starting the next, and the ZIP must still list the frames in their order.
-    const uploads: { name: string; finish: () => void }[] = [];
-    const stored = new Map<string, number>();
-    const chunks: Uint8Array[] = [];
-    const sink: FrameSink = {
-      putFrame: (name, bytes) =>
-        new Promise((resolve) => {
-          uploads.push({
-            name,
-            finish: () => {
-              stored.set(name, bytes.length);
-              resolve({ key: `job/${name}`, bytes: bytes.length });
-            },
-          });
-        }),
-      openArchive: async () => ({
-        write: async (chunk) => {
-          chunks.push(chunk.slice());
-        },
-        finish: async () => ({ key: "job/frames.zip", bytes: 0 }),
-        abort: async () => {},
-      }),
-    };
-    const options = { mode: "count", count: 3, format: "png", output: "both" } as JobOptions;
-    const size = { width: 4, height: 2, deliveredResolution: 2, note: null };
-    const results = new Map<number, FrameResult>();
-    const planned = [1, 2, 3].map((index) => ({ index, timestamp: index, pastEnd: false }));
-    for (const frame of planned) {
-      results.set(frame.index, {
-        index: frame.index,
-        timestamp: frame.timestamp,
-        status: "error",
-        key: null,
-        pts: null,
-        error: "not yet",
-      });
-    }
-    const writer = new FrameWriter(sink, options, size, results, true);
-    await writer.open();
-    async function* frames(): AsyncGenerator<DecodedFrame> {
-      for (const [slot, shade] of [10, 120, 240].entries()) {
-        yield {
-          slot,
-          pixels: Buffer.alloc(4 * 2 * 3, shade),
-          release: () => {},
-          pts: slot + 1,
-          pastDecodedEnd: false,
-        };
-      }
-    }
-    // Every frame comes at once from a batch written ahead (its store waits for `before`).
-    let release = () => {};
-    const before = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const writing = writer.writeAll(frames(), (frame) => [planned[frame.slot]], before);
-    for (let i = 0; i < 100 && uploads.length < 3; i++) await new Promise((r) => setTimeout(r, 5));
-    // All three under way at once, none answered yet (in the order their encodings ended).
-    expect(uploads.map((u) => u.name).sort()).toEqual([
-      "frame-0001.png",
-      "frame-0002.png",
-      "frame-0003.png",
-    ]);
-    uploads.sort((a, b) => b.name.localeCompare(a.name));
-    for (const upload of uploads) upload.finish();
-    release();
-    await writing;
-    await writer.finish();
-    expect([...results.values()].map((r) => [r.status, r.key, r.pts])).toEqual([
-      ["ok", "job/frame-0001.png", 1],
-      ["ok", "job/frame-0002.png", 2],
-      ["ok", "job/frame-0003.png", 3],
-    ]);
-    const entries = unzipSync(Buffer.concat(chunks));
-    expect(Object.keys(entries)).toEqual(["frame-0001.png", "frame-0002.png", "frame-0003.png"]);
-    const shades = await Promise.all(
-      Object.values(entries).map(async (png) => (await sharp(png).raw().toBuffer())[0]),
-    );
-    expect(shades).toEqual([10, 120, 240]);
-  });
-});
 
 describe("ZIP output", () => {
   it("output both: a ZIP whose entries are the single frames, byte for byte", async () => {
@@ -253,12 +164,7 @@ describe("edge upload contract", () => {
     const outcome = await uploadJob({ count: 2 });
     expect(outcome.status).toBe("completed");
     const calls = edge.calls.slice(before);
-    // Two frames, uploaded side by side: each stored once, after the two failed calls.
-    const framePuts = calls.filter((c) => /^PUT \/internal\/files\/.*frame-000[12]\.png$/.test(c));
-    expect(framePuts).toHaveLength(4);
-    expect(framePuts.filter((c) => c.endsWith("frame-0001.png")).length).toBeGreaterThanOrEqual(1);
-    expect(framePuts.filter((c) => c.endsWith("frame-0002.png")).length).toBeGreaterThanOrEqual(1);
-    expect(outcome.frames.map((f) => f.status)).toEqual(["ok", "ok"]);
+    expect(calls.filter((c) => c.endsWith("frame-0001.png"))).toHaveLength(3);
   });
 
   it("a refused upload (4xx) is not retried and fails the job", async () => {

@@ -5,7 +5,6 @@ import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { decodeThreads, expectedReadBytes } from "../../extractor/decode.ts";
-import { shareOut } from "../../extractor/decode-plan.ts";
 import {
   ALLOWED_DEMUXERS,
   batchDecodeArgs,
@@ -252,56 +251,6 @@ describe("decode grouping", () => {
     const small = minimumSkipSeconds(decodeCostModel({ width: 640, height: 360, frameRate: 30 }));
     expect(fullHd).toBeLessThan(2);
     expect(small).toBeGreaterThan(fullHd * 5);
-  });
-});
-
-describe("sharing batches out", () => {
-  // The http bench's twelve mid-GOP seeks (keyframes every 2 s): cut in time order, the first
-  // six cost 6.45 s of decoding and the last six 8.3 s.
-  const times = [13.7, 37.3, 61.1, 84.9, 108.4, 131.05, 155.5, 179.3, 203.9, 227.2, 251.6, 276.8];
-  const groups = times.map((t) => ({
-    seekSeconds: t,
-    times: [t],
-    keyframeSeconds: Math.floor(t / 2) * 2,
-  }));
-  const decoding = (batch: { times: number[]; keyframeSeconds: number }[]) =>
-    batch.reduce((sum, g) => sum + g.times[0] - g.keyframeSeconds, 0);
-
-  it("two batches of even decoding, each in time order, every group once", () => {
-    const batches = shareOut(groups, 2);
-    expect(batches).toHaveLength(2);
-    expect(batches.map((b) => b.length)).toEqual([6, 6]);
-    const [a, b] = batches.map(decoding);
-    expect(Math.abs(a - b)).toBeLessThan(0.5);
-    for (const batch of batches) {
-      const starts = batch.map((g) => g.times[0]);
-      expect(starts).toEqual([...starts].sort((x, y) => x - y));
-    }
-    expect(
-      batches
-        .flat()
-        .map((g) => g.times[0])
-        .sort((x, y) => x - y),
-    ).toEqual(times);
-    // Started in the order of their first times.
-    expect(batches[0][0].times[0]).toBe(13.7);
-  });
-
-  it("no batch over six seeks or eight frames; more batches when the stretch needs them", () => {
-    const many = Array.from({ length: 20 }, (_, i) => ({
-      seekSeconds: 10 * i,
-      times: i % 4 === 0 ? [10 * i, 10 * i + 0.5, 10 * i + 1] : [10 * i],
-      keyframeSeconds: 10 * i - 1,
-    }));
-    const batches = shareOut(many, 2);
-    expect(batches.length).toBeGreaterThanOrEqual(4);
-    for (const batch of batches) {
-      expect(batch.length).toBeLessThanOrEqual(6);
-      expect(batch.reduce((n, g) => n + g.times.length, 0)).toBeLessThanOrEqual(8);
-    }
-    expect(batches.flat()).toHaveLength(20);
-    expect(shareOut([], 2)).toEqual([]);
-    expect(shareOut(many.slice(0, 1), 2)).toEqual([many.slice(0, 1)]);
   });
 });
 
