@@ -12,7 +12,7 @@ import type { JobOptions } from "../../schema/messages.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
 import { startFakeEdge } from "./fake-edge.ts";
-import { deliveredNumbers, runJob } from "./helpers.ts";
+import { cfrFrameAt, deliveredNumbers, misreadingSource, runJob } from "./helpers.ts";
 
 describe("ZIP output", () => {
   it("output both: a ZIP whose entries are the single frames, byte for byte", async () => {
@@ -154,6 +154,58 @@ describe("edge upload contract", () => {
         edge.files.get(keys[5] as string)?.bytes as Buffer,
       ),
     ).toBe(true);
+  });
+
+  it("a job that decodes again without hiding sends each file anew and a ZIP made from its start", async () => {
+    const fps = 30;
+    const video = await makeTestVideo({ fps, gop: 60, bframes: 3, durationSeconds: 20 });
+    const { source, misled } = await misreadingSource(video);
+    const timestamps = [30, 31, 32, 33, 270, 271, 272, 273].map((n) => (n + 0.5) / fps);
+    const client = new EdgeClient({ baseUrl: edge.baseUrl, token: edge.token, retryDelayMs: 10 });
+    const sink = new EdgeSink(client, { kind: "job", jobId: "j2", attemptId: "a2" }, 4096);
+    const before = edge.calls.length;
+    try {
+      const outcome = await extractFrames(
+        {
+          input: source.input,
+          options: {
+            mode: "timestamps",
+            timestamps,
+            format: "png",
+            resolution: 240,
+            output: "both",
+          },
+          maxVideoSeconds: 60,
+          clipToMax: false,
+          maxFrames: 100,
+          source,
+        },
+        sink,
+        { strategy: "dense" },
+      );
+      expect(misled()).toBeGreaterThan(0);
+      expect(outcome.status).toBe("completed");
+      // Two archives were started (the first given up), one completed.
+      const calls = edge.calls.slice(before);
+      const started = calls.filter((c) =>
+        /^POST \/internal\/uploads\/job\/j2\/a2\/frames\.zip$/.test(c),
+      );
+      expect(started).toHaveLength(2);
+      const zip = unzipSync(
+        new Uint8Array(edge.uploads.get("job/j2/a2/frames.zip")?.bytes as Buffer),
+      );
+      const names = timestamps.map((_, i) => `frame-000${i + 1}.png`);
+      expect(Object.keys(zip).sort()).toEqual(names);
+      const expected = timestamps.map((t) => cfrFrameAt(t, fps));
+      for (const [i, name] of names.entries()) {
+        const file = edge.files.get(`job/j2/a2/${name}`)?.bytes as Buffer;
+        expect(Buffer.from(zip[name]).equals(file)).toBe(true);
+        expect((await readImagePattern(file)).number).toBe(expected[i]);
+      }
+      expect(outcome.frames.map((f) => f.key)).toEqual(names.map((n) => `job/j2/a2/${n}`));
+    } finally {
+      await source.close();
+    }
   });
 
   it("retries calls that fail with 5xx", async () => {
