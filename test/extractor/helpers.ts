@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { sampleLayoutFromMp4, withByteReader } from "../../extractor/ffmpeg/mp4-index.ts";
+import type { UnneededFrames } from "../../extractor/ffmpeg/unneeded-frames.ts";
 import type { ExtractionOutcome, ExtractionSettings } from "../../extractor/job.ts";
 import { extractFrames } from "../../extractor/job.ts";
 import { DirectorySink } from "../../extractor/output/directory-sink.ts";
@@ -219,6 +220,29 @@ async function runMediaTool(
 }
 
 /**
+ * A local file's source whose relay lets `look` see (and change) what each decode run may
+ * leave out, before the run's address is made.
+ */
+export function watchedHidingSource(
+  video: string,
+  look: (frames: UnneededFrames) => void,
+): SourceHandle {
+  const source = localFileSource(video);
+  const open = source.hidingRelay?.bind(source);
+  if (!open) throw new Error("a local file source can hide pictures");
+  source.hidingRelay = async () => {
+    const relay = await open();
+    return {
+      withoutUnneededFrames: (frames) => {
+        look(frames);
+        return relay.withoutUnneededFrames(frames);
+      },
+    };
+  };
+  return source;
+}
+
+/**
  * A local file's source whose relay hides the very frames the index says are on screen: an
  * index wrong about this file, as decode runs must notice (decode.ts HidingDisagreed).
  * `misled()` counts the kept frames it took away.
@@ -226,23 +250,14 @@ async function runMediaTool(
 export async function misreadingSource(video: string) {
   const layout = await withByteReader(video, undefined, sampleLayoutFromMp4);
   if (!layout) throw new Error(`${video} has no H.264 sample layout`);
-  const source = localFileSource(video);
-  const open = source.hidingRelay?.bind(source);
-  if (!open) throw new Error("a local file source can hide pictures");
   let misled = 0;
-  source.hidingRelay = async () => {
-    const relay = await open();
-    return {
-      withoutUnneededFrames: (frames) => {
-        for (const sample of [...frames.keep]) {
-          if (sample !== 0 && frames.shownAt.includes(layout.pts[sample])) {
-            frames.keep.delete(sample);
-            misled++;
-          }
-        }
-        return relay.withoutUnneededFrames(frames);
-      },
-    };
-  };
+  const source = watchedHidingSource(video, (frames) => {
+    for (const sample of [...frames.keep]) {
+      if (sample !== 0 && frames.shownAt.includes(layout.pts[sample])) {
+        frames.keep.delete(sample);
+        misled++;
+      }
+    }
+  });
   return { source, misled: () => misled };
 }

@@ -21,10 +21,16 @@ import { PictureIndex } from "../../extractor/ffmpeg/unneeded-frames.ts";
 import { setLogLevel } from "../../extractor/log.ts";
 import { toSlotTimes } from "../../extractor/slots.ts";
 import type { SourceHandle } from "../../extractor/source-input.ts";
-import { localFileSource } from "../../extractor/sources/local-file.ts";
 import type { JobOptions } from "../../schema/messages.ts";
 import { makeTestVideo } from "../support/videos.ts";
-import { cfrFrameAt, deliveredNumbers, frameBytes, misreadingSource, runJob } from "./helpers.ts";
+import {
+  cfrFrameAt,
+  deliveredNumbers,
+  frameBytes,
+  misreadingSource,
+  runJob,
+  watchedHidingSource,
+} from "./helpers.ts";
 
 const run = promisify(execFile);
 
@@ -59,19 +65,18 @@ async function frameChecksums(video: string): Promise<Map<number, string>> {
   return sums;
 }
 
+/** `source` encoded again by x264 with up to three B-frames, and `options` (output options). */
+function withBFrames(name: string, source: string, options: string[]): Promise<string> {
+  return ffmpegMp4(name, ["-i", source, ...options, "-c:v", "libx264", "-bf", "3"]);
+}
+
 /** `pictures` again with B-frames, frame `frame` and those after it shown `seconds` later. */
 function withHole(pictures: string, frame: number, seconds: number): Promise<string> {
-  return ffmpegMp4("hole", [
-    "-i",
-    pictures,
+  return withBFrames("hole", pictures, [
     "-vf",
     `setpts='PTS+if(gte(N,${frame}),${seconds}/TB,0)'`,
     "-fps_mode",
     "vfr",
-    "-c:v",
-    "libx264",
-    "-bf",
-    "3",
     "-g",
     "60",
   ]);
@@ -88,19 +93,8 @@ function randomSizes(seed: number): () => number {
 
 /** localFileSource, counting the decode runs that asked for a hiding address. */
 function countingSource(video: string): { source: SourceHandle; runs: Set<number>[] } {
-  const source = localFileSource(video);
   const runs: Set<number>[] = [];
-  const open = source.hidingRelay?.bind(source);
-  if (!open) throw new Error("a local file source can hide pictures");
-  source.hidingRelay = async () => {
-    const relay = await open();
-    return {
-      withoutUnneededFrames: (frames) => {
-        runs.push(frames.keep);
-        return relay.withoutUnneededFrames(frames);
-      },
-    };
-  };
+  const source = watchedHidingSource(video, (frames) => runs.push(frames.keep));
   return { source, runs };
 }
 
@@ -156,13 +150,7 @@ describe("the sample layout of an H.264 MP4", () => {
 describe("which H.264 MP4s are indexed for hiding", () => {
   it("not field-coded video: an interlaced stream may hold a frame's fields as two samples", async () => {
     const source = await makeTestVideo({ fps: 30, gop: 60, bframes: 3, durationSeconds: 2 });
-    const video = await ffmpegMp4("interlaced", [
-      "-i",
-      source,
-      "-c:v",
-      "libx264",
-      "-bf",
-      "3",
+    const video = await withBFrames("interlaced", source, [
       "-flags",
       "+ildct+ilme",
       "-x264-params",
@@ -349,13 +337,7 @@ describe("a run that hides pictures", () => {
   it("delivers the exact frames when three frames in four are hidden (no B-frame referred to)", async () => {
     const fps = 30;
     const source = await makeTestVideo({ fps, gop: 60, bframes: 0, durationSeconds: 8 });
-    const video = await ffmpegMp4("flat-b", [
-      "-i",
-      source,
-      "-c:v",
-      "libx264",
-      "-bf",
-      "3",
+    const video = await withBFrames("flat-b", source, [
       "-b_strategy",
       "0",
       "-x264-params",
