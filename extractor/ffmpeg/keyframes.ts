@@ -1,6 +1,7 @@
 // The two whole-video looks the quality modes need, built and parsed here so no raw tool output
 // leaks further: the stream's keyframe list (an MP4's own index, else ffprobe decoding keyframes
-// only) and every frame's scene score from one low-resolution pass (ffmpeg's `scene`).
+// only, each row checked to be one) and every frame's scene score from one low-resolution pass
+// (ffmpeg's `scene`).
 // Times are computed from integer pts × time base, as decode.ts names pts, so a time handed
 // back to the sparse engine selects exactly that frame.
 import type { Rational } from "./args.ts";
@@ -12,6 +13,11 @@ import { runTool } from "./process.ts";
 /** Width of the scene pass's pictures: enough to see a cut, ~1/100 of the pixels of 1080p. */
 export const SCENE_PASS_WIDTH = 160;
 
+/**
+ * `-skip_frame nokey` spares decoding the frames between keyframes where the decoder honours
+ * it (H.264, HEVC, VP8); ffmpeg 5.1's VP9 and AV1 decoders ignore it and return every frame,
+ * so each row also says whether it is a keyframe (csv columns: key_frame, pts, pkt_dts).
+ */
 export function keyframeListArgs(input: string, streamIndex: number): string[] {
   return [
     "-v",
@@ -21,7 +27,7 @@ export function keyframeListArgs(input: string, streamIndex: number): string[] {
     "-select_streams",
     String(streamIndex),
     "-show_entries",
-    "frame=pts,pkt_dts",
+    "frame=key_frame,pts,pkt_dts",
     "-print_format",
     "csv=p=0",
     ...safeInputArgs(input),
@@ -74,7 +80,8 @@ export async function listKeyframes(
 export function parseKeyframeList(text: string, timeBase: Rational, startTime: number): number[] {
   const ticks: number[] = [];
   for (const row of text.split("\n")) {
-    const [pts, dts] = row.split(",");
+    const [keyFrame, pts, dts] = row.split(",");
+    if (keyFrame?.trim() !== "1") continue;
     const tick = integer(pts) ?? integer(dts);
     if (tick !== null) ticks.push(tick);
   }

@@ -1,7 +1,12 @@
 // keyframes mode: exactly the stream's keyframes as `ffprobe -skip_frame nokey` lists them,
-// each delivered picture the keyframe itself, and count spreading a cap evenly.
+// each delivered picture the keyframe itself (VP9 too, whose decoder ignores -skip_frame), and
+// count spreading a cap evenly.
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { makeTestVideo } from "../support/videos.ts";
 import {
+  deliveredNumbers,
   ffprobeFrameTimes,
   frameBytes,
   makeLavfiClip,
@@ -54,5 +59,39 @@ describe("mode keyframes", () => {
     const all = await ffprobeFrameTimes(video, true);
     const run = await runJob(video, { mode: "keyframes", start: 2, end: 5 });
     expect(run.outcome.frames.map((f) => f.timestamp)).toEqual(all.filter((t) => t >= 2 && t < 5));
+  });
+
+  it("VP9 (whose decoder decodes every frame despite -skip_frame): only the keyframes", async () => {
+    // 6 s at 30 fps, a keyframe at most every 45 frames: no file order index, so the list
+    // comes from ffprobe. The truth is the container's own keyframe flags, read without decoding.
+    const video = await makeTestVideo({
+      codec: "vp9",
+      container: "webm",
+      durationSeconds: 6,
+      gop: 45,
+    });
+    const { stdout } = await promisify(execFile)("ffprobe", [
+      "-v",
+      "error",
+      "-select_streams",
+      "v:0",
+      "-show_entries",
+      "packet=pts_time,flags",
+      "-of",
+      "csv=p=0",
+      video,
+    ]);
+    const keyPackets = stdout
+      .split("\n")
+      .filter((row) => row.split(",")[1]?.startsWith("K"))
+      .map((row) => Number(row.split(",")[0]))
+      .sort((a, b) => a - b);
+    expect(keyPackets.length).toBeGreaterThanOrEqual(4);
+    expect(keyPackets.length).toBeLessThan(20);
+    const run = await runJob(video, { mode: "keyframes" });
+    expect(run.outcome.status).toBe("completed");
+    expect(run.outcome.frames.map((f) => f.timestamp)).toEqual(keyPackets);
+    // WebM times are whole milliseconds: a keyframe's number is its time × 30, rounded.
+    expect(await deliveredNumbers(run)).toEqual(keyPackets.map((t) => Math.round(t * 30)));
   });
 });
