@@ -9,6 +9,7 @@ import type { KeyframeRow } from "./ffmpeg/probe.ts";
 import { probeKeyframesAt, probeKeyframesBefore } from "./ffmpeg/probe.ts";
 import type { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
+import { PTS_TOLERANCE_SECONDS } from "./slots.ts";
 import {
   decodeCostModel,
   keyframesWorthAsking,
@@ -180,10 +181,12 @@ export async function decodeAll(
   writer: FrameWriter,
   { strategy, runsAhead, keyframeHints }: DecodeSettings,
 ): Promise<void> {
-  const times = [...new Set(wanted.map((f) => f.timestamp))].sort((a, b) => a - b);
+  const timeOf = decodeTimeIn(context);
+  const times = [...new Set(wanted.map((f) => timeOf(f.timestamp)))].sort((a, b) => a - b);
   const framesAt = new Map<number, PlannedFrame[]>();
   for (const frame of wanted) {
-    framesAt.set(frame.timestamp, [...(framesAt.get(frame.timestamp) ?? []), frame]);
+    const time = timeOf(frame.timestamp);
+    framesAt.set(time, [...(framesAt.get(time) ?? []), frame]);
   }
   const {
     groups: chosen,
@@ -219,6 +222,17 @@ export async function decodeAll(
   } finally {
     for (const run of started) run.cancel();
   }
+}
+
+/**
+ * The time a run decodes for a wanted time. ffmpeg's end of stream (the video's end) counts a
+ * wanted time only when it lies more than PTS_TOLERANCE_SECONDS before it, so a time in the
+ * video's last microsecond got no frame; it is decoded 2 µs before the end instead, where the
+ * same frame is on screen (no frame lasts 2 µs). Every other time is its own.
+ */
+function decodeTimeIn(context: DecodeContext): (time: number) => number {
+  const last = context.durationSeconds - 2 * PTS_TOLERANCE_SECONDS;
+  return (time) => Math.min(time, last);
 }
 
 async function chooseGroups(

@@ -38,6 +38,11 @@ export interface DecodedFrame {
 export interface DecodeContext {
   input: string;
   video: VideoProbe;
+  /**
+   * The video's length from its first frame (the probe's, or scanned), which the plan marks
+   * times past the end by; decodeAll names no time later than the end less two tolerances.
+   */
+  durationSeconds: number;
   /** The source's average bytes per second (MediaProbe), for the relay's read hints. */
   bytesPerSecond?: number | null;
   picture: PictureSteps;

@@ -221,6 +221,7 @@ async function runJob(
     const context: DecodeContext = {
       input: job.input,
       video,
+      durationSeconds: duration,
       bytesPerSecond: probe.bytesPerSecond ?? null,
       picture: pictureSteps(video, size),
       signal,

@@ -124,6 +124,25 @@ describe("ranges and the end of the video", () => {
     expect(await deliveredNumbers(run)).toEqual([30, 59, null, null]);
   });
 
+  it("the last microsecond before the end still shows the last frame, dense and sparse", async () => {
+    // ffmpeg's end of stream counts a wanted time only when it lies more than the pts
+    // tolerance (1 µs) before the end: 1.999999 s of a 2 s video once got no frame at all.
+    const video = await makeTestVideo({ durationSeconds: 2 });
+    for (const strategy of ["dense", "sparse"] as const) {
+      const run = await runJob(
+        video,
+        { mode: "timestamps", timestamps: [0.5, 1.999998, 1.999999] },
+        { strategy },
+      );
+      expect(run.outcome.frames.map((f) => [f.timestamp, f.status, f.pts])).toEqual([
+        [0.5, "ok", 0.5],
+        [1.999998, "ok", 1.966667],
+        [1.999999, "ok", 1.966667],
+      ]);
+      expect(await deliveredNumbers(run)).toEqual([15, 59, 59]);
+    }
+  });
+
   it("duplicate timestamps each get their own file with the same picture", async () => {
     const video = await makeTestVideo({ durationSeconds: 2 });
     const run = await runJob(video, { mode: "timestamps", timestamps: [0.5, 0.5] });
