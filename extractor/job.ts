@@ -505,8 +505,16 @@ function pictureSteps(video: VideoProbe, size: OutputSize): PictureSteps {
     width: size.width,
     height: size.height,
     // Untagged HD video is BT.709 in practice; ffmpeg would otherwise assume BT.601.
-    fallbackMatrix: video.colorMatrix ? null : video.height >= 720 ? "bt709" : "bt601",
+    fallbackMatrix: video.colorMatrix ? null : isHdSize(video) ? "bt709" : "bt601",
   };
+}
+
+/**
+ * HD by its stored size, as players guess a matrix (mpv's rule): 1280 wide or more than the
+ * 576 rows of SD. The width counts too: widescreen HD is often under 720 rows (1280×536).
+ */
+function isHdSize(video: VideoProbe): boolean {
+  return video.width >= 1280 || video.height > 576;
 }
 
 function round3(x: number): number {

@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import sharp from "sharp";
 import { describe, expect, it } from "vitest";
 import { makeTestVideo, readImagePattern, readPattern } from "../support/videos.ts";
-import { frameBytes, runJob } from "./helpers.ts";
+import { frameBytes, makeLavfiClip, rgbPixels, runJob } from "./helpers.ts";
 
 const run = promisify(execFile);
 
@@ -93,6 +93,45 @@ describe("colour", () => {
     expect(pattern.cellMean(0)).toBeGreaterThan(245);
     expect(pattern.cellMean(3)).toBeLessThan(10);
   });
+
+  // A flat colour converted to YCbCr with the matrix a size implies and stored untagged:
+  // delivered, it must come back as the colour it was (measured: within 4 levels through
+  // ffmpeg's own round trip; the other matrix puts it 10–20 levels off). Widescreen HD is
+  // often under 720 rows (1280×536 scope); SD is 720×480.
+  for (const [size, matrix] of [
+    ["1280x536", "bt709"],
+    ["1280x720", "bt709"],
+    ["720x480", "bt601"],
+  ] as const) {
+    it(`untagged ${size} is read as ${matrix.toUpperCase()}`, async () => {
+      const video = await makeLavfiClip(
+        `untagged-${size}`,
+        [`color=c=0x30C050:s=${size}:r=25:d=1`],
+        `[0]format=rgb24,scale=out_color_matrix=${matrix}:out_range=tv,format=yuv420p[v]`,
+        ["-c:v", "libx264", "-qp", "0", "-pix_fmt", "yuv420p"],
+      );
+      const { stdout } = await run("ffprobe", [
+        "-v",
+        "error",
+        "-show_entries",
+        "stream=color_space",
+        "-of",
+        "csv=p=0",
+        video,
+      ]);
+      expect(stdout.trim()).toBe("unknown");
+      const job = await runJob(video, { mode: "count", count: 1, format: "png" });
+      const { data } = await rgbPixels(await frameBytes(job, 1));
+      const mean = [0, 1, 2].map((c) => {
+        let sum = 0;
+        for (let i = c; i < data.length; i += 3) sum += data[i];
+        return sum / (data.length / 3);
+      });
+      for (const [channel, expected] of [0x30, 0xc0, 0x50].entries()) {
+        expect(Math.abs(mean[channel] - expected)).toBeLessThan(6);
+      }
+    });
+  }
 
   for (const hdr of ["pq", "hlg"] as const) {
     it(`HDR ${hdr.toUpperCase()} (BT.2020, 10-bit HEVC) is tone-mapped, not washed out`, async () => {
