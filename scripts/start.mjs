@@ -5,13 +5,16 @@
 // packages when we are root, else one line naming the command) and a current yt-dlp
 // (scripts/lib/ytdlp.mjs; without a network the stack starts with the one it has).
 import { ensureMediaTools } from "./lib/media-tools.mjs";
-import { startStack } from "./lib/stack.mjs";
+import { DEV_VARS, startStack } from "./lib/stack.mjs";
 import { chooseYtDlp } from "./lib/ytdlp.mjs";
 
 try {
   ensureMediaTools();
   const ytdlp = await chooseYtDlp();
-  const stack = await startStack(ytdlp.path ? { STILLS_YTDLP: ytdlp.path } : {});
+  const stack = await startStack({
+    devVars: DEV_VARS,
+    ...(ytdlp.path ? { STILLS_YTDLP: ytdlp.path } : {}),
+  });
   console.log(
     `\nStills API listening on ${stack.apiUrl}  (docs: ${stack.baseUrl}/docs, extractor: ${stack.extractorUrl}` +
       `${ytdlp.path ? `, yt-dlp ${ytdlp.version}: ${ytdlp.path}` : ""})`,

@@ -37,9 +37,15 @@ export interface StackSettings {
   log?: (line: string) => void;
   /** Run the edge from a copy of its sources, so edits in the tree do not restart it. */
   snapshot?: boolean;
+  /**
+   * A `.dev.vars`-style file to hand the edge as well, when it exists (npm start: DEV_VARS,
+   * the developer's own); the stack's secrets win on a clash.
+   */
+  devVars?: string;
 }
 
 export const ROOT: string;
+export const DEV_VARS: string;
 export const RESTART_BACKOFF: { firstMs: number; maxMs: number; resetAfterMs: number };
 export function restartDelayMs(failuresInARow: number): number;
 export function freePort(): Promise<number>;

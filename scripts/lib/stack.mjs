@@ -34,6 +34,8 @@ export function extractorMallocEnv(env = process.env) {
 }
 
 export const ROOT = resolve(import.meta.dirname, "../..");
+/** The developer's own edge secrets for `npm start` (git-ignored), as wrangler names them. */
+export const DEV_VARS = join(ROOT, ".dev.vars");
 // wrangler runs on this process's Node (22), whatever `node` the PATH finds first.
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
 
@@ -269,7 +271,14 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
  * copy of its sources, so edits in the tree do not restart it: tests).
  */
 export async function startStack(settings = {}) {
-  const { quiet = false, log: logOption, snapshot = false, onOutput, ...variables } = settings;
+  const {
+    quiet = false,
+    log: logOption,
+    snapshot = false,
+    onOutput,
+    devVars,
+    ...variables
+  } = settings;
   const log = logOption ?? (quiet ? () => {} : (line) => console.error(line));
   const env = { ...process.env, ...variables };
   requireTools(env);
@@ -351,6 +360,10 @@ export async function startStack(settings = {}) {
       // the edge's step lines (edge/log.ts) and the local sign-in mail.
       "--log-level",
       quiet && !onOutput ? "error" : "log",
+      // `npm start` also reads the developer's own .dev.vars (Stripe test keys, say), which
+      // wrangler skips once any --env-file is given; a later file wins, so ours is last. Only
+      // when it exists: wrangler hands --env-file to Node too, which refuses a missing file.
+      ...(devVars && existsSync(devVars) ? ["--env-file", devVars] : []),
       "--env-file",
       secretsFile,
       // Lets the consumer return while waitUntil holds the extractor call (local only).
