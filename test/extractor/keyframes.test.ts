@@ -62,8 +62,9 @@ describe("mode keyframes", () => {
   });
 
   it("VP9 (whose decoder decodes every frame despite -skip_frame): only the keyframes", async () => {
-    // 6 s at 30 fps, a keyframe at most every 45 frames: no file order index, so the list
-    // comes from ffprobe. The truth is the container's own keyframe flags, read without decoding.
+    // 6 s at 30 fps, a keyframe at most every 45 frames. A WebM has no MP4 index to read, so
+    // the list comes from ffprobe. The truth is the container's own keyframe flags, read
+    // without decoding.
     const video = await makeTestVideo({
       codec: "vp9",
       container: "webm",
