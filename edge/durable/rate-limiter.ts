@@ -1,6 +1,9 @@
 // Rate limiting with GCRA (the generic cell rate algorithm): one Durable Object per subject
 // (an API key or a client IP), so every request for that subject is counted in one place.
 // The theoretical arrival time is kept in storage, so an evicted object loses nothing.
+// An API key's object also knows whether the key was revoked (revoke()): every request of a
+// key reaches its object, or spends a lease it gave at most two seconds before, so this is
+// how a revocation reaches every isolate (edge/middleware/auth.ts).
 import { DurableObject } from "cloudflare:workers";
 
 export interface RateDecision {
@@ -13,6 +16,8 @@ export interface RateDecision {
   reset: number;
   /** Seconds to wait before the next request can pass (0 when allowed). */
   retryAfter: number;
+  /** Set when the subject is a revoked API key: nothing is admitted or counted. */
+  revoked?: true;
 }
 
 /** How long a new count may live only in memory before it is written to storage. */
@@ -21,6 +26,7 @@ export const FLUSH_AFTER_MS = 1000;
 export class RateLimiter extends DurableObject<Env> {
   /** In-memory copy of the stored state; storage stays the source of truth on restart. */
   private tat: number | undefined;
+  private revoked = false;
   private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
@@ -38,6 +44,21 @@ export class RateLimiter extends DurableObject<Env> {
     if (this.tat !== undefined) await this.ctx.storage.put("tat", this.tat);
   }
 
+  /** Reads the stored state once per object lifetime. */
+  private async load() {
+    if (this.tat !== undefined) return;
+    const stored = await this.ctx.storage.get<number | boolean>(["tat", "revoked"]);
+    this.tat ??= (stored.get("tat") as number | undefined) ?? 0;
+    this.revoked ||= stored.get("revoked") === true;
+  }
+
+  /** Refuses the key from now on, for good; written before it returns. */
+  async revoke(): Promise<void> {
+    await this.load();
+    this.revoked = true;
+    await this.ctx.storage.put("revoked", true);
+  }
+
   /**
    * Admits up to `want` requests at `perMinute`, with a burst of a whole minute's allowance:
    * as many as the allowance holds now, at least one or none. `now` is injectable for tests.
@@ -45,8 +66,19 @@ export class RateLimiter extends DurableObject<Env> {
   async take(perMinute: number, want = 1, now = Date.now()): Promise<RateDecision> {
     const interval = 60_000 / perMinute;
     const burstWindow = interval * perMinute;
-    if (this.tat === undefined) this.tat = (await this.ctx.storage.get<number>("tat")) ?? 0;
-    const tat = Math.max(this.tat, now);
+    await this.load();
+    if (this.revoked) {
+      return {
+        allowed: false,
+        granted: 0,
+        limit: perMinute,
+        remaining: 0,
+        reset: 0,
+        retryAfter: 0,
+        revoked: true,
+      };
+    }
+    const tat = Math.max(this.tat ?? 0, now);
     const granted = Math.min(want, Math.floor((now + burstWindow - tat) / interval + 1e-9));
     if (granted < 1) {
       return {

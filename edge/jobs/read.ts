@@ -6,15 +6,21 @@
 // settlement wakes; it then reads D1 again, so D1 stays the record.
 import { and, asc, count, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import { type DemoJobRow, demoJobs, frames, type JobRow, jobs } from "../../schema/db.ts";
-import { COMPLETED, isFinalStatus } from "../../schema/job-status.ts";
+import {
+  type DemoJobRow,
+  demoJobs,
+  type FrameRow,
+  frames,
+  type JobRow,
+  jobs,
+} from "../../schema/db.ts";
+import { COMPLETED, EXPIRED, isFinalStatus } from "../../schema/job-status.ts";
 import { type JobOptions, JobOptionsSchema } from "../../schema/messages.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { AppEnv, Db } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
 import { type FileLinker, fileLinker, presignSettings } from "../files.ts";
-import { keyCheckFor } from "../middleware/auth.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
 import { type D1Reader, foldedRows, rowDecoder } from "../storage/prepared-select.ts";
@@ -151,39 +157,60 @@ const JOB_COLUMNS = Object.values(getTableColumns(jobs))
 const FRAMES_OF_THE_JOB = foldedRows(frames, `"frames"."job_id" = "jobs"."id"`, "index");
 
 /**
- * The job, its frames and a remembered key's re-check (when the route left one) in one
- * statement: the frames travel folded in a column of the job's row (a batch of two statements
- * cost a measurable share of a read on local D1). From a one-row anchor, so the key's answer
- * comes back whether or not the job exists; a job that is not there is a row of nulls.
+ * The job and its frames in one statement: the frames travel folded in a column of the job's
+ * row (a batch of two statements cost a measurable share of a read on local D1).
  */
-function jobWithFrames(
-  d1: D1Reader,
-  keyCheck: { sql: string; params: unknown[] } | undefined,
-  id: string,
-  accountId: string,
-) {
-  const check = keyCheck ? `exists (${keyCheck.sql}) as "key_is_live", ` : "";
+function jobWithFrames(d1: D1Reader, id: string, accountId: string) {
   return d1
     .prepare(
-      `select ${check}${JOB_COLUMNS}, ${FRAMES_OF_THE_JOB.sql} as "folded_frames" ` +
-        `from (select 1) left join "jobs" on "jobs"."id" = ? and "jobs"."account_id" = ?`,
+      `select ${JOB_COLUMNS}, ${FRAMES_OF_THE_JOB.sql} as "folded_frames" ` +
+        `from "jobs" where "jobs"."id" = ? and "jobs"."account_id" = ?`,
     )
-    .bind(...(keyCheck?.params ?? []), id, accountId);
+    .bind(id, accountId);
 }
 
+type JobWithFrames = { row: JobRow; frameList: FrameRow[] };
+
 /**
- * The job and its frames in one D1 round trip, with the key's re-check when the route left it
- * for this read (requireApiKeyInRead): it runs only where the read is sure to be on the
- * primary (primaryReads), so a key revoked anywhere is refused here, before the job is
- * answered or found missing.
+ * Completed and expired jobs, remembered per isolate once read: nothing changes them any more
+ * (a completed job turns expired by its own expires_at, which the serializer already reads as
+ * expired; edge/jobs/lifecycle.ts), so a job polled again after it settled costs no D1 trip.
+ * Failed jobs are not kept (the cron clears their expires_at). Bounded by frames held; the
+ * oldest go first. Used only by reads on the plain binding: a request in a D1 session is
+ * answered its session's bookmark, which a remembered job cannot give.
  */
-async function findJobWithFrames(c: Context<AppEnv>, id: string) {
+const SETTLED_FRAMES_MAX = 20_000;
+const settledJobs = new Map<string, JobWithFrames>();
+let settledFrames = 0;
+
+function rememberSettled(found: JobWithFrames) {
+  const { status } = found.row;
+  if ((status !== COMPLETED && status !== EXPIRED) || settledJobs.has(found.row.id)) return;
+  const size = found.frameList.length + 1;
+  if (size > SETTLED_FRAMES_MAX / 4) return;
+  for (const [id, old] of settledJobs) {
+    if (settledFrames + size <= SETTLED_FRAMES_MAX) break;
+    settledJobs.delete(id);
+    settledFrames -= old.frameList.length + 1;
+  }
+  settledJobs.set(found.row.id, found);
+  settledFrames += size;
+}
+
+/** The job and its frames in one D1 round trip (none for a job remembered as settled). */
+async function findJobWithFrames(c: Context<AppEnv>, id: string): Promise<JobWithFrames> {
+  const accountId = c.get("account").id;
+  const onPlainBinding = c.get("d1Reads") === undefined;
+  const known = onPlainBinding ? settledJobs.get(id) : undefined;
+  if (known) {
+    // Another account's job answers exactly like a missing one.
+    if (known.row.accountId !== accountId) throw jobNotFound(id);
+    return known;
+  }
   const load = async (d1: D1Reader) => {
-    const keyCheck = mayBeBehind(c) ? undefined : keyCheckFor(c);
-    const result = await jobWithFrames(d1, keyCheck?.query, id, c.get("account").id).all();
-    const [answer] = result.results as { key_is_live?: number; folded_frames?: unknown }[];
-    if (keyCheck) await keyCheck.settle(answer?.key_is_live === 1);
-    const row = JOB_ROWS(result).find((job) => job.id !== null);
+    const result = await jobWithFrames(d1, id, accountId).all();
+    const [answer] = result.results as { folded_frames?: unknown }[];
+    const [row] = JOB_ROWS(result);
     return { row, frameList: row ? FRAMES_OF_THE_JOB.rows(answer?.folded_frames) : [] };
   };
   let found = await load(d1Of(c));
@@ -194,7 +221,9 @@ async function findJobWithFrames(c: Context<AppEnv>, id: string) {
   }
   // Another account's job answers exactly like a missing one.
   if (!found.row) throw jobNotFound(id);
-  return { row: found.row, frameList: found.frameList };
+  const job = { row: found.row, frameList: found.frameList };
+  if (onPlainBinding) rememberSettled(job);
+  return job;
 }
 
 export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {

@@ -1,6 +1,6 @@
 // Authentication (spec §5) and the per-key rate limit, as one middleware: a request that
 // fails authentication is still counted, against its IP, so guessing keys is rate limited.
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
@@ -11,8 +11,7 @@ import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
-import { type D1Reader, preparedStatement } from "../storage/prepared-select.ts";
-import { enforceIpRate, enforceRate } from "./rate-limit.ts";
+import { enforceIpRate, enforceKeyRate, revokeKeyLimiter } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
 
@@ -50,14 +49,15 @@ const invalid = () =>
 type KeyRow = { keyId: string; keyHash: string; account: AccountRow };
 
 /**
- * Verified keys are remembered in the isolate for a few seconds, with their account. A
- * remembered key is still checked against D1 on the primary on every request (a primary-key
- * read of the key alone, run alongside the rate-limit check; on GET /v1/jobs/{id} a column of
- * the job read itself, requireApiKeyInRead), so a key revoked anywhere is refused from the
- * next request on, on every isolate. What the cache saves is the lookup by hash and the join
- * with the account before the rate limit can start. Handlers that need live balances read the
- * account again; the cached row serves only its id and plan (so a plan change reaches the rate
- * limit within KEY_CACHE_MS).
+ * Verified keys are remembered in the isolate for a few seconds, with their account. Whether a
+ * remembered key is still live is answered by its rate limiter, which every request consults
+ * (a call, or a lease the limiter gave at most LEASE_SECONDS ago, edge/middleware/rate-limit.ts):
+ * revoking a key marks its limiter first (revokeApiKey), so a key revoked anywhere is refused
+ * by every isolate within the lease, and at once by the isolate that revoked it and by any
+ * request that reaches the limiter. D1 is read only when the key is not remembered: the lookup
+ * by hash, which also refuses a key revoked in D1 alone, within KEY_CACHE_MS. Handlers that
+ * need live balances read the account again; the cached row serves only its id and plan (so a
+ * plan change reaches the rate limit within KEY_CACHE_MS).
  */
 const KEY_CACHE_MS = 10_000;
 const KEY_CACHE_MAX = 10_000;
@@ -71,7 +71,7 @@ function cachedKey(hash: string): KeyRow | undefined {
 /**
  * The hashes of keys seen lately, so a key sending many requests is hashed once per isolate
  * (bounded like the key cache). Only well-formed keys get here; a hash says nothing about
- * whether the key is live, which is checked in D1 on every request as before.
+ * whether the key is live, which verifiedKey answers on every request.
  */
 const keyHashes = new Map<string, string>();
 
@@ -84,8 +84,12 @@ async function hashOf(key: string): Promise<string> {
   return hash;
 }
 
-/** Forgets a key in this isolate (the dashboard calls it as it revokes one). */
-export function forgetApiKey(hash: string) {
+/**
+ * Revocation's edge side, called by the dashboard before it marks the key in D1: the key's
+ * limiter refuses it from now on (everywhere, within a lease), and this isolate forgets it.
+ */
+export async function revokeApiKey(env: Env, keyId: string, hash: string) {
+  await revokeKeyLimiter(env, keyId);
   keyCache.delete(hash);
 }
 
@@ -103,21 +107,6 @@ async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
   if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
   keyCache.set(hash, { row, until: Date.now() + KEY_CACHE_MS });
   return row;
-}
-
-/** The key by primary key, unless revoked: the re-check every request of a remembered key makes. */
-const LIVE_KEY = preparedStatement((db) =>
-  db
-    .select({ id: apiKeys.id })
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, sql.placeholder("keyId")), isNull(apiKeys.revokedAt)))
-    .limit(1),
-);
-
-/** `d1` must read the primary (the plain binding does). */
-async function keyIsLive(d1: D1Reader, keyId: string): Promise<boolean> {
-  const { results } = await LIVE_KEY.bind(d1, { keyId }).all();
-  return results.length > 0;
 }
 
 /**
@@ -150,57 +139,17 @@ function rateOf(account: AccountRow): number {
 }
 
 /**
- * A remembered key's D1 re-check, left for the route's own read on the primary
- * (requireApiKeyInRead): `settled` once its answer has been judged.
+ * The key, remembered or looked up by hash, once its limiter has admitted the request:
+ * undefined when it is unknown or revoked. A revoked key reads 401, never 429.
  */
-interface DeferredKeyCheck {
-  keyId: string;
-  hash: string;
-  settled: boolean;
-}
-
-/** Per request (one Context per request); a WeakMap, as AppEnv's variables are not ours. */
-const deferredChecks = new WeakMap<Context<AppEnv>, DeferredKeyCheck>();
-
-/** A key checked against D1 now: looked up by hash, or a remembered one re-checked. */
 async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | undefined> {
-  const db = c.get("db");
-  const cached = cachedKey(hash);
-  if (!cached) {
-    const row = await lookUpKey(db, hash);
-    if (row) await enforceRate(c, `key:${row.keyId}`, rateOf(row.account));
-    return row;
-  }
-  const [live, rate] = await Promise.allSettled([
-    keyIsLive(c.env.DB, cached.keyId),
-    enforceRate(c, `key:${cached.keyId}`, rateOf(cached.account)),
-  ]);
-  if (live.status === "rejected") throw live.reason;
-  if (!live.value) {
+  const row = cachedKey(hash) ?? (await lookUpKey(c.get("db"), hash));
+  if (!row) return undefined;
+  if (!(await enforceKeyRate(c, row.keyId, rateOf(row.account)))) {
     keyCache.delete(hash);
     return undefined;
   }
-  if (rate.status === "rejected") throw rate.reason;
-  return cached;
-}
-
-/**
- * A remembered key whose D1 re-check the route runs in its own read: only the rate limit is
- * taken here. A refused rate still re-checks the key first, so a revoked key reads 401, never
- * 429, as on every other route.
- */
-async function keyWithDeferredCheck(c: Context<AppEnv>, hash: string, cached: KeyRow) {
-  try {
-    await enforceRate(c, `key:${cached.keyId}`, rateOf(cached.account));
-  } catch (err) {
-    if (!(await keyIsLive(c.env.DB, cached.keyId))) {
-      keyCache.delete(hash);
-      return undefined;
-    }
-    throw err;
-  }
-  deferredChecks.set(c, { keyId: cached.keyId, hash, settled: false });
-  return cached;
+  return row;
 }
 
 async function refuseUnknownKey(c: Context<AppEnv>): Promise<never> {
@@ -208,7 +157,7 @@ async function refuseUnknownKey(c: Context<AppEnv>): Promise<never> {
   throw invalid();
 }
 
-async function authenticate(c: Context<AppEnv>, next: () => Promise<void>, deferCheck: boolean) {
+async function authenticate(c: Context<AppEnv>, next: () => Promise<void>) {
   const credential = readCredential(c.req.raw.headers);
   if (credential.kind !== "key") {
     await enforceIpRate(c);
@@ -222,59 +171,16 @@ async function authenticate(c: Context<AppEnv>, next: () => Promise<void>, defer
   // our prefix is a key by the spec's definition, so a bad one is `invalid`, not `malformed`.
   if (!isWellFormedApiKey(credential.key)) await refuseUnknownKey(c);
   const hash = await hashOf(credential.key);
-  const cached = deferCheck ? cachedKey(hash) : undefined;
-  const row = cached ? await keyWithDeferredCheck(c, hash, cached) : await verifiedKey(c, hash);
+  const row = await verifiedKey(c, hash);
   if (!row || !timingSafeEqualHex(row.keyHash, hash)) await refuseUnknownKey(c);
   const key = row as KeyRow;
   c.set("account", key.account);
   c.set("apiKeyId", key.keyId);
   noteKeyUse(c, key.keyId);
   await next();
-  const deferred = deferredChecks.get(c);
-  if (deferred && !deferred.settled) {
-    // The route ended before its read ran (a 404 for a malformed id, a thrown error): the
-    // re-check runs here, and a revoked key's answer becomes the 401 it would have been.
-    deferred.settled = true;
-    // The plain binding: the route may have switched the request to a session.
-    if (!(await keyIsLive(c.env.DB, deferred.keyId))) {
-      keyCache.delete(hash);
-      await refuseUnknownKey(c);
-    }
-  }
 }
 
-export const requireApiKey = createMiddleware<AppEnv>((c, next) => authenticate(c, next, false));
-
-/**
- * requireApiKey for a read route that reads D1 once, on the primary: a remembered key's
- * re-check rides in that read (keyCheckFor) instead of costing a D1 round trip of its own.
- * The guarantee is unchanged: the read is on the primary, and whatever the route does, the
- * request is answered 401 when the key has been revoked (checked after the route if its read
- * never ran).
- */
-export const requireApiKeyInRead = createMiddleware<AppEnv>((c, next) =>
-  authenticate(c, next, true),
-);
-
-/**
- * The request's deferred key re-check, for the route's read on the primary: `query` selects
- * the key while it is live (SQL and its values, to embed as `EXISTS (…)` in the route's own
- * statement) and `settle` judges the answer (throwing 401 for a revoked key). None when the
- * key was already checked in this request.
- */
-export function keyCheckFor(c: Context<AppEnv>) {
-  const deferred = deferredChecks.get(c);
-  if (!deferred || deferred.settled) return undefined;
-  return {
-    query: LIVE_KEY.query({ keyId: deferred.keyId }),
-    settle: async (live: boolean) => {
-      deferred.settled = true;
-      if (live) return;
-      keyCache.delete(deferred.hash);
-      await refuseUnknownKey(c);
-    },
-  };
-}
+export const requireApiKey = createMiddleware<AppEnv>(authenticate);
 
 /** Public endpoints: counted per client IP. */
 export const publicRate = createMiddleware<AppEnv>(async (c, next) => {

@@ -50,7 +50,7 @@ export function ipSubject(ip: string): string {
  * the largest share of its time after D1.)
  */
 const LEASE_SECONDS = 2;
-const LEASE_MS = LEASE_SECONDS * 1000;
+export const LEASE_MS = LEASE_SECONDS * 1000;
 const leases = new Map<string, { tokens: number; until: number; decision: RateDecision }>();
 const demand = new Map<string, { second: number; count: number; previous: number }>();
 const MAX_TRACKED = 10_000;
@@ -110,9 +110,7 @@ async function decide(env: Env, subject: string, perMinute: number): Promise<Rat
   return { ...decision, remaining: decision.remaining + Math.max(0, decision.granted - 1) };
 }
 
-/** Counts one request for `subject`; throws RateLimited when over `perMinute`. */
-export async function enforceRate(c: Context<AppEnv>, subject: string, perMinute: number) {
-  const decision = await decide(c.env, subject, perMinute);
+function admit(c: Context<AppEnv>, decision: RateDecision, perMinute: number) {
   c.set("rate", decision);
   if (!decision.allowed) {
     throw new ApiError("RateLimited", `Rate limit of ${perMinute} requests per minute exceeded`, {
@@ -120,6 +118,38 @@ export async function enforceRate(c: Context<AppEnv>, subject: string, perMinute
       retryAfter: decision.retryAfter,
     });
   }
+}
+
+/** Counts one request for `subject`; throws RateLimited when over `perMinute`. */
+export async function enforceRate(c: Context<AppEnv>, subject: string, perMinute: number) {
+  admit(c, await decide(c.env, subject, perMinute), perMinute);
+}
+
+const keySubject = (keyId: string) => `key:${keyId}`;
+
+/**
+ * Counts one request of an API key: false when the key's limiter knows it is revoked (the
+ * request is then neither counted nor given rate headers), and throws RateLimited when over
+ * `perMinute`. A lease (above) answers only for LEASE_SECONDS, so a key revoked elsewhere is
+ * refused within that time on every isolate.
+ */
+export async function enforceKeyRate(
+  c: Context<AppEnv>,
+  keyId: string,
+  perMinute: number,
+): Promise<boolean> {
+  const decision = await decide(c.env, keySubject(keyId), perMinute);
+  if (decision.revoked) return false;
+  admit(c, decision, perMinute);
+  return true;
+}
+
+/** Marks a key revoked in its limiter (kept in storage) and drops this isolate's lease. */
+export async function revokeKeyLimiter(env: Env, keyId: string) {
+  const subject = keySubject(keyId);
+  await limiterFor(env, subject).revoke();
+  // After the call: a lease fetched while it ran was given before the revocation.
+  leases.delete(subject);
 }
 
 export function enforceIpRate(c: Context<AppEnv>) {

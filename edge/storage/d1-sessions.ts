@@ -2,8 +2,8 @@
 //
 // The read endpoints (GET /v1/jobs, GET /v1/usage, GET /v1/demo/{id}) declare `replicaReads`
 // on their route: their queries run in a session that may be served by a replica near the
-// caller. GET /v1/jobs/{id} reads the primary instead (`primaryReads`: its key check goes
-// there anyway). Every other request keeps the plain binding, which D1 always
+// caller. GET /v1/jobs/{id} reads the primary instead (`primaryReads`: the job a client polls
+// is never behind). Every other request keeps the plain binding, which D1 always
 // routes to the primary, so writes and the reads around them stay where they were.
 //
 // Consistency (README "Decisions"): a session is sequentially consistent. Its answers carry
@@ -48,14 +48,14 @@ export const replicaReads = createMiddleware<AppEnv>(async (c, next) => {
 });
 
 /**
- * Declared on GET /v1/jobs/{id}: every authenticated request already makes a trip to the
- * primary (its key's revocation check), so this route reads the job in that same trip
- * (requireApiKeyInRead in edge/middleware/auth.ts) instead of making a second one to a
- * replica. The primary is at least as new as any bookmark this API gave, so a bookmark sent
- * is met; a client that sends one (it follows its reads with bookmarks) reads in a session on
- * the primary and is answered its bookmark. A client that sends none reads the plain
- * binding, the primary too, and is answered none: a session's bookmark costs the database a
- * step on every read, and that client does not send bookmarks back.
+ * Declared on GET /v1/jobs/{id}: a client polls this route for its job's progress, so it reads
+ * the primary and is never behind (one trip, the job and its frames in one statement; a
+ * settled job is remembered and costs none, edge/jobs/read.ts). The primary is at least as
+ * new as any bookmark this API gave, so a bookmark sent is met; a client that sends one (it
+ * follows its reads with bookmarks) reads in a session on the primary and is answered its
+ * bookmark. A client that sends none reads the plain binding, the primary too, and is
+ * answered none: a session's bookmark costs the database a step on every read, and that
+ * client does not send bookmarks back.
  */
 export const primaryReads = createMiddleware<AppEnv>(async (c, next) => {
   if (sentBookmark(c) !== undefined) useSession(c, "first-primary", false);

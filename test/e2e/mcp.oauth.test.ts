@@ -17,7 +17,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executeLocalSql, queryLocal, ROOT } from "../../scripts/lib/stack.mjs";
+import { queryLocal, ROOT } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -316,10 +316,15 @@ describe("OAuth for MCP clients", () => {
     await withRenewed.close();
 
     // Revoking the connector's key in the dashboard disconnects the client.
-    executeLocalSql(
-      `UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00Z' WHERE name = 'MCP: E2E Agent' AND account_id = (SELECT id FROM accounts WHERE email = '${email}')`,
+    const [connector] = queryLocal(
+      `SELECT id FROM api_keys WHERE name = 'MCP: E2E Agent' AND account_id = (SELECT id FROM accounts WHERE email = '${email}')`,
       h.stack.stateDir,
-    );
+    ) as { id: string }[];
+    const revocation = await browser.request(`/dashboard/keys/${connector.id}/revoke`, {
+      form: {},
+    });
+    expect(revocation.status).toBe(303);
+    expect(revocation.location).toBe("/dashboard/keys?notice=revoked");
     const revoked = await fetch(mcpUrl, {
       method: "POST",
       headers: {

@@ -1,19 +1,29 @@
-// The authenticated read's fast path (GET /v1/jobs/{id}): a remembered key's revocation check
-// rides in the job read's own D1 statement on the primary, its SQL is built once per isolate,
-// and file signatures are remembered. Each test checks that a guarantee still holds through
-// the new mechanism: revoked keys are refused from the next request on, the answer is the one
-// the drizzle path gave, byte for byte, and remembered signatures are the computed ones.
+// The authenticated read's fast path (GET /v1/jobs/{id}): a remembered key is answered for by
+// its rate limiter (no D1 trip), the job and its frames come in one D1 statement built once
+// per isolate, a settled job is remembered, and file signatures are remembered. Each test
+// checks that a guarantee still holds through the mechanism: a key revoked anywhere is
+// refused within the limiter's lease, the answer is the one the drizzle path gave, byte for
+// byte, and remembered signatures are the computed ones.
 
 import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { and, eq, sql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { hmacSha256, toHex } from "../../edge/crypto.ts";
 import worker from "../../edge/index.ts";
+import { LEASE_MS, setLimiterClock } from "../../edge/middleware/rate-limit.ts";
 import { preparedSelect } from "../../edge/storage/prepared-select.ts";
 import { jobs } from "../../schema/db.ts";
-import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
+import {
+  api,
+  createAccount,
+  freshIp,
+  ORIGIN,
+  revokeElsewhere,
+  type TestAccount,
+} from "./support/api.ts";
+import { setExtractor } from "./support/fake-extractor.ts";
 import { createJobRunBy } from "./support/pipeline.ts";
 import { answerFromDrizzle } from "./support/reference-read.ts";
 
@@ -98,43 +108,59 @@ async function primaryBookmark(): Promise<string> {
   return session.getBookmark() ?? "";
 }
 
-async function revoke(account: TestAccount) {
-  // Straight in D1, as another isolate's dashboard would: this isolate's cache still has it.
-  await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
-    .bind(new Date().toISOString(), account.keyId)
-    .run();
+afterEach(() => setLimiterClock(undefined));
+
+/** Past any lease this isolate holds: the next request of every key asks its limiter. */
+function pastTheLease() {
+  const later = Date.now() + LEASE_MS + 1;
+  setLimiterClock(() => later);
 }
 
+const READ_STATEMENT =
+  /^select .*"jobs"."id".*json_group_array\(.* from "frames" where "frames"."job_id" = "jobs"."id"\).* from "jobs" where/;
+
 describe("GET /v1/jobs/{id} with a remembered key", () => {
-  it("checks the key in the job read's one D1 statement, on the primary", async () => {
+  it("reads an unsettled job in one D1 statement every time, and a settled one once", async () => {
     const account = await createAccount({ plan: "starter" });
     const jobId = await completedJob(account);
-    // The first read looks the key up by hash (and notes its use); the key is remembered.
-    expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status).toBe(200);
-    const bookmark = await primaryBookmark();
-    // Without a bookmark on the plain binding; with one in a session that starts on the primary.
-    for (const [headers, expectedSessions] of [
-      [account.auth, []],
-      [{ ...account.auth, "x-d1-bookmark": bookmark }, ["first-primary"]],
+    // The extractor is down: this job stays unsettled.
+    setExtractor(undefined);
+    const queued = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/talk.mp4", count: 2 },
+      headers: account.auth,
+    });
+    expect(["queued", "processing"]).toContain(queued.body.status);
+    // The key is remembered from here on; its checks are its limiter's, not D1's.
+    for (const [id, statements] of [
+      [queued.body.id, [1, 1, 1]],
+      [jobId, [1, 0, 0]],
     ] as const) {
-      const { db, calls, sessions } = recordingDb();
-      const read = await call(db, `/v1/jobs/${jobId}`, headers);
-      expect(read.status).toBe(200);
-      expect(sessions).toEqual(expectedSessions);
-      // One statement: the key's check, the job and its frames folded into one column.
-      expect(calls).toHaveLength(1);
-      const [statement] = calls;
-      expect(statement.kind).toBe("statement");
-      const text = statement.kind === "statement" ? statement.sql : "";
-      expect(text).toMatch(/exists \(select .* from "api_keys" .*"revoked_at" is null/);
-      expect(text).toMatch(/join "jobs"/);
-      expect(text).toMatch(
-        /json_group_array\(.* from "frames" where "frames"."job_id" = "jobs"."id"\)/,
-      );
+      for (const expected of statements) {
+        const { db, calls, sessions } = recordingDb();
+        const read = await call(db, `/v1/jobs/${id}`, account.auth);
+        expect(read.status).toBe(200);
+        expect(sessions).toEqual([]);
+        // The job and its frames folded into one column; nothing about the key.
+        expect(calls).toHaveLength(expected);
+        for (const statement of calls) {
+          expect(statement.kind).toBe("statement");
+          expect(statement.kind === "statement" ? statement.sql : "").toMatch(READ_STATEMENT);
+        }
+      }
     }
+    // A client that sends a bookmark reads in a session on the primary (and is answered its
+    // bookmark), settled job or not.
+    const { db, calls, sessions } = recordingDb();
+    const withBookmark = await call(db, `/v1/jobs/${jobId}`, {
+      ...account.auth,
+      "x-d1-bookmark": await primaryBookmark(),
+    });
+    expect(withBookmark.status).toBe(200);
+    expect(sessions).toEqual(["first-primary"]);
+    expect(calls).toHaveLength(1);
   });
 
-  it("refuses a key revoked elsewhere on its next request, on every authenticated route", async () => {
+  it("refuses a key revoked elsewhere once its lease here is spent, on every authenticated route", async () => {
     const routes = [
       (jobId: string) => `/v1/jobs/${jobId}`,
       () => `/v1/jobs/${crypto.randomUUID()}`,
@@ -145,11 +171,13 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
       () => "/v1/usage",
     ];
     for (const route of routes) {
+      setLimiterClock(undefined);
       const account = await createAccount({ plan: "starter" });
       const jobId = await completedJob(account);
       const warm = await call(env.DB, `/v1/jobs/${jobId}`, account.auth);
       expect(warm.status).toBe(200);
-      await revoke(account);
+      await revokeElsewhere(account.keyId);
+      pastTheLease();
       const path = route(jobId);
       // A client that follows its reads with bookmarks takes the session path.
       const [target, withBookmark] = path.split("#");
@@ -166,11 +194,47 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
     }
   });
 
+  it("admits a key revoked elsewhere no further than the lease it already held", async () => {
+    // At 1000 a minute a busy key leases two seconds of its demand at a time.
+    const account = await createAccount({ plan: "scale" });
+    const jobId = await completedJob(account);
+    const t0 = Date.now();
+    setLimiterClock(() => t0);
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, () => call(env.DB, `/v1/jobs/${jobId}`, account.auth)),
+    );
+    expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200));
+    await revokeElsewhere(account.keyId);
+    // Within the lease the isolate cannot know; every request past it is refused.
+    let admitted = 0;
+    for (let i = 0; i < 40; i++) {
+      const read = await call(env.DB, `/v1/jobs/${jobId}`, account.auth);
+      if (read.status === 200) admitted++;
+      else expect(read.status).toBe(401);
+    }
+    expect(admitted).toBeLessThanOrEqual((LEASE_MS / 1000) * Math.floor(1000 / 60));
+    const later = t0 + LEASE_MS + 1;
+    setLimiterClock(() => later);
+    for (let i = 0; i < 5; i++) {
+      expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status).toBe(401);
+    }
+  });
+
+  it("refuses a key the limiter knows is revoked even while D1 still lists it", async () => {
+    // Revocation marks the limiter first; a D1 write that failed after it leaves this state.
+    const account = await createAccount({ plan: "starter" });
+    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${account.keyId}`)).revoke();
+    const refused = await call(env.DB, "/v1/usage", account.auth);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.text).data).toMatchObject({ name: "InvalidApiKey" });
+  });
+
   it("refuses a revoked key on POST /v1/jobs too", async () => {
     const account = await createAccount({ plan: "starter" });
     const jobId = await completedJob(account);
     expect((await call(env.DB, `/v1/jobs/${jobId}`, account.auth)).status).toBe(200);
-    await revoke(account);
+    await revokeElsewhere(account.keyId);
+    pastTheLease();
     const created = await api("POST", "/v1/jobs", {
       body: { url: "https://cdn.example.com/talk.mp4", count: 1 },
       headers: account.auth,
@@ -179,14 +243,18 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
     expect(created.body.data.name).toBe("InvalidApiKey");
   });
 
-  it("answers another account's job as missing", async () => {
+  it("answers another account's job as missing, remembered or not", async () => {
     const owner = await createAccount({ plan: "starter" });
     const other = await createAccount({ plan: "starter" });
     const jobId = await completedJob(owner);
     expect((await call(env.DB, `/v1/jobs/${jobId}`, other.auth)).status).toBe(404);
-    const again = await call(env.DB, `/v1/jobs/${jobId}`, other.auth);
+    // Remembered once its owner has read it: still missing to anyone else, without D1.
+    expect((await call(env.DB, `/v1/jobs/${jobId}`, owner.auth)).status).toBe(200);
+    const { db, calls } = recordingDb();
+    const again = await call(db, `/v1/jobs/${jobId}`, other.auth);
     expect(again.status).toBe(404);
     expect(JSON.parse(again.text).data.name).toBe("JobNotFound");
+    expect(calls.filter((c) => c.kind === "statement" && /"jobs"/.test(c.sql))).toEqual([]);
   });
 
   it("answers byte for byte what the drizzle read and serializer give", async () => {
@@ -199,6 +267,30 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
       expect(read.text).toBe(expected);
     }
     expect(JSON.parse(expected).frames.filter((f: { url: unknown }) => f.url)).toHaveLength(3);
+  });
+
+  it("reads a remembered job as expired once its expiry passes, as D1 would", async () => {
+    const account = await createAccount({ plan: "starter" });
+    const jobId = await completedJob(account);
+    const expiresAt = new Date(Date.now() + 1500).toISOString();
+    await env.DB.prepare("UPDATE jobs SET expires_at = ? WHERE id = ?")
+      .bind(expiresAt, jobId)
+      .run();
+    const first = await call(env.DB, `/v1/jobs/${jobId}`, account.auth);
+    expect(JSON.parse(first.text)).toMatchObject({ status: "completed", expires_at: expiresAt });
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(expiresAt) - Date.now() + 50));
+    const { db, calls } = recordingDb();
+    const later = await call(db, `/v1/jobs/${jobId}`, account.auth);
+    expect(calls).toEqual([]);
+    // The same answer the route gives from D1 (a client with a bookmark always reads it).
+    const fromD1 = await call(env.DB, `/v1/jobs/${jobId}`, {
+      ...account.auth,
+      "x-d1-bookmark": await primaryBookmark(),
+    });
+    expect(later.text).toBe(fromD1.text);
+    const body = JSON.parse(later.text);
+    expect(body.status).toBe("expired");
+    expect(body.frames.map((f: { url: unknown }) => f.url)).toEqual([null, null, null, null]);
   });
 });
 

@@ -7,7 +7,7 @@ import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
 import { fileLinker } from "../../files.ts";
 import { baseUrl } from "../../jobs/read.ts";
-import { forgetApiKey } from "../../middleware/auth.ts";
+import { revokeApiKey } from "../../middleware/auth.ts";
 import { filesAreLive } from "../../serialize.ts";
 
 /** Enough for every environment and connector of one account; more is a leak waiting. */
@@ -44,15 +44,28 @@ export async function createKey(env: Env, accountId: string, name: string) {
   return result.meta.changes === 1 ? { key: issued.key, keyId: issued.keyId } : undefined;
 }
 
-/** Revokes the account's key; the next request with it is refused, on every isolate. */
-export async function revokeKey(db: Db, accountId: string, keyId: string): Promise<boolean> {
-  const revoked = await db
+/**
+ * Revokes the account's key: its rate limiter refuses it first (every isolate within a lease,
+ * edge/middleware/auth.ts), then D1 records it. A failure between the two leaves the key
+ * refused and still listed, so trying again finishes the job.
+ */
+export async function revokeKey(
+  env: Env,
+  db: Db,
+  accountId: string,
+  keyId: string,
+): Promise<boolean> {
+  const [key] = await db
+    .select({ keyHash: apiKeys.keyHash })
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)));
+  if (!key) return false;
+  await revokeApiKey(env, keyId, key.keyHash);
+  await db
     .update(apiKeys)
     .set({ revokedAt: new Date().toISOString() })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)))
-    .returning({ keyHash: apiKeys.keyHash });
-  for (const { keyHash } of revoked) forgetApiKey(keyHash);
-  return revoked.length > 0;
+    .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+  return true;
 }
 
 export async function rotateWebhookSecret(db: Db, accountId: string): Promise<string> {

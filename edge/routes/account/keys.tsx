@@ -1,5 +1,6 @@
 // API keys: create one with a name (its whole value shown once, here, never again), list them
-// by hint, revoke one (refused by the API from the next request on).
+// by hint, revoke one (refused by the API within the rate limiter's 2-second lease; see
+// edge/middleware/auth.ts).
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
 import { activeKeys, createKey, type KeyListRow, MAX_ACTIVE_KEYS, revokeKey } from "./data.ts";
 import { formOf } from "./forms.ts";
@@ -208,6 +209,6 @@ export async function submitNewKey(c: PageContext) {
 }
 
 export async function submitKeyRevocation(c: PageContext) {
-  const revoked = await revokeKey(c.get("db"), c.get("account").id, c.req.param("id") ?? "");
+  const revoked = await revokeKey(c.env, c.get("db"), c.get("account").id, c.req.param("id") ?? "");
   return c.redirect(`/dashboard/keys?notice=${revoked ? "revoked" : "not-found"}`, 303);
 }

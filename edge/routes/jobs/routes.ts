@@ -8,7 +8,7 @@ import {
   WaitQuerySchema,
 } from "../../../schema/api.ts";
 import { jsonBody } from "../../app.ts";
-import { requireApiKey, requireApiKeyInRead } from "../../middleware/auth.ts";
+import { requireApiKey } from "../../middleware/auth.ts";
 import { primaryReads, replicaReads } from "../../storage/d1-sessions.ts";
 import {
   AUTH_SECURITY,
@@ -67,8 +67,8 @@ export const getJobRoute = createRoute({
   operationId: "getJob",
   summary: "Read a job, with signed frame URLs while it is completed and not expired",
   security: AUTH_SECURITY,
-  // The key's revocation check rides in the job read's batch on the primary (edge/jobs/read.ts).
-  middleware: [requireApiKeyInRead, primaryReads] as const,
+  // A client polls here for its job: read on the primary, never behind (edge/jobs/read.ts).
+  middleware: [requireApiKey, primaryReads] as const,
   request: { params: JobIdParamSchema, query: WaitQuerySchema, headers: BookmarkRequestHeaders },
   responses: {
     200: bookmarkedResponse(JobSchema, "The job"),

@@ -141,3 +141,14 @@ export async function balanceOf(accountId: string) {
     .bind(accountId)
     .first<{ plan: number; pack: number; reserved: number }>();
 }
+
+/**
+ * Revokes a key as the dashboard on another isolate would (its limiter, then D1), leaving this
+ * isolate's memory of the key and any lease it holds as they were.
+ */
+export async function revokeElsewhere(keyId: string) {
+  await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${keyId}`)).revoke();
+  await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
+    .bind(new Date().toISOString(), keyId)
+    .run();
+}
