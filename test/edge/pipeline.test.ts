@@ -6,6 +6,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { jobWaiter } from "../../edge/durable/job-waiter.ts";
 import worker from "../../edge/index.ts";
+import { forgetSettledJobs } from "../../edge/jobs/read.ts";
 import { expireJobs } from "../../edge/maintenance.ts";
 import { signWebhook } from "../../edge/webhooks.ts";
 import type { ExtractResult, JobMessage } from "../../schema/messages.ts";
@@ -146,6 +147,7 @@ describe("a job end to end through the edge", { timeout: 30_000 }, () => {
     // Past the retention the cron run expires the job, deletes its files, and URLs stop.
     const expiredAt = Date.parse(job.expires_at) + 1000;
     await expireJobs(env, expiredAt);
+    forgetSettledJobs();
     expect((await exports.default.fetch(url)).status).toBe(403);
     const listed = await env.FILES.list({ prefix: `job/${job.id}/` });
     expect(listed.objects).toHaveLength(0);

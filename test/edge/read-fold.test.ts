@@ -7,6 +7,7 @@ import { env, exports } from "cloudflare:workers";
 import { asc, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it } from "vitest";
+import { forgetSettledJobs } from "../../edge/jobs/read.ts";
 import { foldedRows } from "../../edge/storage/prepared-select.ts";
 import { frames } from "../../schema/db.ts";
 import { api, createAccount, freshIp, ORIGIN, type TestAccount } from "./support/api.ts";
@@ -110,6 +111,7 @@ describe("GET /v1/jobs/{id} with its frames folded into the job's statement", ()
     expect(indexes).toEqual([...indexes].sort((a: number, b: number) => a - b));
 
     await env.DB.prepare("DELETE FROM frames WHERE job_id = ?").bind(jobId).run();
+    forgetSettledJobs();
     const bare = await readText(account, jobId);
     expect(bare.status).toBe(200);
     expect(JSON.parse(bare.text).frames).toEqual([]);

@@ -10,7 +10,7 @@ import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";
 const NOTICES: Record<string, { kind: "success" | "error"; text: string }> = {
   revoked: {
     kind: "success",
-    text: "The key is revoked: requests with it are refused from now on.",
+    text: "The key is revoked: within two seconds every request with it is refused.",
   },
   "not-found": { kind: "error", text: "That key was already revoked or is not one of yours." },
 };
@@ -92,7 +92,7 @@ function KeyList(props: { keys: KeyListRow[] }) {
                 <form
                   method="post"
                   action={`/dashboard/keys/${key.id}/revoke`}
-                  data-confirm={`Revoke the key ${key.hint}? Requests with it will be refused at once.`}
+                  data-confirm={`Revoke the key ${key.hint}? Requests with it will be refused within two seconds.`}
                 >
                   <button type="submit" class="button-danger button-small">
                     Revoke<span class="sr-only"> {key.hint}</span>
