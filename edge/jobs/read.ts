@@ -175,26 +175,28 @@ type JobWithFrames = { row: JobRow; frameList: FrameRow[] };
  * Completed and expired jobs, remembered per isolate once read: nothing changes them any more
  * (a completed job turns expired by its own expires_at, which the serializer already reads as
  * expired; edge/jobs/lifecycle.ts), so a job polled again after it settled costs no D1 trip.
- * Failed jobs are not kept (the cron clears their expires_at). Bounded by frames held; the
- * oldest go first. Used only by reads on the plain binding: a request in a D1 session is
- * answered its session's bookmark, which a remembered job cannot give.
+ * Failed jobs are not kept (the cron clears their expires_at). Bounded by the size of what is
+ * held (the job and its frames as JSON, a measure of their memory), the oldest going first; a
+ * job larger than a tenth of it is not kept. Used only by reads on the plain binding: a
+ * request in a D1 session is answered its session's bookmark, which a remembered job cannot
+ * give.
  */
-const SETTLED_FRAMES_MAX = 20_000;
-const settledJobs = new Map<string, JobWithFrames>();
-let settledFrames = 0;
+const SETTLED_CHARS_MAX = 8_000_000;
+const settledJobs = new Map<string, { job: JobWithFrames; size: number }>();
+let settledChars = 0;
 
-function rememberSettled(found: JobWithFrames) {
-  const { status } = found.row;
-  if ((status !== COMPLETED && status !== EXPIRED) || settledJobs.has(found.row.id)) return;
-  const size = found.frameList.length + 1;
-  if (size > SETTLED_FRAMES_MAX / 4) return;
+function rememberSettled(job: JobWithFrames) {
+  const { status } = job.row;
+  if ((status !== COMPLETED && status !== EXPIRED) || settledJobs.has(job.row.id)) return;
+  const size = JSON.stringify(job).length;
+  if (size > SETTLED_CHARS_MAX / 10) return;
   for (const [id, old] of settledJobs) {
-    if (settledFrames + size <= SETTLED_FRAMES_MAX) break;
+    if (settledChars + size <= SETTLED_CHARS_MAX) break;
     settledJobs.delete(id);
-    settledFrames -= old.frameList.length + 1;
+    settledChars -= old.size;
   }
-  settledJobs.set(found.row.id, found);
-  settledFrames += size;
+  settledJobs.set(job.row.id, { job, size });
+  settledChars += size;
 }
 
 /**
@@ -203,14 +205,14 @@ function rememberSettled(found: JobWithFrames) {
  */
 export function forgetSettledJobs() {
   settledJobs.clear();
-  settledFrames = 0;
+  settledChars = 0;
 }
 
 /** The job and its frames in one D1 round trip (none for a job remembered as settled). */
 async function findJobWithFrames(c: Context<AppEnv>, id: string): Promise<JobWithFrames> {
   const accountId = c.get("account").id;
   const onPlainBinding = c.get("d1Reads") === undefined;
-  const known = onPlainBinding ? settledJobs.get(id) : undefined;
+  const known = onPlainBinding ? settledJobs.get(id)?.job : undefined;
   if (known) {
     // Another account's job answers exactly like a missing one.
     if (known.row.accountId !== accountId) throw jobNotFound(id);
