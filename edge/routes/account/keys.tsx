@@ -10,7 +10,7 @@ import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";
 const NOTICES: Record<string, { kind: "success" | "error"; text: string }> = {
   revoked: {
     kind: "success",
-    text: "The key is revoked: within two seconds every request with it is refused.",
+    text: "The key is revoked: requests with it are refused everywhere within two seconds.",
   },
   "not-found": { kind: "error", text: "That key was already revoked or is not one of yours." },
 };
