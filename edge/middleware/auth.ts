@@ -53,8 +53,8 @@ type KeyRow = { keyId: string; keyHash: string; account: AccountRow };
  * remembered key is still live is answered by its rate limiter, which every request consults
  * (a call, or a lease the limiter gave at most LEASE_SECONDS ago, edge/middleware/rate-limit.ts):
  * revoking a key marks its limiter first (revokeApiKey), so a key revoked anywhere is refused
- * by every isolate within the lease, and at once by the isolate that revoked it and by any
- * request that reaches the limiter. D1 is read only when the key is not remembered: the lookup
+ * by every isolate within the lease, at once by any request that reaches the limiter, and,
+ * but for a lease fetched at that very moment, at once by the isolate that revoked it. D1 is read only when the key is not remembered: the lookup
  * by hash, which also refuses a key revoked in D1 alone, within KEY_CACHE_MS. Handlers that
  * need live balances read the account again; the cached row serves only its id and plan (so a
  * plan change reaches the rate limit within KEY_CACHE_MS).
