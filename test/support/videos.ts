@@ -3,7 +3,7 @@
 // white), big enough to survive scaling and JPEG, so a test can read back which frame it got
 // and whether it is upright. Videos are cached on disk by their spec.
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -149,6 +149,11 @@ function hdrArgs(spec: FullSpec): { filters: string[]; tags: string[] } {
 }
 
 /** Makes (or reuses) a test video and returns its path. */
+/** A temporary name beside `path`, apart from any other call's (another test worker's too). */
+function temporaryPath(path: string, extension: string): string {
+  return `${path}.${randomUUID().slice(0, 8)}.tmp.${extension}`;
+}
+
 export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string> {
   const spec: FullSpec = { ...DEFAULTS, ...partial } as FullSpec;
   if (spec.hdr) spec.codec = "hevc";
@@ -173,6 +178,9 @@ export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string
   const frames = spec.variableFrameRate
     ? Math.ceil((spec.durationSeconds * 60 * 4) / VFR_CYCLE_TICKS)
     : null;
+  // Two test files asking for the same video at once each write their own file, and the
+  // rename that publishes it is atomic.
+  const encoded = temporaryPath(path, spec.container);
   const args = [
     "-hide_banner",
     "-loglevel",
@@ -197,13 +205,12 @@ export async function makeTestVideo(partial: TestVideoSpec = {}): Promise<string
       : []),
     ...(spec.audio ? ["-c:a", spec.container === "webm" ? "libopus" : "aac", "-shortest"] : []),
     ...(spec.startTime ? ["-output_ts_offset", String(spec.startTime)] : []),
-    `${path}.tmp.${spec.container}`,
+    encoded,
   ];
-  const encoded = `${path}.tmp.${spec.container}`;
   await run("ffmpeg", args);
   if (spec.rotation) {
     // ffmpeg 5.1 writes the display matrix only when remuxing, not while encoding.
-    const rotated = `${path}.rot.${spec.container}`;
+    const rotated = temporaryPath(path, spec.container);
     const tag = `rotate=${(360 - spec.rotation) % 360}`;
     await run("ffmpeg", [
       "-loglevel",
@@ -235,6 +242,7 @@ export async function makeAudioOnly(): Promise<string> {
   const path = join(VIDEO_CACHE_DIR, "audio-only.m4a");
   if (await exists(path)) return path;
   await mkdir(VIDEO_CACHE_DIR, { recursive: true });
+  const encoded = temporaryPath(path, "m4a");
   await run("ffmpeg", [
     "-hide_banner",
     "-loglevel",
@@ -246,9 +254,9 @@ export async function makeAudioOnly(): Promise<string> {
     "sine=duration=2",
     "-c:a",
     "aac",
-    `${path}.tmp.m4a`,
+    encoded,
   ]);
-  await rename(`${path}.tmp.m4a`, path);
+  await rename(encoded, path);
   return path;
 }
 
