@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { reportGoal } from "./bench-goals.mjs";
+import { median, reportGoal } from "./bench-goals.mjs";
 import { executeLocalSql, freePort, startStack } from "./lib/stack.mjs";
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -56,9 +56,7 @@ async function round(runs) {
     const steps = runs.map((run) => () => load(run.url, run.headersFor, SECONDS / SLICES, run));
     for (const step of slice % 2 ? steps.reverse() : steps) await step();
   }
-  return runs.map(
-    (run, i) => (run.latencies.length - before[i][0]) / (run.seconds - before[i][1]),
-  );
+  return runs.map((run, i) => (run.latencies.length - before[i][0]) / (run.seconds - before[i][1]));
 }
 
 function summarise({ latencies, seconds, errors }) {
@@ -149,11 +147,7 @@ try {
   const roundRatios = [];
   const uncachedRatios = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const [bareRate, authedRate, uncachedRate] = await round([
-      bareRuns,
-      authedRuns,
-      uncachedRuns,
-    ]);
+    const [bareRate, authedRate, uncachedRate] = await round([bareRuns, authedRuns, uncachedRuns]);
     roundRatios.push(authedRate / bareRate);
     uncachedRatios.push(uncachedRate / bareRate);
   }
@@ -176,7 +170,6 @@ try {
     meets: (v) => v >= 0.6,
   });
   process.exitCode = met ? 0 : 1;
-  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   console.log(
     `not a goal: a job read from D1 (not settled, or failed) ÷ bare route: median ${median(uncachedRatios).toFixed(2)} ` +
       `(spread ${Math.min(...uncachedRatios).toFixed(2)}–${Math.max(...uncachedRatios).toFixed(2)})`,

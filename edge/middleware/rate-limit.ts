@@ -127,6 +127,11 @@ export async function enforceRate(c: Context<AppEnv>, subject: string, perMinute
 
 const keySubject = (keyId: string) => `key:${keyId}`;
 
+/** An API key's limiter, which also knows whether the key is revoked. */
+export function keyLimiter(env: Env, keyId: string) {
+  return limiterFor(env, keySubject(keyId));
+}
+
 /**
  * Counts one request of an API key: false when the key's limiter knows it is revoked (the
  * request is then neither counted nor given rate headers), and throws RateLimited when over
@@ -146,10 +151,9 @@ export async function enforceKeyRate(
 
 /** Marks a key revoked in its limiter (kept in storage) and drops this isolate's lease. */
 export async function revokeKeyLimiter(env: Env, keyId: string) {
-  const subject = keySubject(keyId);
-  await limiterFor(env, subject).revoke();
+  await keyLimiter(env, keyId).revoke();
   // After the call: a lease fetched while it ran was given before the revocation.
-  leases.delete(subject);
+  leases.delete(keySubject(keyId));
 }
 
 export function enforceIpRate(c: Context<AppEnv>) {

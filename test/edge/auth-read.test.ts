@@ -12,7 +12,7 @@ import { drizzle } from "drizzle-orm/d1";
 import { afterEach, describe, expect, it } from "vitest";
 import { hmacSha256, toHex } from "../../edge/crypto.ts";
 import worker from "../../edge/index.ts";
-import { LEASE_MS, setLimiterClock } from "../../edge/middleware/rate-limit.ts";
+import { keyLimiter, LEASE_MS, setLimiterClock } from "../../edge/middleware/rate-limit.ts";
 import { preparedSelect } from "../../edge/storage/prepared-select.ts";
 import { jobs } from "../../schema/db.ts";
 import {
@@ -240,7 +240,7 @@ describe("GET /v1/jobs/{id} with a remembered key", () => {
   it("refuses a key the limiter knows is revoked even while D1 still lists it", async () => {
     // Revocation marks the limiter first; a D1 write that failed after it leaves this state.
     const account = await createAccount({ plan: "starter" });
-    await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${account.keyId}`)).revoke();
+    await keyLimiter(env, account.keyId).revoke();
     const refused = await call(env.DB, "/v1/usage", account.auth);
     expect(refused.status).toBe(401);
     expect(JSON.parse(refused.text).data).toMatchObject({ name: "InvalidApiKey" });

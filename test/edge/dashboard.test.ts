@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { checkFileSignature } from "../../edge/files.ts";
+import { keyLimiter } from "../../edge/middleware/rate-limit.ts";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { api, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
@@ -120,7 +121,7 @@ describe("API keys", () => {
     const row = await env.DB.prepare("SELECT id FROM api_keys WHERE account_id = ?")
       .bind(accountId)
       .first<{ id: string }>();
-    const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${row?.id}`));
+    const limiter = keyLimiter(env, row?.id ?? "");
     expect(await limiter.take(120)).toMatchObject({ allowed: true });
     expect((await visitor.post(`/dashboard/keys/${row?.id}/revoke`, {})).status).toBe(303);
     // What another isolate holding this key in memory hears when its lease runs out.

@@ -5,6 +5,7 @@
 import { env, exports } from "cloudflare:workers";
 import { Validator } from "@cfworker/json-schema";
 import { expect } from "vitest";
+import { keyLimiter } from "../../../edge/middleware/rate-limit.ts";
 import { issueKeyStatements } from "../../../schema/accounts.ts";
 import type { PlanName } from "../../../schema/plans.ts";
 
@@ -147,7 +148,7 @@ export async function balanceOf(accountId: string) {
  * isolate's memory of the key and any lease it holds as they were.
  */
 export async function revokeElsewhere(keyId: string) {
-  await env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(`key:${keyId}`)).revoke();
+  await keyLimiter(env, keyId).revoke();
   await env.DB.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ?")
     .bind(new Date().toISOString(), keyId)
     .run();
