@@ -7,6 +7,7 @@ import type { PictureSteps } from "./ffmpeg/args.ts";
 import { batchDecodeArgs, decodeArgs } from "./ffmpeg/args.ts";
 import type { FrameBuffers } from "./ffmpeg/frame-pipe.ts";
 import { FrameTool } from "./ffmpeg/frame-pipe.ts";
+import type { SpanView } from "./ffmpeg/mp4-spans.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import type { RunningTool } from "./ffmpeg/process.ts";
 import { logToolFailure, MediaToolError } from "./ffmpeg/process.ts";
@@ -54,6 +55,20 @@ export interface DecodeContext {
    * hide them (not H.264 with B-frames in MP4, not through a relay).
    */
   inputFor?: (slots: SlotTimes) => HidingInput | null;
+  /**
+   * The input for a batch that decodes the frames on screen at `slots` (absolute times) from
+   * one view of the file holding only the stretches they need (ffmpeg/mp4-spans.ts); null
+   * where the source has no such view (not H.264 in a plain MP4, not through a relay).
+   */
+  spansFor?: (slots: SlotTimes) => SpanInput | null;
+}
+
+/** A batch's view of the file: one input, its video the only stream. */
+export interface SpanInput {
+  input: string;
+  view: SpanView;
+  /** The view also hides pictures the run does not need (ffmpeg/unneeded-frames.ts). */
+  hidesFrames: boolean;
 }
 
 /** A run's own address of the input, hiding the pictures it does not need. */
@@ -67,20 +82,20 @@ export interface HidingInput {
 }
 
 /**
- * A run that hides pictures was about to deliver another frame than its index says is on
- * screen: the index does not read this file as ffmpeg does, and what it hid may have been
- * wanted. The job decodes again without hiding (job.ts); nothing of the run is delivered.
+ * A run that follows the file's index (hiding pictures, or reading only some stretches) was
+ * about to deliver a frame the index cannot vouch for: another frame than the index says is on
+ * screen (the index does not read this file as ffmpeg does, and what it left out may have been
+ * wanted), or one decoded in a stretch that did not begin with an IDR picture. The job decodes
+ * again without the index (job.ts); nothing of the run is delivered.
  */
-export class HidingDisagreed extends Error {
-  constructor(slotTime: number, delivered: number, shown: number) {
-    super(
-      `at ${slotTime} s ffmpeg shows the frame at ${delivered} s, the index the one at ${shown} s`,
-    );
-    this.name = "HidingDisagreed";
+export class IndexDisagreed extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "IndexDisagreed";
   }
 }
 
-/** Throws HidingDisagreed unless the frame about to be delivered is the one the index shows. */
+/** Throws IndexDisagreed unless the frame about to be delivered is the one the index shows. */
 function checkShown(
   hiding: HidingInput | null,
   slot: number,
@@ -90,7 +105,9 @@ function checkShown(
   if (!hiding || pts === null) return;
   const shown = hiding.shownAt[slot];
   if (shown === undefined || Math.abs(pts - shown) > PTS_TOLERANCE_SECONDS) {
-    throw new HidingDisagreed(slotTime, pts, shown ?? Number.NaN);
+    throw new IndexDisagreed(
+      `at ${slotTime} s ffmpeg shows the frame at ${pts} s, the index the one at ${shown} s`,
+    );
   }
 }
 
@@ -418,11 +435,14 @@ export interface BatchGroup extends DecodeGroup {
 }
 
 /**
- * Several short groups in one ffmpeg process (ffmpeg/args.ts batchDecodeArgs): the frames of
- * each group in turn on one pipe, each group's pts from its own showinfo. The pipe is read
- * from the start, ahead of the consumer, so ffmpeg never waits on us (while a slot's pts is
- * still unknown, or while an earlier run is consumed); the planner keeps a batch to a few
- * frames (decode-plan.ts), which bounds what that holds.
+ * Several short groups in one ffmpeg process, their frames in turn on one pipe. Where the
+ * source has a view of only the stretches they need (DecodeContext.spansFor), the process
+ * reads that one input from its start (ffmpeg/mp4-spans.ts: one decoder, the file opened once);
+ * else each group is an input of its own with its own seek (ffmpeg/args.ts batchDecodeArgs),
+ * its pts from its own showinfo. The pipe is read from the start, ahead of the consumer, so
+ * ffmpeg never waits on us (while a slot's pts is still unknown, or while an earlier run is
+ * consumed); the planner keeps a batch to a few frames (decode-plan.ts), which bounds what
+ * that holds.
  */
 export class BatchRun {
   readonly groups: BatchGroup[];
@@ -430,11 +450,14 @@ export class BatchRun {
   readonly group: DecodeGroup;
   private readonly context: DecodeContext;
   private readonly tool: FrameTool;
-  private readonly timelines: SlotTimeline[];
+  /**
+   * What names each slot's pts, from its first slot on: one per group's input, or one for the
+   * view; with what its frames are checked against, where it follows the index.
+   */
+  private readonly reads: { first: number; timeline: SlotTimeline; check: HidingInput | null }[];
   /** First slot of each group in the batch's frame order. */
   private readonly offsets: number[];
-  /** Each group's hiding input, where its part hides pictures. */
-  private readonly hidings: (HidingInput | null)[];
+  private readonly view: SpanView | null;
   private overshotGroup: number | null = null;
   private sawErrors = false;
   /** Frames delivered so far, in the batch's order; decodeBatch goes on from there. */
@@ -445,8 +468,6 @@ export class BatchRun {
     this.groups = groups;
     this.group = { seekSeconds: groups[0].seekSeconds, times: groups.flatMap((g) => g.times) };
     const start = context.video.startTime;
-    const slots = groups.map((g) => toSlotTimes(g.times.map((t) => start + t)));
-    this.timelines = slots.map((s) => new SlotTimeline(s));
     this.offsets = [];
     let offset = 0;
     for (const g of groups) {
@@ -454,28 +475,64 @@ export class BatchRun {
       offset += g.times.length;
     }
     const { num, den } = context.video.timeBase;
-    this.hidings = slots.map((part) => context.inputFor?.(part) ?? null);
-    const parts = groups.map((g, k) => {
-      const readSeconds =
-        g.times[g.times.length - 1] -
-        g.keyframeSeconds +
-        BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10);
-      return {
-        seekSeconds: start + (g.seekSeconds ?? 0),
-        readSeconds,
-        readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
-        slots: slots[k],
-        input: this.hidings[k]?.input,
-      };
-    });
-    const hiding = parts.some((part) => part.input !== undefined);
-    const args = batchDecodeArgs({
-      input: context.input,
-      streamIndex: context.video.streamIndex,
-      timeBase: context.video.timeBase,
-      picture: context.picture,
-      parts,
-    });
+    const allSlots = toSlotTimes(this.group.times.map((t) => start + t));
+    const span = context.spansFor?.(allSlots) ?? null;
+    this.view = span?.view ?? null;
+    let args: string[];
+    let hiding: boolean;
+    if (span) {
+      this.reads = [
+        {
+          first: 0,
+          timeline: new SlotTimeline(allSlots),
+          check: { input: span.input, shownAt: span.view.shownAt },
+        },
+      ];
+      hiding = span.hidesFrames;
+      log("debug", "batch reads a view", {
+        groups: groups.length,
+        stretches: span.view.spans.length,
+        hides: span.hidesFrames,
+      });
+      args = decodeArgs({
+        input: span.input,
+        hidesFrames: span.hidesFrames,
+        streamIndex: 0,
+        seekSeconds: null,
+        slots: allSlots,
+        timeBase: context.video.timeBase,
+        picture: context.picture,
+        threads: 1,
+      });
+    } else {
+      const slots = groups.map((g) => toSlotTimes(g.times.map((t) => start + t)));
+      this.reads = slots.map((part, k) => ({
+        first: this.offsets[k],
+        timeline: new SlotTimeline(part),
+        check: context.inputFor?.(part) ?? null,
+      }));
+      const parts = groups.map((g, k) => {
+        const readSeconds =
+          g.times[g.times.length - 1] -
+          g.keyframeSeconds +
+          BATCH_READ_PAST_FRAMES / (context.video.frameRate ?? 10);
+        return {
+          seekSeconds: start + (g.seekSeconds ?? 0),
+          readSeconds,
+          readBytes: expectedReadBytes(readSeconds, context.bytesPerSecond, g.keyframeBytes),
+          slots: slots[k],
+          input: this.reads[k].check?.input,
+        };
+      });
+      hiding = parts.some((part) => part.input !== undefined);
+      args = batchDecodeArgs({
+        input: context.input,
+        streamIndex: context.video.streamIndex,
+        timeBase: context.video.timeBase,
+        picture: context.picture,
+        parts,
+      });
+    }
     // Read from the start and never paused: a batch waiting its turn decodes all its seeks
     // meanwhile instead of stopping at its first frame in a full pipe (measured: the second of
     // two batches finished 0.5 s after the first; now with it). The planner keeps a batch to a
@@ -483,22 +540,22 @@ export class BatchRun {
     this.tool = new FrameTool(args, context.buffers, Number.POSITIVE_INFINITY, {
       signal: context.signal,
       onStderrLine: (line) => {
-        const frame = BATCH_SHOWINFO_FRAME.exec(line);
+        const frame = span ? SHOWINFO_FRAME.exec(line) : BATCH_SHOWINFO_FRAME.exec(line);
         if (frame) {
-          const k = Number(frame[1]);
-          const timeline = this.timelines[k];
+          const k = span ? 0 : Number(frame[1]);
+          const timeline = this.reads[k]?.timeline;
           if (!timeline) return true;
-          const pts = Number(frame[2]) * (num / den);
-          if (timeline.firstFramePts === null) this.checkSeek(k, pts);
+          const pts = Number(frame[span ? 1 : 2]) * (num / den);
+          if (!span && timeline.firstFramePts === null) this.checkSeek(k, pts);
           timeline.observeFrame(pts);
           return true;
         }
         if (damageLine(line, hiding)) this.sawErrors = true;
-        return BATCH_SHOWINFO_LINE.test(line);
+        return span ? SHOWINFO_LINE.test(line) : BATCH_SHOWINFO_LINE.test(line);
       },
     });
     this.tool.stderrClosed.then(() => {
-      for (const timeline of this.timelines) timeline.finish();
+      for (const read of this.reads) read.timeline.finish();
     });
   }
 
@@ -529,24 +586,29 @@ export class BatchRun {
     const pool = this.context.buffers;
     const start = this.context.video.startTime;
     const total = this.group.times.length;
-    let group = 0;
+    let read = 0;
     try {
       for (let slot = 0; slot < total; slot++) {
         const pixels = await this.tool.nextFrame();
         if (!pixels) break;
-        while (group + 1 < this.groups.length && slot >= this.offsets[group + 1]) group++;
-        const timeline = this.timelines[group];
-        const pts = await timeline.ptsOfSlot(slot - this.offsets[group]);
+        while (read + 1 < this.reads.length && slot >= this.reads[read + 1].first) read++;
+        const { timeline, first, check } = this.reads[read];
+        const pts = await timeline.ptsOfSlot(slot - first);
         const wanted = this.group.times[slot] + start;
         // Only a frame seen after the wanted time proves the one before it is on screen; a
         // slot settled at the end of the input's read is decoded again alone.
         const seenPast = (timeline.lastFramePts ?? -Infinity) > wanted + PTS_TOLERANCE_SECONDS;
-        if (!seenPast || (this.overshotGroup !== null && group >= this.overshotGroup)) {
+        const overshot = this.overshotGroup !== null && slot >= this.offsets[this.overshotGroup];
+        // A view's stretch decoded from an I-frame that is not IDR (an open GOP) may have
+        // referred to the stretch before: what is left is decoded from its own seeks.
+        const unclean = this.view !== null && !this.view.startsClean(slot);
+        if (!seenPast || overshot || unclean) {
+          if (unclean) log("debug", "a stretch of the view does not begin with an IDR picture");
           pool.give(pixels);
           break;
         }
         try {
-          checkShown(this.hidings[group], slot - this.offsets[group], pts, wanted);
+          checkShown(check, slot - first, pts, wanted);
         } catch (error) {
           pool.give(pixels);
           throw error;
@@ -567,9 +629,11 @@ export class BatchRun {
     }
     const { code } = await this.tool.exited;
     this.context.signal.throwIfAborted();
-    // A batch that fell short is finished by decodeBatch; only a failed ffmpeg is an error.
+    // A batch that fell short is finished by decodeBatch; only a failed ffmpeg is an error,
+    // and not one that read a view: its groups are decoded again on their own.
     if (code !== 0 && code !== null && this.overshotGroup === null && this.delivered < total) {
-      throw decodeFailure(this.tool, code, this.delivered, total);
+      const failure = decodeFailure(this.tool, code, this.delivered, total);
+      if (!this.view) throw failure;
     }
   }
 }

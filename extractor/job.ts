@@ -8,13 +8,15 @@ import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import { attachCaptions } from "./context/captions.ts";
 import { describeVideo } from "./context/video.ts";
 import type { DecodeContext } from "./decode.ts";
-import { FrameBufferPool, HidingDisagreed } from "./decode.ts";
+import { FrameBufferPool, IndexDisagreed } from "./decode.ts";
 import type { KeyframeHints } from "./decode-plan.ts";
 import { decodeAll, lookUpKeyframesEarly } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
-import type { SampleLayout } from "./ffmpeg/mp4-index.ts";
-import { sampleLayoutFromMp4, withByteReader } from "./ffmpeg/mp4-index.ts";
+import type { Mp4Index } from "./ffmpeg/mp4-index.ts";
+import { mp4IndexFrom, withByteReader } from "./ffmpeg/mp4-index.ts";
+import type { SpanView } from "./ffmpeg/mp4-spans.ts";
+import { spanIndexOf, spanViewFor } from "./ffmpeg/mp4-spans.ts";
 import type { MediaProbe, VideoProbe } from "./ffmpeg/probe.ts";
 import { probeMedia, scanVideoDuration } from "./ffmpeg/probe.ts";
 import { MediaToolError } from "./ffmpeg/process.ts";
@@ -151,7 +153,7 @@ async function runJob(
     settings.strategy,
     signal,
   );
-  const layout = sampleLayoutFor(job, signal);
+  const mp4 = mp4IndexFor(job, signal);
   const probe = await probeVideo(job.input, signal);
   const video = probe.video;
   const duration = video.durationSeconds ?? (await scanVideoDuration(job.input, video, signal));
@@ -226,7 +228,7 @@ async function runJob(
       picture: pictureSteps(video, size),
       signal,
       buffers: new FrameBufferPool(size, 3),
-      inputFor: await unneededFramesHider(job, video, await layout),
+      ...(await readersByIndex(job, video, await mp4)),
     };
     const newWriter = () => {
       const writer = new FrameWriter(sink, job.options, size, results, zipped);
@@ -243,17 +245,18 @@ async function runJob(
       try {
         await decodeWanted(context, wanted, writer, inputs);
       } catch (error) {
-        if (!(error instanceof HidingDisagreed)) throw error;
-        // The index the relay hid pictures by does not read this file as ffmpeg does: what
-        // was delivered came from runs whose frames were checked, but start again without
-        // hiding anything, from a clean slate (the same files are written again).
-        log("warn", "hiding disagreed with ffmpeg; decoding again without it", {
+        if (!(error instanceof IndexDisagreed)) throw error;
+        // The index the relay hid pictures or served views by does not read this file as
+        // ffmpeg does: what was delivered came from runs whose frames were checked, but start
+        // again without the index, from a clean slate (the same files are written again).
+        log("warn", "the index disagreed with ffmpeg; decoding again without it", {
           ...job.trace,
           error: error.message,
         });
         await writer.abort();
         for (const [index, result] of untouched) results.set(index, { ...result });
         context.inputFor = undefined;
+        context.spansFor = undefined;
         writer = newWriter();
         await writer.open();
         await decodeWanted(context, wanted, writer, inputs);
@@ -313,36 +316,60 @@ async function runJob(
 const NO_VIDEO_MESSAGE = "No video was found at this link.";
 
 /**
- * Where each sample of an H.264 MP4 lies, read from its index beside the probe, when the
- * source has a relay that can hide pictures a run does not need (ffmpeg/unneeded-frames.ts).
+ * The index of an H.264 MP4, read beside the probe, when the source has a relay that can serve
+ * runs what the index says they need (ffmpeg/unneeded-frames.ts, ffmpeg/mp4-spans.ts).
  */
-function sampleLayoutFor(job: ExtractionJob, signal: AbortSignal): Promise<SampleLayout | null> {
+function mp4IndexFor(job: ExtractionJob, signal: AbortSignal): Promise<Mp4Index | null> {
   if (!job.source?.hidingRelay) return Promise.resolve(null);
-  return withByteReader(job.input, signal, sampleLayoutFromMp4).catch(() => null);
+  return withByteReader(job.input, signal, mp4IndexFrom).catch(() => null);
 }
 
 /**
- * DecodeContext.inputFor for the job's source: only H.264 with B-frames has pictures nothing
- * refers to (PictureIndex.of), and only an index that reads the track the probe chose, on
- * ffmpeg's clock (its first frame where the probe says the video starts), says which they are;
- * undefined otherwise.
+ * DecodeContext.inputFor and spansFor for the job's source, where the index reads the track the
+ * probe chose on ffmpeg's clock (its first frame where the probe says the video starts):
+ * - inputFor: only H.264 with B-frames has pictures nothing refers to (PictureIndex.of);
+ * - spansFor: a batch reads one view of the file (ffmpeg/mp4-spans.ts), when the job already
+ *   reads its source through the relay (a local file is read as it is) and the moov is the
+ *   file's sole one.
  */
-async function unneededFramesHider(
+async function readersByIndex(
   job: ExtractionJob,
   video: VideoProbe,
-  layout: SampleLayout | null,
-): Promise<DecodeContext["inputFor"]> {
+  mp4: Mp4Index | null,
+): Promise<Pick<DecodeContext, "inputFor" | "spansFor">> {
+  const layout = mp4?.layout;
   const firstShown = layout?.pts.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
   const sameTrack =
     video.codec === "h264" &&
     layout?.streamIndex === video.streamIndex &&
     Math.abs((firstShown ?? Number.NaN) - video.startTime) <= PTS_TOLERANCE_SECONDS;
-  const index = layout && sameTrack ? PictureIndex.of(layout) : null;
-  if (!job.source?.hidingRelay || !index) return undefined;
+  if (!mp4 || !layout || !sameTrack || !job.source?.hidingRelay) return {};
   const relay = await job.source.hidingRelay();
-  return (slots) => {
-    const frames = index.forSlots(slots);
-    return { input: relay.withoutUnneededFrames(frames), shownAt: frames.shownAt };
+  const hider = PictureIndex.of(layout);
+  const pictures = PictureIndex.ofFrames(layout);
+  const spans =
+    mp4.moovAt !== null && pictures && /^http:/.test(job.input) ? spanIndexOf(mp4.moov) : null;
+  const file = { moovAt: mp4.moovAt ?? 0, fileSize: mp4.fileSize, lengthSize: layout.lengthSize };
+  const views: SpanView[] = [];
+  return {
+    inputFor: hider
+      ? (slots) => {
+          const frames = hider.forSlots(slots);
+          return { input: relay.withoutUnneededFrames(frames), shownAt: frames.shownAt };
+        }
+      : undefined,
+    spansFor:
+      spans && pictures
+        ? (slots) => {
+            // A file with open GOPs has no clean stretches to read: its batches seek.
+            if (views.some((v) => v.unclean)) return null;
+            const view = spanViewFor(spans, pictures.onScreen(slots), file);
+            if (!view) return null;
+            views.push(view);
+            const hidden = hider?.forSlots(slots) ?? null;
+            return { input: relay.withSpans(view, hidden), view, hidesFrames: hidden !== null };
+          }
+        : undefined,
   };
 }
 

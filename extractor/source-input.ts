@@ -22,13 +22,14 @@ export interface SourceHandle {
    * and byte budget; absent where the opener cannot (tests' own openers). */
   fetchSmallFile?(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;
   /**
-   * The relay that hides from a decode run the pictures it does not need
-   * (ffmpeg/unneeded-frames.ts); absent where the opener has none to offer.
+   * The relay that serves a decode run only what the file's index says it needs: the file
+   * with the pictures it does not need hidden (ffmpeg/unneeded-frames.ts), or a view of only
+   * the stretches it decodes (ffmpeg/mp4-spans.ts); absent where the opener has none to offer.
    */
   hidingRelay?(): Promise<HidingRelay>;
 }
 
-export type HidingRelay = Pick<Relay, "withoutUnneededFrames">;
+export type HidingRelay = Pick<Relay, "withoutUnneededFrames" | "withSpans">;
 
 export type OpenSource = (
   request: ExtractRequest,

@@ -24,14 +24,16 @@ const MAX_TOP_LEVEL_BOXES = 64;
 const BOX_TYPE = /^[a-zA-Z0-9 ©]{4}$/;
 const FIRST_BOXES = new Set(["ftyp", "moov", "free", "skip", "wide", "mdat"]);
 
-interface Box {
+export interface Box {
   type: string;
+  /** Offset of the box's own first byte (its header). */
+  head: number;
   /** Offset of the box's payload and its end, within the buffer (or the file). */
   start: number;
   end: number;
 }
 
-function boxesIn(data: Buffer, from: number, to: number): Box[] | null {
+export function boxesIn(data: Buffer, from: number, to: number): Box[] | null {
   const boxes: Box[] = [];
   let at = from;
   while (at + 8 <= to) {
@@ -46,17 +48,17 @@ function boxesIn(data: Buffer, from: number, to: number): Box[] | null {
       size = to - at;
     }
     if (size < header || at + size > to) return null;
-    boxes.push({ type, start: at + header, end: at + size });
+    boxes.push({ type, head: at, start: at + header, end: at + size });
     at += size;
   }
   return boxes;
 }
 
-function child(data: Buffer, parent: Box, type: string): Box | null {
+export function child(data: Buffer, parent: Box, type: string): Box | null {
   return boxesIn(data, parent.start, parent.end)?.find((b) => b.type === type) ?? null;
 }
 
-function path(data: Buffer, parent: Box, ...types: string[]): Box | null {
+export function path(data: Buffer, parent: Box, ...types: string[]): Box | null {
   let box: Box | null = parent;
   for (const type of types) {
     if (!box) return null;
@@ -66,7 +68,7 @@ function path(data: Buffer, parent: Box, ...types: string[]): Box | null {
 }
 
 /** Finds the moov box by walking the top-level boxes, and reads it whole. */
-async function readMoov(read: ByteReader, size: number): Promise<Buffer | null> {
+export async function readMoov(read: ByteReader, size: number): Promise<Buffer | null> {
   let at = 0;
   for (let n = 0; n < MAX_TOP_LEVEL_BOXES && at + 8 <= size; n++) {
     const head = await read(at, 16);
@@ -94,6 +96,41 @@ async function readMoov(read: ByteReader, size: number): Promise<Buffer | null> 
     at += boxSize;
   }
   return null;
+}
+
+/**
+ * The moov and where its box starts, for a file that is top-level boxes end to end, none
+ * running "to the end of the file", with exactly one moov and no fragments: a file to which a
+ * box can be added after its end and found there (ffmpeg/mp4-spans.ts). Else null.
+ */
+export async function readSoleMoov(
+  read: ByteReader,
+  size: number,
+): Promise<{ moov: Buffer; at: number } | null> {
+  let at = 0;
+  let found: { moov: Buffer; at: number } | null = null;
+  for (let n = 0; n < MAX_TOP_LEVEL_BOXES && at + 8 <= size; n++) {
+    const head = await read(at, 16);
+    if (head.length < 8) return null;
+    let boxSize = head.readUInt32BE(0);
+    const type = head.toString("latin1", 4, 8);
+    if (!BOX_TYPE.test(type) || (n === 0 && !FIRST_BOXES.has(type)) || type === "moof") {
+      return null;
+    }
+    if (boxSize === 1) {
+      if (head.length < 16) return null;
+      boxSize = Number(head.readBigUInt64BE(8));
+    }
+    if (boxSize < 8 || at + boxSize > size) return null;
+    if (type === "moov") {
+      if (found || boxSize > MAX_MOOV_BYTES) return null;
+      const moov = await read(at, boxSize);
+      if (moov.length !== boxSize) return null;
+      found = { moov, at };
+    }
+    at += boxSize;
+  }
+  return at === size ? found : null;
 }
 
 // Samples in one track's tables: more than a day at 60 frames a second is not a real video.
@@ -134,11 +171,11 @@ function runLengths(
 }
 
 /** A full box's version (its first payload byte). */
-function version(data: Buffer, box: Box): number {
+export function version(data: Buffer, box: Box): number {
   return data.readUInt8(box.start);
 }
 
-interface VideoTrack {
+export interface VideoTrack {
   /** Its position among the file's tracks: the stream index ffmpeg gives it. */
   streamIndex: number;
   timescale: number;
@@ -153,7 +190,10 @@ interface VideoTrack {
   /** 1-based numbers of the sync samples, or null when every sample is one. */
   sync: number[] | null;
   sizes: number[];
-  /** The sample table box, for what only some callers need (sampleLayoutFromIndex). */
+  /** The last sample's duration in ticks (the stts's last delta). */
+  lastDuration: number;
+  /** The track's box and its sample table box, for what only some callers need. */
+  trak: Box;
   stbl: Box;
 }
 
@@ -214,6 +254,7 @@ function readTrack(
   if (sampleCount > maxSamples) return null;
   const dts = runLengths(data, stts, sampleCount, (at) => data.readUInt32BE(at + 4));
   if (!dts || dts.length !== sampleCount) return null;
+  const lastDuration = dts.length > 0 ? dts[dts.length - 1] : 0;
   let tick = 0;
   for (let i = 0; i < dts.length; i++) {
     const delta = dts[i];
@@ -242,13 +283,15 @@ function readTrack(
     ctts,
     sync,
     sizes,
+    lastDuration,
+    trak,
     stbl,
   } satisfies VideoTrack;
 }
 
 /** The first video track's tables, or null for any shape not read here. */
-function firstVideoTrack(moov: Buffer, maxSamples = MAX_SAMPLES): VideoTrack | null {
-  const root: Box = { type: "moov", start: 8, end: moov.length };
+export function firstVideoTrack(moov: Buffer, maxSamples = MAX_SAMPLES): VideoTrack | null {
+  const root: Box = { type: "moov", head: 0, start: 8, end: moov.length };
   const boxes = boxesIn(moov, root.start, root.end);
   if (!boxes || boxes.some((b) => b.type === "mvex")) return null;
   const mvhd = boxes.find((b) => b.type === "mvhd");
@@ -288,7 +331,7 @@ export function keyframesFromIndex(moov: Buffer, times: number[]): KeyframeRow[]
 }
 
 /** 1-based numbers of the sync samples, checked against the table; null when there are none. */
-function syncSamples(track: VideoTrack): number[] | null {
+export function syncSamples(track: VideoTrack): number[] | null {
   const count = track.dts.length;
   const sync = track.sync ?? track.dts.map((_, i) => i + 1);
   if (sync.length === 0 || sync.some((n) => n < 1 || n > count)) return null;
@@ -443,6 +486,30 @@ function samplesPerChunk(data: Buffer, stsc: Box, chunks: number): number[] | nu
   return perChunk.length === chunks ? perChunk : null;
 }
 
+/** Each sample's first byte in the file, in decoding order (stco or co64 with stsc). */
+export function sampleOffsets(moov: Buffer, track: VideoTrack): number[] | null {
+  const { stbl, sizes } = track;
+  const stco = child(moov, stbl, "stco");
+  const co64 = child(moov, stbl, "co64");
+  const stsc = child(moov, stbl, "stsc");
+  if (!stsc || (!stco && !co64)) return null;
+  const chunkOffsets = stco
+    ? entries(moov, stco, 8, 4, (at) => moov.readUInt32BE(at))
+    : entries(moov, co64 as Box, 8, 8, (at) => Number(moov.readBigUInt64BE(at)));
+  if (!chunkOffsets) return null;
+  const perChunk = samplesPerChunk(moov, stsc, chunkOffsets.length);
+  if (!perChunk) return null;
+  const offsets: number[] = [];
+  for (let c = 0; c < chunkOffsets.length && offsets.length < sizes.length; c++) {
+    let at = chunkOffsets[c];
+    for (let k = 0; k < perChunk[c] && offsets.length < sizes.length; k++) {
+      offsets.push(at);
+      at += sizes[offsets.length - 1];
+    }
+  }
+  return offsets.length === sizes.length ? offsets : null;
+}
+
 /** The first video track's sample layout when it is H.264 (avc1/avc3 with avcC); else null. */
 export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
   const track = firstVideoTrack(moov, MAX_LAYOUT_SAMPLES);
@@ -467,25 +534,8 @@ export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
   if (lengthSize === 3) return null;
   const progressive = framesOnly(moov.subarray(avcC.start, avcC.end));
   if (progressive === null) return null;
-  const stco = child(moov, stbl, "stco");
-  const co64 = child(moov, stbl, "co64");
-  const stsc = child(moov, stbl, "stsc");
-  if (!stsc || (!stco && !co64)) return null;
-  const chunkOffsets = stco
-    ? entries(moov, stco, 8, 4, (at) => moov.readUInt32BE(at))
-    : entries(moov, co64 as Box, 8, 8, (at) => Number(moov.readBigUInt64BE(at)));
-  if (!chunkOffsets) return null;
-  const perChunk = samplesPerChunk(moov, stsc, chunkOffsets.length);
-  if (!perChunk) return null;
-  const offsets: number[] = [];
-  for (let c = 0; c < chunkOffsets.length && offsets.length < sizes.length; c++) {
-    let at = chunkOffsets[c];
-    for (let k = 0; k < perChunk[c] && offsets.length < sizes.length; k++) {
-      offsets.push(at);
-      at += sizes[offsets.length - 1];
-    }
-  }
-  if (offsets.length !== sizes.length) return null;
+  const offsets = sampleOffsets(moov, track);
+  if (!offsets) return null;
   // As ffmpeg turns ticks into seconds (× av_q2d of the time base), so both count alike.
   const tick = 1 / track.timescale;
   const pts = sizes.map((_, i) => presentationTicks(track, i) * tick);
@@ -501,14 +551,39 @@ export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
   };
 }
 
-/** sampleLayoutFromIndex of the moov read through `read`; null on any failure. */
-export function sampleLayoutFromMp4(read: ByteReader, size: number): Promise<SampleLayout | null> {
-  return fromMoov(read, size, (moov) => {
-    const layout = sampleLayoutFromIndex(moov);
+/**
+ * What a job reads of an MP4's index, once: the video's sample layout (ffmpeg/unneeded-frames.ts)
+ * and the moov itself, with where it starts when it is the file's sole moov and a box can be
+ * added after the file's end (readSoleMoov; ffmpeg/mp4-spans.ts), else null.
+ */
+export interface Mp4Index {
+  layout: SampleLayout;
+  moov: Buffer;
+  moovAt: number | null;
+  fileSize: number;
+}
+
+/** The H.264 MP4's index read through `read`; null on any failure or any other shape. */
+export async function mp4IndexFrom(read: ByteReader, size: number): Promise<Mp4Index | null> {
+  try {
+    const sole = await readSoleMoov(read, size);
+    const moov = sole?.moov ?? (await readMoov(read, size));
+    const layout = moov && sampleLayoutFromIndex(moov);
     // Samples the file does not hold are an index that lies: not one to walk.
     const inFile = layout?.offsets.every((at, i) => at + layout.sizes[i] <= size);
-    return inFile ? layout : null;
-  });
+    if (!moov || !layout || !inFile) return null;
+    return { layout, moov, moovAt: sole?.at ?? null, fileSize: size };
+  } catch {
+    return null;
+  }
+}
+
+/** The sample layout of mp4IndexFrom. */
+export async function sampleLayoutFromMp4(
+  read: ByteReader,
+  size: number,
+): Promise<SampleLayout | null> {
+  return (await mp4IndexFrom(read, size))?.layout ?? null;
 }
 
 /** Reads an H.264 sequence parameter set's bits (emulation prevention bytes removed). */

@@ -38,7 +38,15 @@ export class PictureIndex {
    * pictures, mp4-index.ts framesOnly); else null.
    */
   static of(layout: SampleLayout): PictureIndex | null {
-    const usable = layout.reordered && layout.progressive && layout.offsets.length > 0;
+    return layout.reordered ? PictureIndex.ofFrames(layout) : null;
+  }
+
+  /**
+   * Any track of frames only (what a run reading only some stretches of the file needs to
+   * know which frame is on screen when, ffmpeg/mp4-spans.ts); else null.
+   */
+  static ofFrames(layout: SampleLayout): PictureIndex | null {
+    const usable = layout.progressive && layout.offsets.length > 0;
     return usable ? new PictureIndex(layout) : null;
   }
 
@@ -47,15 +55,16 @@ export class PictureIndex {
    * pictures: for each slot the frame the picking chooses, counted with the picking's own
    * arithmetic (slots.ts slotsBefore: the last frame whose count of slots before it is at most
    * the slot's), and the frame after it; and the first frame, which stands for slots before it.
-   * Also, for each slot, the time of the frame the index says is on screen then: what the run
-   * must deliver (decode.ts checks it).
+   * Also, for each slot, the frame the index says is on screen then (its sample and its time):
+   * what the run must deliver (decode.ts checks it).
    */
-  onScreen(slots: SlotTimes): { keep: Set<number>; shownAt: number[] } {
+  onScreen(slots: SlotTimes): { keep: Set<number>; shownAt: number[]; shown: number[] } {
     const { pts } = this.layout;
     const order = this.byPts;
     const count = slotCount(slots);
     const keep = new Set<number>([order[0]]);
     const shownAt = new Array<number>(count).fill(pts[order[0]]);
+    const shown = new Array<number>(count).fill(order[0]);
     // Frames before the last one with no slot before it are on screen for no slot: start there
     // (binary search: the count of slots before a frame grows with its time).
     let lo = 0;
@@ -74,10 +83,11 @@ export class PictureIndex {
         keep.add(order[p]);
         if (p + 1 < order.length) keep.add(order[p + 1]);
         shownAt.fill(pts[order[p]], before, Math.min(next, count));
+        shown.fill(order[p], before, Math.min(next, count));
       }
       before = next;
     }
-    return { keep, shownAt };
+    return { keep, shownAt, shown };
   }
 
   /** What a run that picks the frames on screen at `slots` may leave out. */

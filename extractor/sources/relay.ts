@@ -6,6 +6,7 @@ import { once } from "node:events";
 import type http from "node:http";
 import type { AddressInfo } from "node:net";
 import { RELAY_PARTS_HEADER } from "../ffmpeg/args.ts";
+import type { SpanView } from "../ffmpeg/mp4-spans.ts";
 import type { UnneededFrames } from "../ffmpeg/unneeded-frames.ts";
 import type { SourceError } from "./errors.ts";
 import { asSourceError } from "./errors.ts";
@@ -20,11 +21,17 @@ export interface Relay {
    * `frames` says the run does not need (ffmpeg/unneeded-frames.ts).
    */
   withoutUnneededFrames(frames: UnneededFrames): string;
+  /**
+   * An address of `view` for one decode run: the file with an index of only the stretches
+   * the run decodes (ffmpeg/mp4-spans.ts), hiding what `frames` says too, if given.
+   */
+  withSpans(view: SpanView, frames: UnneededFrames | null): string;
   close(): Promise<void>;
 }
 
-/** The query parameter naming a run's UnneededFrames. */
+/** The query parameters naming a run's UnneededFrames and its SpanView. */
 const HIDE_PARAMETER = "hide";
+const VIEW_PARAMETER = "view";
 
 type ByteRange = { start: number; end: number } | "unsatisfiable" | null;
 
@@ -98,6 +105,10 @@ export class PartSizes {
   }
 }
 
+// Past a view's stretch (ffmpeg/mp4-spans.ts): ffmpeg's 32 KiB buffer, refilled whole (as
+// decode.ts READ_AHEAD_BYTES).
+const VIEW_READ_AHEAD_BYTES = 64 * 1024;
+
 // Hints are for seeks: a request in the file's first MiB (where every reader opens) has none.
 const HINTS_FROM_BYTES = 1024 * 1024;
 // A hinted part's first request to the origin: 256 KiB, then 512 KiB, 1 MiB…: three trips for
@@ -150,6 +161,7 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
   const parts = new PartSizes();
   const hints = new ReadHints();
   const hiding = new Map<string, UnneededFrames>();
+  const views = new Map<string, { view: SpanView; frames: UnneededFrames | null }>();
   let firstFailure: SourceError | null = null;
   // Loaded with the first relay: the command line starts one only for a job that needs it, and a
   // 4K job has no memory to spare for a module it does not use (sources/local-file.ts).
@@ -173,7 +185,11 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
       response.writeHead(405, { allow: "GET, HEAD" }).end();
       return;
     }
-    const size = await media.size();
+    const params = new URLSearchParams(query ?? "");
+    const spanned = views.get(params.get(VIEW_PARAMETER) ?? "") ?? null;
+    const view = spanned?.view ?? null;
+    const fileSize = await media.size();
+    const size = view ? view.size : fileSize;
     const range = parseRange(request.headers.range, size);
     if (range === "unsatisfiable") {
       response.writeHead(416, { "content-range": `bytes */${size}` }).end();
@@ -186,12 +202,20 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     // Not at the head of the file: every reader opens there and reads a frame or two before it
     // seeks, and a large part sent there fills the kernel's buffers with bytes it never reads.
     const hint =
-      openEnded && start >= HINTS_FROM_BYTES && !parts.continues(start)
+      openEnded && start >= HINTS_FROM_BYTES && !parts.continues(start) && !view
         ? hints.allowance(request.url ?? "")
         : null;
     let end = range ? range.end : size - 1;
     let pumping: PumpOptions = {};
-    if (hint && hint.bytes >= SMALL_PART_BYTES) {
+    const span = openEnded && view ? view.spanAt(start) : null;
+    if (openEnded && view && start >= fileSize) {
+      // The view's own index, after the file: held here, sent whole.
+    } else if (span) {
+      // A view knows what its run reads: the rest of this stretch, fetched from the origin in
+      // a few growing requests, and ffmpeg's read-ahead past it.
+      end = Math.min(span.end + VIEW_READ_AHEAD_BYTES - 1, fileSize - 1);
+      pumping = { firstRunBlocks: HINTED_FIRST_RUN_BLOCKS };
+    } else if (hint && hint.bytes >= SMALL_PART_BYTES) {
       end = Math.min(start + hint.bytes - 1, size - 1);
       parts.hinted(start, end, size);
       // Fetched from the origin in a few growing requests, not 64 KiB at a time; only what
@@ -203,7 +227,7 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
         fetched: (bytes) => hints.spend(key, bytes),
       };
     } else if (openEnded) {
-      end = parts.endFor(start, size);
+      end = parts.endFor(start, view ? fileSize : size);
     }
     response.writeHead(range ? 206 : 200, {
       "accept-ranges": "bytes",
@@ -221,18 +245,26 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
     // ffmpeg hangs up whenever it seeks; stop fetching for it at once.
     const readerGone = new AbortController();
     response.on("close", () => readerGone.abort(new Error("reader closed the connection")));
-    const hidden = new URLSearchParams(query ?? "").get(HIDE_PARAMETER);
-    const hide = hiding.get(hidden ?? "")?.stream(start);
-    await media.pump(
-      start,
-      end,
-      async (chunk) => {
-        const bytes = hide ? hide(chunk) : chunk;
-        if (!response.write(bytes)) await once(response, "drain", { signal: readerGone.signal });
-      },
-      readerGone.signal,
-      pumping,
-    );
+    const frames = spanned ? spanned.frames : hiding.get(params.get(HIDE_PARAMETER) ?? "");
+    const hide = frames?.stream(start);
+    let position = start;
+    if (start < fileSize) {
+      await media.pump(
+        start,
+        Math.min(end, fileSize - 1),
+        async (chunk) => {
+          const seen = view ? view.pass(position, chunk) : chunk;
+          position += chunk.length;
+          const bytes = hide ? hide(seen) : seen;
+          if (!response.write(bytes)) await once(response, "drain", { signal: readerGone.signal });
+        },
+        readerGone.signal,
+        pumping,
+      );
+    }
+    if (view && end >= fileSize) {
+      response.write(view.moov.subarray(Math.max(start - fileSize, 0), end - fileSize + 1));
+    }
     response.end();
   }
 
@@ -246,6 +278,11 @@ export async function startRelay(media: ServedMedia): Promise<Relay> {
       const id = String(hiding.size + 1);
       hiding.set(id, frames);
       return `http://127.0.0.1:${port}/${token}?${HIDE_PARAMETER}=${id}`;
+    },
+    withSpans(view, frames) {
+      const id = String(views.size + 1);
+      views.set(id, { view, frames });
+      return `http://127.0.0.1:${port}/${token}?${VIEW_PARAMETER}=${id}`;
     },
     async close() {
       server.closeAllConnections();

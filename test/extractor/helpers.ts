@@ -237,6 +237,10 @@ export function watchedHidingSource(
         look(frames);
         return relay.withoutUnneededFrames(frames);
       },
+      withSpans: (view, frames) => {
+        if (frames) look(frames);
+        return relay.withSpans(view, frames);
+      },
     };
   };
   return source;
@@ -244,7 +248,7 @@ export function watchedHidingSource(
 
 /**
  * A local file's source whose relay hides the very frames the index says are on screen: an
- * index wrong about this file, as decode runs must notice (decode.ts HidingDisagreed).
+ * index wrong about this file, as decode runs must notice (decode.ts IndexDisagreed).
  * `misled()` counts the kept frames it took away.
  */
 export async function misreadingSource(video: string) {

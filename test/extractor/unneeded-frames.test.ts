@@ -56,7 +56,7 @@ async function ffmpegMp4(name: string, args: string[]): Promise<string> {
  * Every decoded picture's checksum by pts, from one decoder thread: the reference decode. With
  * frame threads, ffmpeg 5.1 drops a few pictures of a file with hidden access units now and
  * then when the machine is loaded (3 of 178 in 6 of 30 runs against a busy CPU, never with one
- * thread, never in the file without hiding); a job's runs catch that as HidingDisagreed
+ * thread, never in the file without hiding); a job's runs catch that as IndexDisagreed
  * (decode.ts) and decode again without hiding.
  */
 async function frameChecksums(video: string): Promise<Map<number, string>> {
@@ -435,7 +435,7 @@ describe("a run that hides pictures", () => {
         expect(misled()).toBeGreaterThan(before);
         const expected = timestamps.map((t) => cfrFrameAt(t, fps));
         expect(await deliveredNumbers(job)).toEqual(expected);
-        expect(lines.some((line) => line.includes("hiding disagreed"))).toBe(true);
+        expect(lines.some((line) => line.includes("the index disagreed"))).toBe(true);
         const [plan] = lines.filter((line) => line.includes('"decode plan"'));
         expect(JSON.parse(plan).runs).toBe(strategy === "sparse" ? 2 : 1);
         const zip = unzipSync(await readFile(join(job.directory, "frames.zip")));

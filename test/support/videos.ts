@@ -41,10 +41,12 @@ export interface TestVideoSpec {
    * almost nothing, so a GOP spans many 64 KiB blocks as in a real upload.
    */
   grain?: boolean;
+  /** H.264 with open GOPs: keyframes after the first are I-frames, not IDR pictures. */
+  openGop?: boolean;
 }
 
-type FullSpec = Required<Omit<TestVideoSpec, "hdr" | "grain">> &
-  Pick<TestVideoSpec, "hdr" | "grain">;
+type FullSpec = Required<Omit<TestVideoSpec, "hdr" | "grain" | "openGop">> &
+  Pick<TestVideoSpec, "hdr" | "grain" | "openGop">;
 
 const DEFAULTS: FullSpec = {
   width: 320,
@@ -131,6 +133,7 @@ function codecArgs(spec: FullSpec): string[] {
     gop,
     "-sc_threshold",
     "0",
+    ...(spec.openGop ? ["-x264-params", "open-gop=1"] : []),
     ...(spec.pixelFormat === "yuv420p10le" ? ["-profile:v", "high10"] : []),
   ];
 }
