@@ -136,6 +136,8 @@ export class FrameBufferPool implements FrameBuffers {
   /** Pictures a decode run's pipe may have out at once, its consumer's included. */
   readonly limit: number;
   private readonly free: Buffer[] = [];
+  /** Buffers taken and not yet given back: a buffer given twice is taken in only once. */
+  private readonly out = new Set<Buffer>();
   private readonly keep: number;
   private readonly listeners = new Set<(buffer: Buffer) => void>();
 
@@ -147,12 +149,23 @@ export class FrameBufferPool implements FrameBuffers {
   }
 
   take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafe(this.frameBytes);
+    const buffer =
+      this.free.pop() ?? spareFrames.take(this.frameBytes) ?? Buffer.allocUnsafe(this.frameBytes);
+    this.out.add(buffer);
+    return buffer;
   }
 
   give(buffer: Buffer): void {
-    if (this.free.length < this.keep && !this.free.includes(buffer)) this.free.push(buffer);
+    if (this.out.delete(buffer)) {
+      if (this.free.length < this.keep) this.free.push(buffer);
+      else spareFrames.keep(buffer);
+    }
     for (const listener of this.listeners) listener(buffer);
+  }
+
+  /** The job is done: its free buffers are kept for the next job (SpareFrames). */
+  retire(): void {
+    for (const buffer of this.free.splice(0)) spareFrames.keep(buffer);
   }
 
   onGive(listener: (buffer: Buffer) => void): () => void {
@@ -160,6 +173,45 @@ export class FrameBufferPool implements FrameBuffers {
     return () => this.listeners.delete(listener);
   }
 }
+
+// Up to 96 MB of pictures of one size (15 at 1080p, 3 at 2160p), dropped after 30 s unused.
+const SPARE_FRAME_BYTES = 96 * 1024 * 1024;
+const SPARE_FRAMES_IDLE_MS = 30_000;
+
+/**
+ * Picture buffers kept from one job for the next. Each job's pool used to allocate its own:
+ * a sparse 1080p batch reads its six pictures ahead, so a job took ~12 fresh 6 MB buffers,
+ * each mapped afresh by the kernel (the service sets malloc's mmap threshold to 1 MiB,
+ * scripts/lib/stack.mjs), and their ~75 MB of external memory a job set off V8's old-space
+ * collections. Only one picture size is kept: a job of another size (a 2160p one after 1080p
+ * ones) starts with none, so what is kept never adds to a large job's peak.
+ */
+class SpareFrames {
+  private readonly kept: Buffer[] = [];
+  private idle: NodeJS.Timeout | null = null;
+
+  take(frameBytes: number): Buffer | null {
+    if (this.kept[0]?.length !== frameBytes) this.kept.length = 0;
+    return this.kept.pop() ?? null;
+  }
+
+  keep(buffer: Buffer): void {
+    if (this.kept[0] && this.kept[0].length !== buffer.length) this.kept.length = 0;
+    if ((this.kept.length + 1) * buffer.length > SPARE_FRAME_BYTES) return;
+    if (this.kept.includes(buffer)) return;
+    this.kept.push(buffer);
+    if (this.idle) this.idle.refresh();
+    else {
+      this.idle = setTimeout(() => {
+        this.kept.length = 0;
+        this.idle = null;
+      }, SPARE_FRAMES_IDLE_MS);
+      this.idle.unref();
+    }
+  }
+}
+
+const spareFrames = new SpareFrames();
 
 const SHOWINFO_FRAME = /^\[Parsed_showinfo_0 @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const SHOWINFO_LINE = /^\[Parsed_showinfo_0 @/;

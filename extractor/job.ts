@@ -292,6 +292,8 @@ async function runJob(
     } catch (error) {
       await writer.abort();
       throw error;
+    } finally {
+      context.buffers.retire();
     }
   }
   outcome.frames = [...results.values()];
@@ -345,8 +347,9 @@ async function readersByIndex(
     Math.abs((firstShown ?? Number.NaN) - video.startTime) <= PTS_TOLERANCE_SECONDS;
   if (!mp4 || !layout || !sameTrack || !job.source?.hidingRelay) return {};
   const relay = await job.source.hidingRelay();
-  const hider = PictureIndex.of(layout);
   const pictures = PictureIndex.ofFrames(layout);
+  // Only B-frames are pictures nothing refers to (PictureIndex.of).
+  const hider = layout.reordered ? pictures : null;
   const spans =
     mp4.moovAt !== null && pictures && /^http:/.test(job.input) ? spanIndexOf(mp4.moov) : null;
   const file = { moovAt: mp4.moovAt ?? 0, fileSize: mp4.fileSize, lengthSize: layout.lengthSize };

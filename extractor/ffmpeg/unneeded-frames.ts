@@ -18,6 +18,13 @@ import type { SampleLayout } from "./mp4-index.ts";
 const UNSPECIFIED_NAL_TYPE = 30;
 const NON_IDR_SLICE = 1;
 
+/** Indices of `values` in ascending order of value (no sort where they already are). */
+function orderBy(values: readonly number[]): Uint32Array {
+  const indices = Uint32Array.from(values.keys());
+  const ascending = values.every((v, i) => i === 0 || values[i - 1] <= v);
+  return ascending ? indices : indices.sort((a, b) => values[a] - values[b]);
+}
+
 /** A track's samples in file order and in presentation order, worked out once for a job. */
 export class PictureIndex {
   readonly layout: SampleLayout;
@@ -28,9 +35,8 @@ export class PictureIndex {
 
   private constructor(layout: SampleLayout) {
     this.layout = layout;
-    const indices = () => Uint32Array.from(layout.offsets.keys());
-    this.byOffset = indices().sort((a, b) => layout.offsets[a] - layout.offsets[b]);
-    this.byPts = indices().sort((a, b) => layout.pts[a] - layout.pts[b]);
+    this.byOffset = orderBy(layout.offsets);
+    this.byPts = orderBy(layout.pts);
   }
 
   /**
