@@ -281,7 +281,10 @@ export function decodeThreads(
 
 /**
  * A picture as delivered: its pts on the video's clock (pts is absolute, wanted relative), and
- * whether it lies past the last frame of a file that ended early with errors.
+ * whether it lies past the last frame of a file that ended early with errors. A frame the index
+ * vouched for (checkShown: the frame the index says is on screen at its time) is never past the
+ * end, whatever errors the run met elsewhere (a view's unclean stretch, decoded after it). Its
+ * release gives the buffer back once, however often it is called.
  */
 function deliveredFrame(
   context: DecodeContext,
@@ -289,16 +292,22 @@ function deliveredFrame(
   pixels: Buffer,
   pts: number | null,
   wanted: number,
-  sawErrors: boolean,
+  errors: { sawErrors: boolean; vouched: boolean },
 ): DecodedFrame {
   const start = context.video.startTime;
   const tailAllowance = Math.max(1, 3 / (context.video.frameRate ?? 30));
+  const unvouchedErrors = errors.sawErrors && !errors.vouched;
+  let given = false;
   return {
     slot,
     pixels,
-    release: () => context.buffers.give(pixels),
+    release: () => {
+      if (given) return;
+      given = true;
+      context.buffers.give(pixels);
+    },
     pts: pts === null ? null : pts - start,
-    pastDecodedEnd: sawErrors && pts !== null && wanted + start - pts > tailAllowance,
+    pastDecodedEnd: unvouchedErrors && pts !== null && wanted + start - pts > tailAllowance,
   };
 }
 
@@ -411,14 +420,10 @@ export class DecodeRun {
           pool.give(pixels);
           throw error;
         }
-        yield deliveredFrame(
-          this.context,
-          slot,
-          pixels,
-          pts,
-          this.group.times[slot],
-          this.sawErrors,
-        );
+        yield deliveredFrame(this.context, slot, pixels, pts, this.group.times[slot], {
+          sawErrors: this.sawErrors,
+          vouched: this.hiding !== null && pts !== null,
+        });
         slot++;
       }
     } finally {
@@ -666,14 +671,10 @@ export class BatchRun {
           throw error;
         }
         this.delivered = slot + 1;
-        yield deliveredFrame(
-          this.context,
-          slot,
-          pixels,
-          pts,
-          this.group.times[slot],
-          this.sawErrors,
-        );
+        yield deliveredFrame(this.context, slot, pixels, pts, this.group.times[slot], {
+          sawErrors: this.sawErrors,
+          vouched: check !== null && pts !== null,
+        });
       }
     } finally {
       if (this.delivered < total) this.tool.kill();

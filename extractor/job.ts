@@ -351,8 +351,15 @@ async function readersByIndex(
   // Only B-frames are pictures nothing refers to (PictureIndex.of).
   const hider = layout.reordered ? pictures : null;
   const spans =
-    mp4.moovAt !== null && pictures && /^http:/.test(job.input) ? spanIndexOf(mp4.moov) : null;
-  const file = { moovAt: mp4.moovAt ?? 0, fileSize: mp4.fileSize, lengthSize: layout.lengthSize };
+    mp4.moovAt !== null && pictures && /^http:/.test(job.input)
+      ? orNull(() => spanIndexOf(mp4.moov, layout))
+      : null;
+  const file = {
+    moovAt: mp4.moovAt ?? 0,
+    moovBytes: mp4.moov.length,
+    fileSize: mp4.fileSize,
+    lengthSize: layout.lengthSize,
+  };
   const views: SpanView[] = [];
   return {
     inputFor: hider
@@ -366,7 +373,7 @@ async function readersByIndex(
         ? (slots) => {
             // A file with open GOPs has no clean stretches to read: its batches seek.
             if (views.some((v) => v.unclean)) return null;
-            const view = spanViewFor(spans, pictures.onScreen(slots), file);
+            const view = orNull(() => spanViewFor(spans, pictures.onScreen(slots), file));
             if (!view) return null;
             views.push(view);
             const hidden = hider?.forSlots(slots) ?? null;
@@ -374,6 +381,15 @@ async function readersByIndex(
           }
         : undefined,
   };
+}
+
+/** What the index makes of a hostile file's tables, or null where they do not add up. */
+function orNull<T>(make: () => T | null): T | null {
+  try {
+    return make();
+  } catch {
+    return null;
+  }
 }
 
 interface DecodeInputs {

@@ -464,6 +464,8 @@ export interface SampleLayout {
   reordered: boolean;
   /** Every sequence parameter set says frame_mbs_only_flag: frames only, no field pictures. */
   progressive: boolean;
+  /** The track these samples are of (its tables; ffmpeg/mp4-spans.ts lists some of them). */
+  track: VideoTrack;
 }
 
 // A layout holds three numbers a sample, and the picture index two more: past this many samples
@@ -548,6 +550,7 @@ export function sampleLayoutFromIndex(moov: Buffer): SampleLayout | null {
     lengthSize,
     reordered,
     progressive,
+    track,
   };
 }
 

@@ -11,24 +11,31 @@
 // the next kept sample; the first sample (at time 0, where every track's times start) is always
 // kept, so the times of the rest add up as before. The edit list, sample description (codec,
 // colour, aspect) and track header are the original's bytes.
-import type { Box, VideoTrack } from "./mp4-index.ts";
-import { boxesIn, child, firstVideoTrack, path, sampleOffsets, syncSamples } from "./mp4-index.ts";
+import type { Box, SampleLayout, VideoTrack } from "./mp4-index.ts";
+import { boxesIn, child, path, syncSamples } from "./mp4-index.ts";
 
-/** A moov's video track and where its samples lie, read once for every run of a job. */
+/** A moov's video track and where its samples lie, worked out once for every run of a job. */
 export interface SpanIndex {
   moov: Buffer;
   track: VideoTrack;
-  offsets: number[];
-  /** 1-based sync sample numbers (every sample when the track says none). */
-  sync: number[];
+  offsets: readonly number[];
+  /** 0-based sync samples in decoding order, ascending (every sample when the track says none). */
+  syncStarts: readonly number[];
+  isSync: ReadonlySet<number>;
 }
 
-export function spanIndexOf(moov: Buffer): SpanIndex | null {
-  const track = firstVideoTrack(moov);
-  const sync = track && syncSamples(track);
-  if (!track || !sync || sync[0] !== 1) return null;
-  const offsets = sampleOffsets(moov, track);
-  return offsets ? { moov, track, offsets, sync } : null;
+/**
+ * The span index of the layout's own track (the one the probe chose and the picture index
+ * reads: never another track of the same moov), or null where its sync samples are not in
+ * order from the first sample on.
+ */
+export function spanIndexOf(moov: Buffer, layout: SampleLayout): SpanIndex | null {
+  const { track, offsets } = layout;
+  const sync = syncSamples(track);
+  if (sync?.[0] !== 1) return null;
+  const syncStarts = sync.map((n) => n - 1);
+  if (syncStarts.some((s, k) => k > 0 && s <= syncStarts[k - 1])) return null;
+  return { moov, track, offsets, syncStarts, isSync: new Set(syncStarts) };
 }
 
 function box(type: string, ...payload: Buffer[]): Buffer {
@@ -79,6 +86,9 @@ export function moovOfSamples(index: SpanIndex, keep: number[]): Buffer | null {
   const durations = keep.map((i, k) =>
     k + 1 < keep.length ? track.dts[keep[k + 1]] - track.dts[i] : durationOf(track, i),
   );
+  // ffmpeg reads an stts delta as a signed 32-bit number: a longer gap between kept samples
+  // (the first sample at 0 and a stretch minutes later at a fine timescale) cannot be listed.
+  if (durations.some((d) => !(d >= 0 && d <= MAX_STTS_DELTA))) return null;
   const { stbl, ctts } = track;
   const stsd = child(moov, stbl, "stsd");
   const cttsBox = child(moov, stbl, "ctts");
@@ -89,8 +99,7 @@ export function moovOfSamples(index: SpanIndex, keep: number[]): Buffer | null {
     tables.push(fullBox("ctts", moov.readUInt8(cttsBox.start), runs(keep.map((i) => ctts[i]))));
   }
   if (track.sync) {
-    const sync = new Set(index.sync);
-    const numbers = keep.flatMap((i, k) => (sync.has(i + 1) ? [k + 1] : []));
+    const numbers = keep.flatMap((i, k) => (index.isSync.has(i) ? [k + 1] : []));
     tables.push(fullBox("stss", 0, [numbers.length, ...numbers]));
   }
   // One sample per chunk, each chunk at its sample's own offset (64-bit: any file size).
@@ -118,6 +127,8 @@ export function moovOfSamples(index: SpanIndex, keep: number[]): Buffer | null {
   if (!mvhd) return null;
   return box("moov", raw(moov, mvhd), newTrak);
 }
+
+const MAX_STTS_DELTA = 0x7fffffff;
 
 function durationOf(track: VideoTrack, i: number): number {
   return i + 1 < track.dts.length ? track.dts[i + 1] - track.dts[i] : track.lastDuration;
@@ -273,16 +284,16 @@ export function firstSliceIsIdr(
 
 /**
  * The view that decodes the frames on screen at `slots` (absolute seconds) and the frame after
- * each, each from the sync sample before it: null where the track is not of that shape (sync
- * samples not in order, stretches whose bytes overlap).
+ * each, each from the sync sample before it: null where the file is not of that shape (a
+ * stretch's samples out of file order, stretches whose bytes overlap or lie in the old moov, a
+ * gap between kept samples too long for an stts).
  */
 export function spanViewFor(
   index: SpanIndex,
   onScreen: { keep: Set<number>; shownAt: number[]; shown: number[] },
-  file: { moovAt: number; fileSize: number; lengthSize: number },
+  file: { moovAt: number; moovBytes: number; fileSize: number; lengthSize: number },
 ): SpanView | null {
-  const syncStarts = index.sync.map((n) => n - 1);
-  if (syncStarts.some((s, k) => k > 0 && s <= syncStarts[k - 1])) return null;
+  const { syncStarts } = index;
   /** The sync sample at or before sample s in decoding order. */
   const syncBefore = (s: number): number => {
     let lo = 0;
@@ -307,8 +318,10 @@ export function spanViewFor(
     const s = keep[k];
     const last = spans[spans.length - 1];
     if (k > 0 && s === keep[k - 1] + 1) {
-      last.start = Math.min(last.start, offsets[s]);
-      last.end = Math.max(last.end, offsets[s] + sizes[s]);
+      // A stretch is read front to back and judged from its first sample's bytes: its samples
+      // must lie in the file in decoding order (chunk offsets may say otherwise).
+      if (offsets[s] < last.end) return null;
+      last.end = offsets[s] + sizes[s];
     } else {
       spans.push({ start: offsets[s], end: offsets[s] + sizes[s], first: s });
     }
@@ -316,6 +329,9 @@ export function spanViewFor(
   }
   if (spans.some((span, k) => k > 0 && span.start < spans[k - 1].end)) return null;
   if (spans[spans.length - 1].end > file.fileSize) return null;
+  // The old moov's type is served renamed: no sample may lie in it.
+  const moovEnd = file.moovAt + file.moovBytes;
+  if (spans.some((span) => span.start < moovEnd && file.moovAt < span.end)) return null;
   return new SpanView({
     moov,
     moovAt: file.moovAt,

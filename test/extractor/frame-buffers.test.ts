@@ -1,8 +1,11 @@
 // Picture buffers kept from one job for the next (extractor/decode.ts FrameBufferPool and its
 // spare buffers): a job after another of the same picture size allocates none; a buffer given
-// back twice is handed out once; a job of another size starts with none kept.
+// back twice is handed out once; a delivered frame's buffer is given back once, however often
+// its release is called; a job of another size starts with none kept.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { FrameBufferPool } from "../../extractor/decode.ts";
+import { DecodeRun, FrameBufferPool } from "../../extractor/decode.ts";
+import { probeMedia } from "../../extractor/ffmpeg/probe.ts";
+import { makeTestVideo } from "../support/videos.ts";
 
 const SMALL = { width: 320, height: 180 };
 const OTHER = { width: 640, height: 360 };
@@ -40,6 +43,33 @@ describe("picture buffers across jobs", () => {
     pool.give(a);
     pool.give(b);
     pool.retire();
+  });
+
+  it("take back a delivered frame's buffer once, so a stale release cannot hand out one in use", async () => {
+    const video = await makeTestVideo({ ...SMALL, fps: 10, durationSeconds: 2 });
+    const probe = await probeMedia(video);
+    if (!probe.video) throw new Error("no video");
+    const pool = new FrameBufferPool(SMALL, 3);
+    const context = {
+      input: video,
+      video: probe.video,
+      durationSeconds: 2,
+      picture: { hdr: null, rotation: 0 as const, ...SMALL, fallbackMatrix: null },
+      signal: new AbortController().signal,
+      buffers: pool,
+    };
+    const run = new DecodeRun(context, { seekSeconds: null, times: [0.5] });
+    const frames: { pixels: Buffer; release(): void }[] = [];
+    for await (const frame of run.frames()) frames.push(frame);
+    expect(frames).toHaveLength(1);
+    const [frame] = frames;
+    frame.release();
+    // The buffer goes to the next taker, who is still using it when the old frame is released
+    // again: it must not go back to the pool and be handed out a second time.
+    const inUse = pool.take();
+    expect(inUse).toBe(frame.pixels);
+    frame.release();
+    expect(pool.take()).not.toBe(inUse);
   });
 
   it("are dropped for a job of another size, and not handed back to the first size after", () => {

@@ -74,11 +74,12 @@ async function served(
   if (!reader) throw new Error("no reader");
   const mp4 = await mp4IndexFrom(reader.read, reader.size).finally(() => reader.close());
   if (!mp4 || mp4.moovAt === null) throw new Error("no sole moov");
-  const index = spanIndexOf(mp4.moov);
+  const index = spanIndexOf(mp4.moov, mp4.layout);
   const pictures = PictureIndex.ofFrames(mp4.layout);
   if (!index || !pictures) throw new Error("no span index");
   const view = spanViewFor(index, pictures.onScreen(toSlotTimes(times)), {
     moovAt: mp4.moovAt,
+    moovBytes: mp4.moov.length,
     fileSize: mp4.fileSize,
     lengthSize: mp4.layout.lengthSize,
   });
@@ -187,6 +188,53 @@ describe("a view of the stretches a batch decodes", () => {
     } finally {
       await close();
     }
+  });
+});
+
+describe("a view it cannot list faithfully", () => {
+  /** The parts spanViewFor is given for `times` of `video`, for a test to bend one of. */
+  async function parts(video: string, times: number[]) {
+    const reader = await openByteReader(video);
+    if (!reader) throw new Error("no reader");
+    const mp4 = await mp4IndexFrom(reader.read, reader.size).finally(() => reader.close());
+    const index = mp4 && spanIndexOf(mp4.moov, mp4.layout);
+    const pictures = mp4 && PictureIndex.ofFrames(mp4.layout);
+    if (!mp4 || mp4.moovAt === null || !index || !pictures) throw new Error("no span index");
+    const file = {
+      moovAt: mp4.moovAt,
+      moovBytes: mp4.moov.length,
+      fileSize: mp4.fileSize,
+      lengthSize: mp4.layout.lengthSize,
+    };
+    return { index, onScreen: pictures.onScreen(toSlotTimes(times)), file };
+  }
+
+  it("is refused where a gap between kept samples is too long for an stts delta", async () => {
+    const { index, onScreen, file } = await parts(await makeTestVideo(B_FRAMES_AND_AUDIO), TIMES);
+    expect(spanViewFor(index, onScreen, file)).not.toBeNull();
+    // The same samples on a clock 2^16 times finer: 2.5 s after the first sample is more than
+    // 2^31 ticks, which ffmpeg would read as a negative delta.
+    const fine = { ...index.track, dts: index.track.dts.map((d) => d * 65536) };
+    expect(spanViewFor({ ...index, track: fine }, onScreen, file)).toBeNull();
+  });
+
+  it("is refused where a stretch's samples are not in file order", async () => {
+    const { index, onScreen, file } = await parts(await makeTestVideo(B_FRAMES_AND_AUDIO), TIMES);
+    const view = spanViewFor(index, onScreen, file);
+    if (!view) throw new Error("no view");
+    // Two samples of the first stretch after the file's first sample, their places swapped.
+    const first = view.spans[1].first;
+    const offsets = [...index.offsets];
+    [offsets[first + 1], offsets[first + 2]] = [offsets[first + 2], offsets[first + 1]];
+    expect(spanViewFor({ ...index, offsets }, onScreen, file)).toBeNull();
+  });
+
+  it("is refused where a stretch lies in the old moov, whose type it serves renamed", async () => {
+    const { index, onScreen, file } = await parts(await makeTestVideo(B_FRAMES_AND_AUDIO), TIMES);
+    const view = spanViewFor(index, onScreen, file);
+    if (!view) throw new Error("no view");
+    const inside = { ...file, moovAt: view.spans[1].start + 8 };
+    expect(spanViewFor(index, onScreen, inside)).toBeNull();
   });
 });
 
