@@ -373,10 +373,11 @@ async function readersByIndex(
         ? (slots) => {
             // A file with open GOPs has no clean stretches to read: its batches seek.
             if (views.some((v) => v.unclean)) return null;
-            const view = orNull(() => spanViewFor(spans, pictures.onScreen(slots), file));
+            const onScreen = pictures.onScreen(slots);
+            const view = orNull(() => spanViewFor(spans, onScreen, file));
             if (!view) return null;
             views.push(view);
-            const hidden = hider?.forSlots(slots) ?? null;
+            const hidden = hider?.forSlots(slots, onScreen) ?? null;
             return { input: relay.withSpans(view, hidden), view, hidesFrames: hidden !== null };
           }
         : undefined,

@@ -96,10 +96,12 @@ export class PictureIndex {
     return { keep, shownAt, shown };
   }
 
-  /** What a run that picks the frames on screen at `slots` may leave out. */
-  forSlots(slots: SlotTimes): UnneededFrames {
-    const { keep, shownAt } = this.onScreen(slots);
-    return new UnneededFrames(this, keep, shownAt);
+  /**
+   * What a run that picks the frames on screen at `slots` may leave out (`onScreen`: this
+   * index's onScreen(slots), when the caller has it already).
+   */
+  forSlots(slots: SlotTimes, onScreen = this.onScreen(slots)): UnneededFrames {
+    return new UnneededFrames(this, new Set(onScreen.keep), onScreen.shownAt);
   }
 }
 
