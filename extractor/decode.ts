@@ -174,7 +174,7 @@ export class FrameBufferPool implements FrameBuffers {
   }
 }
 
-// Up to 96 MB of pictures of one size (15 at 1080p, 3 at 2160p), dropped after 30 s unused.
+// Up to 96 MiB of pictures of one size (16 at 1080p, 4 at 2160p), dropped after 30 s unused.
 const SPARE_FRAME_BYTES = 96 * 1024 * 1024;
 const SPARE_FRAMES_IDLE_MS = 30_000;
 

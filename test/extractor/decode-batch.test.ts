@@ -244,6 +244,43 @@ describe("batched seeks", () => {
     });
   }
 
+  it("notice a view whose index names other frames than ffmpeg shows, and decode again without it", async () => {
+    const fps = 30;
+    const video = await makeTestVideo({ fps, gop: 60, bframes: 2, durationSeconds: 40 });
+    const timestamps = [3.3, 7.71, 11.05, 18.42, 25.5, 33.3];
+    const { source, close } = await servedOverHttp(video);
+    const open = source.hidingRelay?.bind(source);
+    if (!open) throw new Error("a source over HTTP has a relay");
+    // An index that reads this file wrong: at each time it names the frame after the one on
+    // screen. ffmpeg still decodes the view right, so only the check can notice.
+    let misled = 0;
+    source.hidingRelay = async () => {
+      const relay = await open();
+      return {
+        withoutUnneededFrames: (frames) => relay.withoutUnneededFrames(frames),
+        withSpans: (view, frames) => {
+          const shownAt = view.shownAt as number[];
+          for (let slot = 0; slot < shownAt.length; slot++) shownAt[slot] += 1 / fps;
+          misled++;
+          return relay.withSpans(view, frames);
+        },
+      };
+    };
+    try {
+      const run = await runJob(
+        source.input,
+        { mode: "timestamps", timestamps },
+        { strategy: "sparse", source },
+      );
+      expect(misled).toBeGreaterThan(0);
+      expect(lines.some((line) => line.includes("the index disagreed"))).toBe(true);
+      expect(await deliveredNumbers(run)).toEqual(timestamps.map((t) => cfrFrameAt(t, fps)));
+      expect(run.outcome.frames.map((f) => f.status)).toEqual(timestamps.map(() => "ok"));
+    } finally {
+      await close();
+    }
+  });
+
   it("ask again for keyframes when the early lookup's clock is not the video's (start 1.5 s)", async () => {
     const fps = 30;
     const video = await makeTestVideo({
