@@ -1,8 +1,9 @@
 // The calling account's usage (spec §2 Usage): plan, live balance, limits, this period's jobs
 // and the newest ledger entries. A function of its own so the MCP tools answer the same body.
-import { desc, eq, sql } from "drizzle-orm";
+import { desc, eq, inArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { accounts, creditLedger, jobs } from "../schema/db.ts";
+import { COMPLETED, EXPIRED, FAILED } from "../schema/job-status.ts";
 import type { AppEnv } from "./context.ts";
 import { planOf } from "./plan-of.ts";
 
@@ -23,8 +24,9 @@ export async function usageBody(c: Context<AppEnv>) {
     db
       .select({
         jobs_created: sql<number>`count(*)`,
-        jobs_completed: sql<number>`coalesce(sum(${jobs.status} = 'completed'), 0)`,
-        jobs_failed: sql<number>`coalesce(sum(${jobs.status} = 'failed'), 0)`,
+        // An expired job completed: its files are gone, not its place in the period's count.
+        jobs_completed: sql<number>`coalesce(sum(${inArray(jobs.status, [COMPLETED, EXPIRED])}), 0)`,
+        jobs_failed: sql<number>`coalesce(sum(${eq(jobs.status, FAILED)}), 0)`,
         credits_charged: sql<number>`coalesce(sum(${jobs.creditsCharged}), 0)`,
         frames_delivered: sql<number>`coalesce(sum(${jobs.framesCount} - ${jobs.framesFailed}), 0)`,
       })

@@ -38,3 +38,27 @@ it("shows another account nothing of this one", async () => {
     .first();
   expect(row).toEqual({ pack_credits: 500 });
 });
+
+it("counts a job that completed and then expired among the period's completed jobs", async () => {
+  const account = await createAccount({ plan: "starter" });
+  // Settled as settlement and the cron leave them, one after another (each frees its active
+  // slot): completed, completed then expired, failed; the last still queued.
+  for (const status of ["completed", "expired", "failed", null]) {
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/a.mp4", timestamps: [1] },
+      headers: account.auth,
+    });
+    expect(created.status).toBe(201);
+    if (status) {
+      await env.DB.prepare("UPDATE jobs SET status = ? WHERE id = ?")
+        .bind(status, created.body.id)
+        .run();
+    }
+  }
+  const res = await api("GET", "/v1/usage", { headers: account.auth });
+  expect(res.body.this_period).toMatchObject({
+    jobs_created: 4,
+    jobs_completed: 2,
+    jobs_failed: 1,
+  });
+});
