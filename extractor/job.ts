@@ -352,7 +352,7 @@ async function readersByIndex(
   const hider = layout.reordered ? pictures : null;
   const spans =
     mp4.moovAt !== null && pictures && /^http:/.test(job.input)
-      ? orNull(() => spanIndexOf(mp4.moov, layout))
+      ? spanIndexOf(mp4.moov, layout)
       : null;
   const file = {
     moovAt: mp4.moovAt ?? 0,
@@ -374,7 +374,7 @@ async function readersByIndex(
             // A file with open GOPs has no clean stretches to read: its batches seek.
             if (views.some((v) => v.unclean)) return null;
             const onScreen = pictures.onScreen(slots);
-            const view = orNull(() => spanViewFor(spans, onScreen, file));
+            const view = spanViewFor(spans, onScreen, file);
             if (!view) return null;
             views.push(view);
             const hidden = hider?.forSlots(slots, onScreen) ?? null;
@@ -382,15 +382,6 @@ async function readersByIndex(
           }
         : undefined,
   };
-}
-
-/** What the index makes of a hostile file's tables, or null where they do not add up. */
-function orNull<T>(make: () => T | null): T | null {
-  try {
-    return make();
-  } catch {
-    return null;
-  }
 }
 
 interface DecodeInputs {

@@ -282,17 +282,29 @@ export function firstSliceIsIdr(
   return complete ? false : null;
 }
 
+type OnScreen = { keep: Set<number>; shownAt: number[]; shown: number[] };
+type ViewedFile = { moovAt: number; moovBytes: number; fileSize: number; lengthSize: number };
+
 /**
  * The view that decodes the frames on screen at `slots` (absolute seconds) and the frame after
  * each, each from the sync sample before it: null where the file is not of that shape (a
  * stretch's samples out of file order, stretches whose bytes overlap or lie in the old moov, a
- * gap between kept samples too long for an stts).
+ * gap between kept samples too long for an stts, any table of a hostile moov that does not add
+ * up): the batch then seeks as before.
  */
 export function spanViewFor(
   index: SpanIndex,
-  onScreen: { keep: Set<number>; shownAt: number[]; shown: number[] },
-  file: { moovAt: number; moovBytes: number; fileSize: number; lengthSize: number },
+  onScreen: OnScreen,
+  file: ViewedFile,
 ): SpanView | null {
+  try {
+    return buildSpanView(index, onScreen, file);
+  } catch {
+    return null;
+  }
+}
+
+function buildSpanView(index: SpanIndex, onScreen: OnScreen, file: ViewedFile): SpanView | null {
   const { syncStarts } = index;
   /** The sync sample at or before sample s in decoding order. */
   const syncBefore = (s: number): number => {
