@@ -123,8 +123,13 @@ export async function serveFile(path, contentType = "video/mp4") {
       sent += piece.length;
       if (!response.write(piece)) {
         await new Promise((resolve) => {
-          response.once("drain", resolve);
-          response.once("close", resolve);
+          const done = () => {
+            response.off("drain", done);
+            response.off("close", done);
+            resolve();
+          };
+          response.on("drain", done);
+          response.on("close", done);
         });
       }
     }
