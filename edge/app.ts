@@ -26,7 +26,11 @@ const MIB = 1024 * KIB;
  * set far smaller limits with jsonBody().
  */
 function bodyLimitFor(path: string): number {
-  if (path.startsWith("/internal/files/") || path.startsWith("/internal/uploads/")) {
+  if (
+    path.startsWith("/internal/files/") ||
+    path.startsWith("/internal/file-batches/") ||
+    path.startsWith("/internal/uploads/")
+  ) {
     return 64 * MIB;
   }
   if (path === "/internal/results") return 16 * MIB;

@@ -13,7 +13,7 @@ import {
   collectEncodedImage,
   encodePicture,
 } from "./encode.ts";
-import type { FrameSink } from "./output/frame-sink.ts";
+import type { FrameSink, StoredObject } from "./output/frame-sink.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
 import type { SkipPicker } from "./quality/skip-picker.ts";
@@ -45,6 +45,8 @@ export class FrameWriter {
   readonly tiles: Tile[] = [];
   /** Frame indexes whose pictures get a tile (null: none). */
   private tileFor: Set<number> | null = null;
+  /** Frame files queued with the sink and not yet known stored (finish() waits for them). */
+  private readonly uploads: Promise<StoredObject>[] = [];
 
   constructor(
     sink: FrameSink,
@@ -130,29 +132,46 @@ export class FrameWriter {
     ]);
     encoding.then(delivery.release, delivery.release);
     const storing = Promise.all([previous, encoding]).then(async ([, [bytes, tile]]) => {
-      await this.store(delivery, bytes, tile);
-      // Once stored, a large image is garbage: collected now, not dozens of images later.
-      if (bytes.length >= COLLECT_AFTER_BYTES) setImmediate(collectEncodedImage);
+      const { stored } = await this.store(delivery, bytes, tile);
+      // Once stored, a large image is garbage: collected then, not dozens of images later.
+      if (bytes.length >= COLLECT_AFTER_BYTES) {
+        stored.then(() => setImmediate(collectEncodedImage));
+      }
     });
     // Awaited on the next turn; until then a failure must not count as unhandled.
     storing.catch(() => {});
     return storing;
   }
 
-  private async store(delivery: Delivery, bytes: Buffer, tile: Buffer | null) {
+  /**
+   * Hands the picture to the sink and the ZIP under each frame index that asked for it, and
+   * fills in their results. An upload may still be queued when this returns (finish() waits
+   * for them all): what it answers, boxed, settles once the sink has stored every copy.
+   */
+  private async store(
+    delivery: Delivery,
+    bytes: Buffer,
+    tile: Buffer | null,
+  ): Promise<{ stored: Promise<unknown> }> {
     if (tile && delivery.planned.length > 0) {
       this.tiles.push({ moment: delivery.movedTo ?? delivery.planned[0].timestamp, image: tile });
     }
+    const copies: Promise<StoredObject>[] = [];
     for (const target of delivery.planned) {
       const fileName = frameFileName(target.index, this.options.format);
-      const stored = this.singleFiles
-        ? await this.sink.putFrame(fileName, bytes, CONTENT_TYPES[this.options.format])
-        : null;
-      await this.zip?.add(fileName, bytes);
       const result = this.results.get(target.index);
+      if (this.singleFiles) {
+        const { stored } = await this.upload(fileName, bytes, CONTENT_TYPES[this.options.format]);
+        copies.push(stored);
+        // Its key once stored: the job's outcome is read after finish(), which waits for it.
+        stored.then((s) => {
+          if (result) result.key = s.key;
+        }, ignore);
+      }
+      await this.zip?.add(fileName, bytes);
       if (!result) continue;
       result.status = "ok";
-      result.key = stored?.key ?? null;
+      if (!this.singleFiles) result.key = null;
       result.pts = delivery.pts === null ? null : round6(delivery.pts);
       result.error = null;
       if (delivery.movedReason !== null) {
@@ -160,6 +179,24 @@ export class FrameWriter {
         result.moved_reason = delivery.movedReason;
       }
     }
+    return { stored: Promise.allSettled(copies) };
+  }
+
+  /**
+   * Hands a frame's file to the sink, which may store it later (queueFile; finish() waits for
+   * it), or stores it now (putFrame). Answers the store, in a box: not awaited here.
+   */
+  private async upload(
+    fileName: string,
+    bytes: Uint8Array,
+    contentType: string,
+  ): Promise<{ stored: Promise<StoredObject> }> {
+    if (!this.sink.queueFile) {
+      return { stored: Promise.resolve(await this.sink.putFrame(fileName, bytes, contentType)) };
+    }
+    const queued = await this.sink.queueFile(fileName, bytes, contentType);
+    this.uploads.push(queued.stored);
+    return queued;
   }
 
   /**
@@ -173,13 +210,23 @@ export class FrameWriter {
   }
 
   async finish(): Promise<{ key: string; bytes: number } | null> {
+    await this.sink.flush?.();
+    await Promise.all(this.uploads.splice(0));
     return this.zip ? this.zip.finish() : null;
   }
 
+  /**
+   * Gives up, once this writer's queued frames are stored or refused: a writer that starts
+   * over (job.ts, IndexDisagreed) stores the same names, after these.
+   */
   async abort(): Promise<void> {
-    await this.zip?.abort().catch(() => {});
+    await this.sink.flush?.().catch(ignore);
+    await Promise.allSettled(this.uploads.splice(0));
+    await this.zip?.abort().catch(ignore);
   }
 }
+
+function ignore(): void {}
 
 function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;

@@ -9,6 +9,18 @@ export interface StoredObject {
 export interface FrameSink {
   /** Stores one frame image under `fileName` (e.g. frame-0001.jpg); returns its key. */
   putFrame(fileName: string, bytes: Uint8Array, contentType: string): Promise<StoredObject>;
+  /**
+   * Takes a file to store after the ones taken before it, answering once it is taken (a writer
+   * that runs ahead of the uploads waits here); `stored` settles when it is stored, which may
+   * be as late as flush(). Optional: a sink without it stores each file with putFrame.
+   */
+  queueFile?(
+    fileName: string,
+    bytes: Uint8Array,
+    contentType: string,
+  ): Promise<{ stored: Promise<StoredObject> }>;
+  /** Stores every queued file now; throws if one could not be stored. */
+  flush?(): Promise<void>;
   /** Starts the archive; bytes are written in order as the ZIP is produced. */
   openArchive(fileName: string): Promise<ArchiveUpload>;
 }

@@ -10,6 +10,8 @@ export interface FakeEdge {
   baseUrl: string;
   token: string;
   files: Map<string, { bytes: Buffer; contentType: string }>;
+  /** The keys of each batch call (POST /internal/file-batches/…), in the order they came. */
+  batches: string[][];
   /** Completed multipart objects, and the part sizes they were made of. */
   uploads: Map<string, { bytes: Buffer; partSizes: number[] }>;
   results: ExtractResult[];
@@ -51,6 +53,7 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
   const edge = {
     files,
     uploads,
+    batches: [] as string[][],
     results: [] as ExtractResult[],
     calls: [] as string[],
     resultsStatus: 202,
@@ -86,6 +89,23 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
       const key = path.slice("/internal/files/".length);
       files.set(key, { bytes: body, contentType: String(req.headers["content-type"]) });
       return json(200, { key, bytes: body.length });
+    }
+    const batch = /^\/internal\/file-batches\/((?:job|demo)\/[^/]+\/[^/]+)$/.exec(path);
+    if (batch && req.method === "POST") {
+      const form = await new Request("http://edge/", {
+        method: "POST",
+        headers: { "content-type": String(req.headers["content-type"]) },
+        body,
+      }).formData();
+      const stored = [];
+      for (const [name, value] of form.entries()) {
+        if (typeof value === "string") return json(400, { error: `${name} is not a file` });
+        const key = `${batch[1]}/${name}`;
+        files.set(key, { bytes: Buffer.from(await value.arrayBuffer()), contentType: value.type });
+        stored.push({ key, bytes: value.size });
+      }
+      edge.batches.push(stored.map((f) => f.key));
+      return json(200, { files: stored });
     }
     const lease = /^\/internal\/jobs\/(job|demo)\/([^/]+)\/lease$/.exec(path);
     if (lease && req.method === "POST") {

@@ -133,7 +133,7 @@ describe("edge upload contract", () => {
     expect(ARCHIVE_PART_BYTES).toBe(8 * 1024 * 1024);
   });
 
-  it("PUTs each frame under {kind}/{job}/{attempt}/frame-NNNN and streams the ZIP in parts", async () => {
+  it("stores each frame under {kind}/{job}/{attempt}/frame-NNNN and streams the ZIP in parts", async () => {
     const outcome = await uploadJob({});
     expect(outcome.status).toBe("completed");
     const keys = outcome.frames.map((f) => f.key);
@@ -208,15 +208,48 @@ describe("edge upload contract", () => {
     }
   });
 
+  it("sends a job's frames in batches: 16 at once, the rest when the job has them all", async () => {
+    const before = edge.batches.length;
+    const callsBefore = edge.calls.length;
+    const outcome = await uploadJob({ count: 20, output: "urls", format: "jpg" });
+    expect(outcome.status).toBe("completed");
+    const names = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => {
+        return `job/j1/a1/frame-${String(from + i).padStart(4, "0")}.jpg`;
+      });
+    expect(edge.batches.slice(before)).toEqual([names(1, 16), names(17, 20)]);
+    expect(edge.calls.slice(callsBefore).filter((c) => c.startsWith("PUT"))).toEqual([]);
+    expect(outcome.frames.map((f) => f.key)).toEqual(names(1, 20));
+    for (const key of names(1, 20)) {
+      const file = edge.files.get(key);
+      expect(file?.contentType).toBe("image/jpeg");
+      expect((await readImagePattern(file?.bytes as Buffer)).upright).toBe(true);
+    }
+  });
+
+  it("a lone frame goes as it always went, one PUT", async () => {
+    const callsBefore = edge.calls.length;
+    const outcome = await uploadJob({ count: 1, output: "urls", format: "jpg" });
+    expect(outcome.status).toBe("completed");
+    const uploads = edge.calls
+      .slice(callsBefore)
+      .filter((c) => /internal\/(files|file-batches)\//.test(c));
+    expect(uploads).toEqual(["PUT /internal/files/job/j1/a1/frame-0001.jpg"]);
+  });
+
   it("retries calls that fail with 5xx", async () => {
-    edge.failNext(/^PUT \/internal\/files\//, 2);
+    edge.failNext(/^POST \/internal\/file-batches\//, 2);
     edge.failNext(/^PUT \/internal\/uploads\//, 1);
     edge.failNext(/complete$/, 1);
     const before = edge.calls.length;
     const outcome = await uploadJob({ count: 2 });
     expect(outcome.status).toBe("completed");
     const calls = edge.calls.slice(before);
-    expect(calls.filter((c) => c.endsWith("frame-0001.png"))).toHaveLength(3);
+    expect(calls.filter((c) => c === "POST /internal/file-batches/job/j1/a1")).toHaveLength(3);
+    expect(outcome.frames.map((f) => f.key)).toEqual([
+      "job/j1/a1/frame-0001.png",
+      "job/j1/a1/frame-0002.png",
+    ]);
   });
 
   it("a refused upload (4xx) is not retried and fails the job", async () => {
@@ -224,7 +257,27 @@ describe("edge upload contract", () => {
     const outcome = await uploadJob({ count: 2, output: "urls" }, undefined, "wrong-token");
     expect(outcome.status).toBe("failed");
     expect(outcome.error?.name).toBe("ExtractionFailed");
-    expect(edge.calls.slice(before).filter((c) => c.startsWith("PUT"))).toHaveLength(1);
+    const uploads = edge.calls
+      .slice(before)
+      .filter((c) => /internal\/(files|file-batches)/.test(c));
+    expect(uploads).toEqual(["POST /internal/file-batches/job/j1/a1"]);
+  });
+
+  it("a batch that keeps failing fails the job, and every frame queued with it", async () => {
+    const client = new EdgeClient({ baseUrl: edge.baseUrl, token: edge.token, retryDelayMs: 1 });
+    const sink = new EdgeSink(client, { kind: "job", jobId: "j3", attemptId: "a3" });
+    edge.failNext(/^POST \/internal\/file-batches\/job\/j3\//, 4);
+    const queued = await Promise.all(
+      ["frame-0001.jpg", "frame-0002.jpg"].map((name) =>
+        sink.queueFile(name, Buffer.from(name), "image/jpeg"),
+      ),
+    );
+    await expect(sink.flush()).rejects.toMatchObject({ name: "EdgeCallError" });
+    for (const { stored } of queued) await expect(stored).rejects.toThrow(/answered 500/);
+    await expect(sink.queueFile("frame-0003.jpg", Buffer.from("x"), "image/jpeg")).rejects.toThrow(
+      /answered 500/,
+    );
+    expect([...edge.files.keys()].filter((k) => k.startsWith("job/j3/"))).toEqual([]);
   });
 });
 

@@ -52,7 +52,9 @@ const ResultClaim = z.object({
   attempt_id: z.string().max(64),
 });
 
-export type InternalEnv = AppEnv & { Variables: { fileKey: string; claim: AttemptClaim } };
+export type InternalEnv = AppEnv & {
+  Variables: { fileKey: string; filePrefix: string; claim: AttemptClaim };
+};
 
 /** True when the request's bearer token was issued for exactly this job and attempt. */
 function tokenFits(
@@ -89,21 +91,42 @@ export const requireAttemptKey = createMiddleware<InternalEnv>(async (c, next) =
   const parsed = key === null ? null : parseFileKey(key);
   if (!parsed || key === null) return c.json({ error: "bad key" }, 400);
   const claim = { kind: parsed.kind, jobId: parsed.jobId, attemptId: key.split("/")[2] };
-  if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
-  const table = parsed.kind === "job" ? jobs : demoJobs;
-  const [row] = await c
-    .get("db")
-    .select({ status: table.status })
-    .from(table)
-    .where(eq(table.id, parsed.jobId));
-  if (!row) return c.json({ error: "no such job" }, 404);
-  if (!(UNSETTLED_STATUSES as readonly string[]).includes(row.status)) {
-    return c.json({ error: `job is ${row.status}` }, 409);
-  }
+  const refused = await refuseWrites(c, claim);
+  if (refused) return refused;
   c.set("fileKey", key);
   c.set("claim", claim);
   await next();
 });
+
+/** The same check for a batch of files under one attempt's {kind}/{job_id}/{attempt_id}/. */
+export const requireAttemptPrefix = createMiddleware<InternalEnv>(async (c, next) => {
+  const prefix = ["kind", "id", "attempt"].map((name) => c.req.param(name) ?? "").join("/");
+  // The prefix of a key: a file name after it must make a key of ours.
+  const parsed = parseFileKey(`${prefix}/frame-0001.jpg`);
+  if (!parsed) return c.json({ error: "bad key" }, 400);
+  const claim = { kind: parsed.kind, jobId: parsed.jobId, attemptId: prefix.split("/")[2] };
+  const refused = await refuseWrites(c, claim);
+  if (refused) return refused;
+  c.set("filePrefix", prefix);
+  c.set("claim", claim);
+  await next();
+});
+
+/** Why this attempt may not write files now (its answer), or null when it may. */
+async function refuseWrites(c: Context<InternalEnv>, claim: AttemptClaim) {
+  if (!(await tokenFits(c, claim))) return c.json(NOT_THIS_ATTEMPT, 401);
+  const table = claim.kind === "job" ? jobs : demoJobs;
+  const [row] = await c
+    .get("db")
+    .select({ status: table.status })
+    .from(table)
+    .where(eq(table.id, claim.jobId));
+  if (!row) return c.json({ error: "no such job" }, 404);
+  if (!(UNSETTLED_STATUSES as readonly string[]).includes(row.status)) {
+    return c.json({ error: `job is ${row.status}` }, 409);
+  }
+  return null;
+}
 
 export async function putFrameFile(c: Context<InternalEnv>) {
   const key = c.get("fileKey");
@@ -116,6 +139,52 @@ export async function putFrameFile(c: Context<InternalEnv>) {
     httpMetadata: { contentType: CONTENT_TYPES[extension] ?? "application/octet-stream" },
   });
   return c.json({ key, bytes: object?.size ?? length }, 200);
+}
+
+/** Files in one batch at most (the extractor sends up to 16: extractor/output/edge-sink.ts). */
+const MAX_BATCH_FILES = 64;
+
+/**
+ * Several files of one attempt in one call: a multipart/form-data body whose every field is a
+ * file, named by its file name (frame-0001.jpg). One check of the attempt and one request for
+ * all of them, where each file took its own. Nothing is stored unless every field is a file
+ * whose name makes a key of ours, each name once.
+ */
+export async function putFrameFiles(c: Context<InternalEnv>) {
+  const prefix = c.get("filePrefix");
+  if (!/^multipart\/form-data;/i.test(c.req.header("content-type") ?? "")) {
+    return c.json({ error: "a batch is a multipart/form-data body" }, 400);
+  }
+  const form = await c.req.raw.formData().catch(() => null);
+  if (!form) return c.json({ error: "the body is not readable multipart/form-data" }, 400);
+  const files: { key: string; file: File }[] = [];
+  for (const [name, value] of form.entries()) {
+    const key = `${prefix}/${name}`;
+    const shown = JSON.stringify(name.slice(0, 80));
+    if (typeof value === "string" || parseFileKey(key) === null) {
+      return c.json({ error: `field ${shown} is not a file of ours` }, 400);
+    }
+    if (files.some((f) => f.key === key)) {
+      return c.json({ error: `${shown} is in the batch twice` }, 400);
+    }
+    if (value.size <= 0 || value.size > MAX_FRAME_BYTES) {
+      return c.json({ error: `${shown} is empty or over 64 MiB` }, 400);
+    }
+    files.push({ key, file: value });
+  }
+  if (files.length === 0 || files.length > MAX_BATCH_FILES) {
+    return c.json({ error: `a batch holds 1 to ${MAX_BATCH_FILES} files` }, 400);
+  }
+  const stored = await Promise.all(
+    files.map(async ({ key, file }) => {
+      const extension = key.split(".").pop() ?? "";
+      const object = await c.env.FILES.put(key, await file.arrayBuffer(), {
+        httpMetadata: { contentType: CONTENT_TYPES[extension] ?? "application/octet-stream" },
+      });
+      return { key, bytes: object?.size ?? file.size };
+    }),
+  );
+  return c.json({ files: stored }, 200);
 }
 
 export async function completeZipUpload(c: Context<InternalEnv>) {

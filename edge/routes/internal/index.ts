@@ -5,15 +5,18 @@ import {
   completeZipUpload,
   postResult,
   putFrameFile,
+  putFrameFiles,
   putZipPart,
   renewAttemptLease,
   requireAttemptKey,
+  requireAttemptPrefix,
   startZipUpload,
 } from "./handlers.ts";
 import { INTERNAL_PATHS } from "./routes.ts";
 
 export const internalRouter = createRouter()
   .put(INTERNAL_PATHS.FRAME_FILE, requireAttemptKey, putFrameFile)
+  .post(INTERNAL_PATHS.FRAME_FILES, requireAttemptPrefix, putFrameFiles)
   .post(INTERNAL_PATHS.ZIP_COMPLETE, requireAttemptKey, completeZipUpload)
   .post(INTERNAL_PATHS.ZIP, requireAttemptKey, startZipUpload)
   .put(INTERNAL_PATHS.ZIP, requireAttemptKey, putZipPart)

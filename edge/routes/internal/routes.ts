@@ -3,6 +3,7 @@
 // so `<key>/complete` can never be read as a key of its own.
 export const INTERNAL_PATHS = {
   FRAME_FILE: "/internal/files/:key{.+}",
+  FRAME_FILES: "/internal/file-batches/:kind/:id/:attempt",
   ZIP_COMPLETE: "/internal/uploads/:key{.+\\.zip}/complete",
   ZIP: "/internal/uploads/:key{.+\\.zip}",
   LEASE: "/internal/jobs/:kind/:id/lease",

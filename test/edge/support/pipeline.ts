@@ -29,7 +29,7 @@ export async function internal(path: string, init: RequestInit = {}, token?: str
 }
 
 async function tokenForCall(path: string, body: unknown): Promise<string> {
-  const key = /^\/internal\/(?:files|uploads)\/([^?]+)/.exec(path)?.[1];
+  const key = /^\/internal\/(?:files|file-batches|uploads)\/([^?]+)/.exec(path)?.[1];
   if (key !== undefined) {
     let decoded = key;
     try {

@@ -1,0 +1,137 @@
+// Frames in one call: POST /internal/file-batches/{kind}/{job_id}/{attempt_id}, a multipart
+// body of files named by their file names (extractor/output/edge-sink.ts sends a job's frames
+// that way). The attempt is checked once for all of them, as a single upload checks it; a
+// batch that is not wholly files of ours stores nothing.
+import { env } from "cloudflare:workers";
+import { expect, it, vi } from "vitest";
+import type { ExtractRequest } from "../../schema/messages.ts";
+import { api, createAccount } from "./support/api.ts";
+import { setExtractor } from "./support/fake-extractor.ts";
+import { internal, postResult, tokenFor, uploadAttempt } from "./support/pipeline.ts";
+
+const VIDEO = "https://cdn.example.com/clips/talk.mp4";
+
+async function dispatchedJob(): Promise<ExtractRequest> {
+  const account = await createAccount({ plan: "starter" });
+  let request: ExtractRequest | undefined;
+  setExtractor((r) => {
+    request = r;
+    return Response.json({ accepted: true }, { status: 202 });
+  });
+  const created = await api("POST", "/v1/jobs", {
+    body: { url: VIDEO, count: 3 },
+    headers: account.auth,
+  });
+  await vi.waitFor(() => expect(request?.job_id).toBe(created.body.id));
+  return request as ExtractRequest;
+}
+
+function batchOf(files: [name: string, bytes: string, type: string][]): FormData {
+  const form = new FormData();
+  for (const [name, bytes, type] of files) form.append(name, new Blob([bytes], { type }), name);
+  return form;
+}
+
+function send(request: ExtractRequest, body: BodyInit, token?: string, attemptId?: string) {
+  const prefix = `${request.kind}/${request.job_id}/${attemptId ?? request.attempt_id}`;
+  return internal(
+    `/internal/file-batches/${prefix}`,
+    { method: "POST", body },
+    token ?? request.callback.token,
+  );
+}
+
+async function storedUnder(request: ExtractRequest): Promise<string[]> {
+  const prefix = `${request.kind}/${request.job_id}/${request.attempt_id}/`;
+  return (await env.FILES.list({ prefix })).objects.map((o) => o.key);
+}
+
+it("stores every file of a batch under its attempt, with its own type, and says so in order", async () => {
+  const job = await dispatchedJob();
+  const prefix = `job/${job.job_id}/${job.attempt_id}`;
+  const answer = await send(
+    job,
+    batchOf([
+      ["frame-0002.jpg", "JPEG two", "image/jpeg"],
+      ["frame-0001.jpg", "JPEG one", "image/jpeg"],
+      ["captions.vtt", "WEBVTT\n", "text/vtt"],
+    ]),
+  );
+  expect(answer.status).toBe(200);
+  expect(await answer.json()).toEqual({
+    files: [
+      { key: `${prefix}/frame-0002.jpg`, bytes: 8 },
+      { key: `${prefix}/frame-0001.jpg`, bytes: 8 },
+      { key: `${prefix}/captions.vtt`, bytes: 7 },
+    ],
+  });
+  for (const [name, text, type] of [
+    ["frame-0001.jpg", "JPEG one", "image/jpeg"],
+    ["frame-0002.jpg", "JPEG two", "image/jpeg"],
+    ["captions.vtt", "WEBVTT\n", "text/vtt; charset=utf-8"],
+  ]) {
+    const object = (await env.FILES.get(`${prefix}/${name}`)) as R2ObjectBody;
+    expect(await object.text()).toBe(text);
+    expect(object.httpMetadata?.contentType).toBe(type);
+  }
+});
+
+it("refuses a batch its token may not write, as a single upload is refused", async () => {
+  const job = await dispatchedJob();
+  const other = await dispatchedJob();
+  const files = () => batchOf([["frame-0001.jpg", "JPEG", "image/jpeg"]]);
+  expect((await send(job, files(), "")).status).toBe(401);
+  expect((await send(job, files(), env.INTERNAL_TOKEN)).status).toBe(401);
+  // Another job's token, and this job's under an attempt it was not issued for.
+  expect((await send(job, files(), other.callback.token)).status).toBe(401);
+  expect((await send(job, files(), job.callback.token, crypto.randomUUID())).status).toBe(401);
+  const unknown = { ...job, job_id: crypto.randomUUID() };
+  const forUnknown = await tokenFor("job", unknown.job_id, job.attempt_id ?? "");
+  expect((await send(unknown, files(), forUnknown)).status).toBe(404);
+  expect(await storedUnder(job)).toEqual([]);
+
+  // Once the job has settled, its attempt may write nothing more.
+  await postResult(await uploadAttempt(job, { framesOk: 1 }), job.callback.token);
+  const late = await send(job, batchOf([["frame-0002.jpg", "JPEG", "image/jpeg"]]));
+  expect(late.status).toBe(409);
+  const stored = await storedUnder(job);
+  expect(stored).toContain(`job/${job.job_id}/${job.attempt_id}/frame-0001.jpg`);
+  expect(stored).not.toContain(`job/${job.job_id}/${job.attempt_id}/frame-0002.jpg`);
+});
+
+it("stores nothing of a body that is not wholly files of ours, each named once", async () => {
+  const job = await dispatchedJob();
+  const withText = batchOf([["frame-0001.jpg", "JPEG", "image/jpeg"]]);
+  withText.append("frame-0002.jpg", "a plain field, not a file");
+  const bodies: [string, BodyInit][] = [
+    ["JSON", JSON.stringify({ "frame-0001.jpg": "JPEG" })],
+    ["a text field", withText],
+    ["a name with a slash", batchOf([["x/frame-0001.jpg", "JPEG", "image/jpeg"]])],
+    ["a name too long", batchOf([[`${"f".repeat(65)}.jpg`, "JPEG", "image/jpeg"]])],
+    [
+      "the same name twice",
+      batchOf([
+        ["frame-0001.jpg", "JPEG", "image/jpeg"],
+        ["frame-0001.jpg", "JPEG again", "image/jpeg"],
+      ]),
+    ],
+    ["an empty file", batchOf([["frame-0001.jpg", "", "image/jpeg"]])],
+    ["no files", new FormData()],
+    [
+      "65 files",
+      batchOf(Array.from({ length: 65 }, (_, i) => [`frame-${i + 1}.jpg`, "JPEG", "image/jpeg"])),
+    ],
+  ];
+  for (const [what, body] of bodies) {
+    const answer = await send(job, body);
+    expect(answer.status, what).toBe(400);
+    expect(await answer.json(), what).toMatchObject({ error: expect.any(String) });
+  }
+  expect(await storedUnder(job)).toEqual([]);
+  // A prefix that is not an attempt's.
+  const bad = await internal("/internal/file-batches/job/not-a-job/a", {
+    method: "POST",
+    body: batchOf([["frame-0001.jpg", "JPEG", "image/jpeg"]]),
+  });
+  expect(bad.status).toBe(400);
+});
