@@ -106,6 +106,11 @@ export const CONTENT_TYPES: Record<string, string> = {
   vtt: "text/vtt; charset=utf-8",
 };
 
+/** A stored file's content type, by its name's extension (a key's name, or the key). */
+export function contentTypeOf(name: string): string {
+  return CONTENT_TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream";
+}
+
 /**
  * The headers a file is answered with, wherever it is served from: /files/* sets them, and
  * presigned URLs ask R2 for the same ones (response-content-type and friends).
@@ -113,7 +118,7 @@ export const CONTENT_TYPES: Record<string, string> = {
 export function fileHeaders(parsed: { jobId: string; name: string }): Record<string, string> {
   const extension = parsed.name.split(".").pop() ?? "";
   return {
-    "content-type": CONTENT_TYPES[extension] ?? "application/octet-stream",
+    "content-type": contentTypeOf(parsed.name),
     "cache-control": "private, max-age=3600",
     ...(extension === "zip"
       ? { "content-disposition": `attachment; filename="${parsed.jobId}.zip"` }

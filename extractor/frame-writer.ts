@@ -171,7 +171,6 @@ export class FrameWriter {
       await this.zip?.add(fileName, bytes);
       if (!result) continue;
       result.status = "ok";
-      if (!this.singleFiles) result.key = null;
       result.pts = delivery.pts === null ? null : round6(delivery.pts);
       result.error = null;
       if (delivery.movedReason !== null) {

@@ -2,29 +2,10 @@
 // that leaks from job A's attempt cannot upload to, renew, or post a result for job B, nor for
 // another attempt of job A; an expired token and the shared secret itself are refused too.
 import { env } from "cloudflare:workers";
-import { expect, it, vi } from "vitest";
+import { expect, it } from "vitest";
 import { attemptToken } from "../../edge/routes/internal/attempt-token.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
-import { api, createAccount } from "./support/api.ts";
-import { setExtractor } from "./support/fake-extractor.ts";
-import { frameBytes, internal, uploadAttempt } from "./support/pipeline.ts";
-
-const VIDEO = "https://cdn.example.com/clips/talk.mp4";
-
-async function dispatchedJob(): Promise<ExtractRequest> {
-  const account = await createAccount({ plan: "starter" });
-  let request: ExtractRequest | undefined;
-  setExtractor((r) => {
-    request = r;
-    return Response.json({ accepted: true }, { status: 202 });
-  });
-  const created = await api("POST", "/v1/jobs", {
-    body: { url: VIDEO, count: 2 },
-    headers: account.auth,
-  });
-  await vi.waitFor(() => expect(request?.job_id).toBe(created.body.id));
-  return request as ExtractRequest;
-}
+import { dispatchedJob, frameBytes, internal, uploadAttempt } from "./support/pipeline.ts";
 
 function put(key: string, token: string) {
   return internal(`/internal/files/${key}`, { method: "PUT", body: "JPEG" }, token);

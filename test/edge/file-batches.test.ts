@@ -3,28 +3,15 @@
 // that way). The attempt is checked once for all of them, as a single upload checks it; a
 // batch that is not wholly files of ours stores nothing.
 import { env } from "cloudflare:workers";
-import { expect, it, vi } from "vitest";
+import { expect, it } from "vitest";
 import type { ExtractRequest } from "../../schema/messages.ts";
-import { api, createAccount } from "./support/api.ts";
-import { setExtractor } from "./support/fake-extractor.ts";
-import { internal, postResult, tokenFor, uploadAttempt } from "./support/pipeline.ts";
-
-const VIDEO = "https://cdn.example.com/clips/talk.mp4";
-
-async function dispatchedJob(): Promise<ExtractRequest> {
-  const account = await createAccount({ plan: "starter" });
-  let request: ExtractRequest | undefined;
-  setExtractor((r) => {
-    request = r;
-    return Response.json({ accepted: true }, { status: 202 });
-  });
-  const created = await api("POST", "/v1/jobs", {
-    body: { url: VIDEO, count: 3 },
-    headers: account.auth,
-  });
-  await vi.waitFor(() => expect(request?.job_id).toBe(created.body.id));
-  return request as ExtractRequest;
-}
+import {
+  dispatchedJob,
+  internal,
+  postResult,
+  tokenFor,
+  uploadAttempt,
+} from "./support/pipeline.ts";
 
 function batchOf(files: [name: string, bytes: string, type: string][]): FormData {
   const form = new FormData();
@@ -47,7 +34,7 @@ async function storedUnder(request: ExtractRequest): Promise<string[]> {
 }
 
 it("stores every file of a batch under its attempt, with its own type, and says so in order", async () => {
-  const job = await dispatchedJob();
+  const job = await dispatchedJob(3);
   const prefix = `job/${job.job_id}/${job.attempt_id}`;
   const answer = await send(
     job,
@@ -77,8 +64,8 @@ it("stores every file of a batch under its attempt, with its own type, and says 
 });
 
 it("refuses a batch its token may not write, as a single upload is refused", async () => {
-  const job = await dispatchedJob();
-  const other = await dispatchedJob();
+  const job = await dispatchedJob(3);
+  const other = await dispatchedJob(3);
   const files = () => batchOf([["frame-0001.jpg", "JPEG", "image/jpeg"]]);
   expect((await send(job, files(), "")).status).toBe(401);
   expect((await send(job, files(), env.INTERNAL_TOKEN)).status).toBe(401);
@@ -100,7 +87,7 @@ it("refuses a batch its token may not write, as a single upload is refused", asy
 });
 
 it("stores nothing of a body that is not wholly files of ours, each named once", async () => {
-  const job = await dispatchedJob();
+  const job = await dispatchedJob(3);
   const withText = batchOf([["frame-0001.jpg", "JPEG", "image/jpeg"]]);
   withText.append("frame-0002.jpg", "a plain field, not a file");
   const bodies: [string, BodyInit][] = [

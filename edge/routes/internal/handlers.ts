@@ -14,7 +14,7 @@ import { PLANS } from "../../../schema/plans.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv } from "../../context.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
-import { CONTENT_TYPES, parseFileKey } from "../../files.ts";
+import { contentTypeOf, parseFileKey } from "../../files.ts";
 import {
   failUnsettled,
   leaseIsLive,
@@ -134,11 +134,13 @@ export async function putFrameFile(c: Context<InternalEnv>) {
   if (!c.req.raw.body || length <= 0 || length > MAX_FRAME_BYTES) {
     return c.json({ error: "a frame needs a body with a Content-Length up to 64 MiB" }, 400);
   }
-  const extension = key.split(".").pop() ?? "";
-  const object = await c.env.FILES.put(key, c.req.raw.body, {
-    httpMetadata: { contentType: CONTENT_TYPES[extension] ?? "application/octet-stream" },
-  });
+  const object = await storeFile(c.env, key, c.req.raw.body);
   return c.json({ key, bytes: object?.size ?? length }, 200);
+}
+
+/** One file of an attempt into R2, typed by its name as /files/* serves it. */
+function storeFile(env: Env, key: string, body: ReadableStream | ArrayBuffer) {
+  return env.FILES.put(key, body, { httpMetadata: { contentType: contentTypeOf(key) } });
 }
 
 /** Files in one batch at most (the extractor sends up to 16: extractor/output/edge-sink.ts). */
@@ -177,10 +179,7 @@ export async function putFrameFiles(c: Context<InternalEnv>) {
   }
   const stored = await Promise.all(
     files.map(async ({ key, file }) => {
-      const extension = key.split(".").pop() ?? "";
-      const object = await c.env.FILES.put(key, await file.arrayBuffer(), {
-        httpMetadata: { contentType: CONTENT_TYPES[extension] ?? "application/octet-stream" },
-      });
+      const object = await storeFile(c.env, key, await file.arrayBuffer());
       return { key, bytes: object?.size ?? file.size };
     }),
   );

@@ -2,6 +2,7 @@
 // (into real R2) and posts a result, as extractor/ does, so the queues, settlement, credits
 // and signed URLs run for real inside workerd.
 import { env, exports } from "cloudflare:workers";
+import { expect, vi } from "vitest";
 import { attemptToken } from "../../../edge/routes/internal/attempt-token.ts";
 import type {
   ExtractRequest,
@@ -9,7 +10,7 @@ import type {
   FrameResult,
   JobKind,
 } from "../../../schema/messages.ts";
-import { api, ORIGIN, type TestAccount } from "./api.ts";
+import { api, createAccount, ORIGIN, type TestAccount } from "./api.ts";
 import { setExtractor } from "./fake-extractor.ts";
 
 /**
@@ -71,6 +72,26 @@ async function attemptCredentials(request: ExtractRequest, attemptId?: string) {
 /** Bytes that identify one frame of one attempt, so a test can tell exactly what it got. */
 export function frameBytes(jobId: string, attemptId: string, index: number): Uint8Array {
   return new TextEncoder().encode(`JPEG:${jobId}:${attemptId}:${index}`);
+}
+
+/**
+ * A job of `count` frames, created by a new starter account and dispatched to a stand-in
+ * extractor that accepts it and does nothing: the extract request it was sent (its attempt
+ * and that attempt's token).
+ */
+export async function dispatchedJob(count = 2): Promise<ExtractRequest> {
+  const account = await createAccount({ plan: "starter" });
+  let request: ExtractRequest | undefined;
+  setExtractor((r) => {
+    request = r;
+    return Response.json({ accepted: true }, { status: 202 });
+  });
+  const created = await api("POST", "/v1/jobs", {
+    body: { url: "https://cdn.example.com/clips/talk.mp4", count },
+    headers: account.auth,
+  });
+  await vi.waitFor(() => expect(request?.job_id).toBe(created.body.id));
+  return request as ExtractRequest;
 }
 
 export interface FakeRun {
