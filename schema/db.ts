@@ -212,12 +212,15 @@ export const settlements = sqliteTable("settlements", {
 });
 
 /**
- * One-time sign-in codes, one live code per address (a new one replaces the old). Only a
- * hash of the code is kept; `attempts` counts wrong guesses.
+ * One-time sign-in codes, one live code per address: a repeated request re-sends the live
+ * code (edge/auth/codes.ts), so nobody's request kills a code on its way to its owner. Only a
+ * hash of the code is kept, and the nonce it is drawn from with a server secret, which alone
+ * gives nothing away; `attempts` counts wrong guesses.
  */
 export const signInCodes = sqliteTable("sign_in_codes", {
   email: text("email").primaryKey(),
   codeHash: text("code_hash").notNull(),
+  codeNonce: text("code_nonce"),
   expiresAt: text("expires_at").notNull(),
   attempts: integer("attempts").notNull().default(0),
   createdAt: createdAt(),
@@ -236,6 +239,29 @@ export const sessions = sqliteTable(
     expiresAt: text("expires_at").notNull(),
   },
   (t) => [index("sessions_account").on(t.accountId)],
+);
+
+/**
+ * What happened to an account, for its owner to read (edge/auth/account-events.ts): sign-ins
+ * and sign-outs, keys created and revoked, the webhook secret revealed and rotated. Bounded:
+ * only the newest ACCOUNT_EVENTS_KEPT rows of an account are kept. `network` is the client's
+ * address as the rate limits count it (an IPv6 client's /64).
+ */
+export const accountEvents = sqliteTable(
+  "account_events",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    kind: text("kind").notNull(),
+    network: text("network").notNull(),
+    userAgent: text("user_agent"),
+    /** What the event was about: a key's name and hint, a connector's name. */
+    detail: text("detail"),
+    createdAt: createdAt(),
+  },
+  (t) => [index("account_events_account").on(t.accountId, t.createdAt)],
 );
 
 /**
@@ -270,3 +296,4 @@ export type DemoJobRow = typeof demoJobs.$inferSelect;
 export type FrameRow = typeof frames.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;
+export type AccountEventRow = typeof accountEvents.$inferSelect;
