@@ -109,6 +109,8 @@ export const jobs = sqliteTable(
     captions: text("captions", { mode: "json" }),
     /** The storyboard's files and grid (schema/messages.ts ResultStoryboardSchema). */
     storyboard: text("storyboard", { mode: "json" }),
+    /** X-Request-Id of the request that created the job, so a failed job's page can name it. */
+    requestId: text("request_id"),
     createdAt: createdAt(),
     startedAt: text("started_at"),
     completedAt: text("completed_at"),
@@ -280,6 +282,30 @@ export const mailOutbox = sqliteTable(
     createdAt: createdAt(),
   },
   (t) => [index("mail_outbox_to").on(t.toEmail, t.createdAt)],
+);
+
+/**
+ * A new API key waiting to be shown once (the dashboard creates it on a POST and shows it on
+ * the GET it redirects to). The row is deleted as it is read. It holds the key sealed with a
+ * key derived from a token only the redirect carries, and the token's hash: the row alone
+ * reveals nothing. Rows nobody read are dropped after a few minutes.
+ */
+export const keyReveals = sqliteTable(
+  "key_reveals",
+  {
+    tokenHash: text("token_hash").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    keyId: text("key_id")
+      .notNull()
+      .references(() => apiKeys.id),
+    /** base64 of the AES-GCM IV followed by the ciphertext of the key. */
+    sealedKey: text("sealed_key").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index("key_reveals_expires").on(t.expiresAt)],
 );
 
 /** Stripe events already applied, by event id: a redelivered event changes nothing. */
