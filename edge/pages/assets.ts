@@ -3,6 +3,7 @@
 // carries a fingerprint of its content, so browsers may keep it for a year and a new deploy
 // is fetched at once.
 import type { Context } from "hono";
+import siteScript from "./assets/site.client.js";
 import siteCss from "./assets/site.css";
 import { ICON_SVG } from "./chrome.tsx";
 
@@ -55,4 +56,6 @@ export const CSS_TYPE = "text/css; charset=utf-8";
 export const JS_TYPE = "text/javascript; charset=utf-8";
 
 export const SITE_CSS = staticAsset("/assets/site.css", CSS_TYPE, siteCss);
+/** Copy buttons, code tabs, local times and the header's menu (site.client.js): every page. */
+export const SITE_JS = staticAsset("/assets/site.js", JS_TYPE, siteScript);
 export const SITE_ICON = staticAsset("/assets/icon.svg", "image/svg+xml", ICON_SVG);

@@ -25,6 +25,11 @@ function BrandMark() {
   );
 }
 
+/**
+ * The header: the brand and the site's links on one line. On a narrow screen the links fold
+ * into a menu (a <details>, so it opens without scripts too; site.css shows its list inline on
+ * wide screens, and site.client.js closes it on Escape or a click elsewhere).
+ */
 export function SiteHeader(props: { path?: string; actions?: Child }) {
   return (
     <header class="site-header">
@@ -33,20 +38,34 @@ export function SiteHeader(props: { path?: string; actions?: Child }) {
           <BrandMark />
           Stills
         </a>
-        <nav aria-label="Main">
-          <ul class="site-nav">
-            {NAV_LINKS.map((link) => (
-              <li>
-                <a href={link.href} aria-current={props.path === link.href ? "page" : undefined}>
-                  {link.label}
-                </a>
-              </li>
-            ))}
-            {props.actions && <li>{props.actions}</li>}
-          </ul>
+        <nav aria-label="Main" class="site-nav-region">
+          <details class="site-menu">
+            <summary class="site-menu-button">
+              <MenuIcon />
+              Menu
+            </summary>
+            <ul class="site-nav">
+              {NAV_LINKS.map((link) => (
+                <li>
+                  <a href={link.href} aria-current={props.path === link.href ? "page" : undefined}>
+                    {link.label}
+                  </a>
+                </li>
+              ))}
+              {props.actions && <li>{props.actions}</li>}
+            </ul>
+          </details>
         </nav>
       </div>
     </header>
+  );
+}
+
+function MenuIcon() {
+  return (
+    <svg class="menu-icon" viewBox="0 0 20 20" width="20" height="20" aria-hidden="true">
+      <path d="M3 5h14M3 10h14M3 15h14" stroke="currentColor" stroke-width="2" fill="none" />
+    </svg>
   );
 }
 

@@ -1,10 +1,14 @@
-// A code block with a copy button. The button is hidden until copy.client.js runs, so a page
-// without scripts shows no button that does nothing. A page using it loads COPY_JS.
+// A code block with a copy button. The button is hidden until the site's script (every page
+// loads it, see layout.tsx) shows it, so a page without scripts shows no button that does
+// nothing.
 
-import copyScript from "./assets/copy.client.js";
-import { JS_TYPE, staticAsset } from "./assets.ts";
+import { SITE_JS } from "./assets.ts";
 
-export const COPY_JS = staticAsset("/assets/copy.js", JS_TYPE, copyScript);
+/**
+ * The script the copy buttons need. Every page loads it already (Page dedupes), so naming it in
+ * a page's `scripts` is harmless; kept for the pages that still do.
+ */
+export const COPY_JS = SITE_JS;
 
 export function CopyableCode(props: { id: string; label: string; children: string }) {
   return (

@@ -9,7 +9,7 @@ import type { Child } from "hono/jsx";
 import type { AppEnv } from "../context.ts";
 import { presignSettings } from "../files.ts";
 import { presignedOrigin } from "../storage/r2-presign.ts";
-import { SITE_CSS, SITE_ICON } from "./assets.ts";
+import { SITE_CSS, SITE_ICON, SITE_JS } from "./assets.ts";
 import { SiteFooter, SiteHeader } from "./chrome.tsx";
 
 export interface PolicyOptions {
@@ -82,8 +82,12 @@ export function Page(props: {
   headerActions?: Child;
   /** Extra elements of <head> (e.g. a meta tag a library reads). */
   head?: Child;
+  /** The id the "Skip to content" link jumps to: the page's main content ("main" by default). */
+  skipTo?: string;
   children?: Child;
 }) {
+  // The site's script first (copy buttons, tabs, local times, the menu), each script once.
+  const scripts = [...new Set([SITE_JS.path, ...(props.scripts ?? [])])];
   // The doctype keeps browsers in standards mode; JSX cannot write it, so it is raw text.
   return (
     <>
@@ -92,6 +96,8 @@ export function Page(props: {
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
+          {/* Light and dark pages follow the visitor's setting (site.css). */}
+          <meta name="color-scheme" content="light dark" />
           <title>{props.title}</title>
           {props.description && <meta name="description" content={props.description} />}
           <link rel="icon" href={SITE_ICON.path} type="image/svg+xml" />
@@ -100,11 +106,14 @@ export function Page(props: {
             <link rel="stylesheet" href={href} />
           ))}
           {props.head}
-          {props.scripts?.map((src) => (
+          {scripts.map((src) => (
             <script src={src} defer />
           ))}
         </head>
         <body>
+          <a class="skip-link" href={`#${props.skipTo ?? "main"}`}>
+            Skip to content
+          </a>
           <SiteHeader path={props.path} actions={props.headerActions} />
           {props.children}
           <SiteFooter />
