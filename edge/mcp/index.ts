@@ -4,6 +4,7 @@
 // connector's key (edge/oauth/tokens.ts), so this route knows one kind of credential.
 import { StreamableHTTPTransport } from "@hono/mcp";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { HTTPException } from "hono/http-exception";
@@ -53,12 +54,36 @@ mcpRouter.use(
   requireApiKey,
 );
 
+/**
+ * One message per request. The limiter counts requests, and a JSON-RPC batch would carry
+ * thousands of tool calls in one (the 256 KiB body holds about 2,000), so a batch is refused
+ * before any of it runs: MCP 2025-06-18 removed batching, and the SDK and the Inspector never
+ * send one. The refused request has been counted like any other.
+ */
+function batchRefused(c: Context<AppEnv>) {
+  return c.json(
+    {
+      jsonrpc: "2.0",
+      error: {
+        code: ErrorCode.InvalidRequest,
+        message:
+          "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed batching); send one message per request",
+      },
+      id: null,
+    },
+    400,
+  );
+}
+
 mcpRouter.post(MCP_PATH, async (c) => {
+  // A body that is not JSON is left to the transport, which answers its own parse error.
+  const message: unknown = await c.req.json().catch(() => undefined);
+  if (Array.isArray(message)) return batchRefused(c);
   const server = createMcpServer(c);
   const transport = new StreamableHTTPTransport();
   await server.connect(transport);
   try {
-    return (await transport.handleRequest(c)) ?? c.body(null, 202);
+    return (await transport.handleRequest(c, message)) ?? c.body(null, 202);
   } catch (err) {
     // The transport answers protocol faults (bad JSON, wrong Accept…) with ready JSON-RPC replies.
     if (err instanceof HTTPException && err.res) return err.getResponse();
