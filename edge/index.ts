@@ -12,6 +12,7 @@ import { billingRouter } from "./routes/billing/index.ts";
 import { filesRouter } from "./routes/files/index.ts";
 import { internalRouter } from "./routes/internal/index.ts";
 import { siteRouter } from "./routes/site/index.tsx";
+import { samplesRouter } from "./routes/samples/index.ts";
 import { v1Router } from "./routes/v1.ts";
 
 export { ExtractorContainer } from "./durable/extractor-container.ts";
@@ -25,6 +26,7 @@ app
   .route("/", v1Router)
   .route("/", filesRouter)
   .route("/", internalRouter)
+  .route("/", samplesRouter)
   .route("/", siteRouter)
   .route("/", accountRouter)
   .route("/", billingRouter)

@@ -1,8 +1,9 @@
 // Which links the edge accepts, checked at creation so a bad link fails fast with 400.
 // The extractor checks again on every hop and every resolved address (extractor/sources/).
 import { DIRECT_VIDEO_EXTENSIONS, detectSource } from "../schema/platform.ts";
+import { isServiceSample } from "../schema/samples.ts";
 import { checkUrl } from "../schema/url-safety.ts";
-import { edgeConfig } from "./config.ts";
+import { edgeConfig, publicBaseUrl } from "./config.ts";
 import { ApiError } from "./errors.ts";
 
 /** STILLS_ALLOW_PRIVATE_NETWORK=1: loopback and private addresses allowed (local testing). */
@@ -16,6 +17,11 @@ export async function checkSourceUrl(
 ): Promise<{ platform: string; url: string }> {
   const detected = detectSource(url);
   if (!detected.ok) throw invalidUrl("url", detected.reason);
+  // The service's own samples are fetched even where private addresses are refused, and
+  // exactly they: the extractor judges every hop the same way (extractor/sources/policy.ts).
+  if (isServiceSample(detected.url, publicBaseUrl(env))) {
+    return { platform: detected.platform, url: detected.url };
+  }
   const safe = checkUrl(detected.url, { allowPrivate: allowsPrivateNetwork(env) });
   if (!safe.ok) throw invalidUrl("url", safe.reason);
   if (detected.platform === "direct" && !hasVideoExtension(safe.url)) {

@@ -47,6 +47,8 @@ export function sourceOpener(settings: SourceSettings): OpenSource {
     return sources.openSource(request.url, request.platform, {
       resolution: request.options.resolution,
       allowPrivate: settings.allowPrivate,
+      // The edge's own origin: its sample videos are fetched even where private ones are not.
+      serviceOrigin: new URL(request.callback.base_url).origin,
       maxBytes: settings.maxSourceBytes,
       minRate: settings.sourceMinRate,
       deadlineMs: deadlineSeconds * 1000,

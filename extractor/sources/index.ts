@@ -17,7 +17,7 @@ import type { MinimumRate } from "./minimum-rate.ts";
 import type { Opened } from "./open-media.ts";
 import { openMedia } from "./open-media.ts";
 import type { AddressPolicy } from "./policy.ts";
-import { checkHop, defaultPolicy } from "./policy.ts";
+import { checkHop, defaultPolicy, hopPolicy } from "./policy.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
 import type { Relay } from "./relay.ts";
 import { startRelay } from "./relay.ts";
@@ -43,8 +43,10 @@ export interface OpenSourceOptions {
   /** Lifetime of the source, from opening to the last byte ffmpeg reads. */
   deadlineMs: number;
   signal?: AbortSignal;
-  /** Replaces the address rules (tests); defaultPolicy(allowPrivate) otherwise. */
+  /** Replaces the address rules (tests); defaultPolicy(allowPrivate, serviceOrigin) otherwise. */
   policy?: AddressPolicy;
+  /** The service's own origin, whose sample videos are fetched even without allowPrivate. */
+  serviceOrigin?: string;
   /** Longest wait for an origin's answer to one request. */
   answerTimeoutMs?: number;
   /** What every media body must keep delivering while it is read. */
@@ -84,7 +86,7 @@ export async function openSource(
   // (a Drive viewer page, say) from being fetched as if it were the file.
   const detected = detectSource(submittedUrl);
   const url = detected.ok && detected.platform === platform ? detected.url : submittedUrl;
-  const policy = options.policy ?? defaultPolicy(options.allowPrivate);
+  const policy = options.policy ?? defaultPolicy(options.allowPrivate, options.serviceOrigin);
   const lifetime = new AbortController();
   const deadline = setTimeout(
     () => lifetime.abort(downloadFailed(`the source took longer than ${options.deadlineMs} ms`)),
@@ -111,7 +113,7 @@ export async function openSource(
   };
   let media: ServedMedia | null = null;
   try {
-    checkHop(url, policy);
+    checkHop(url, hopPolicy(url, policy));
     let resolutionNote: string | null = null;
     let info: PlatformInfo | null = null;
     let opened: Opened;

@@ -5,6 +5,7 @@ import type { LookupAddress } from "node:dns";
 import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
+import { isServiceSample } from "../../schema/samples.ts";
 import { checkUrl, classifyIp } from "../../schema/url-safety.ts";
 import { refusedDestination } from "./errors.ts";
 
@@ -15,14 +16,32 @@ export interface AddressPolicy {
   anyPort?: boolean;
   classify: (address: string) => "public" | string;
   resolve: (hostname: string) => Promise<LookupAddress[]>;
+  /**
+   * The service's own origin (the edge's callback base): its sample videos, and only those
+   * exact URLs, are fetched even where private addresses are refused (hopPolicy below).
+   */
+  serviceOrigin?: string;
 }
 
-export function defaultPolicy(allowPrivate: boolean): AddressPolicy {
+export function defaultPolicy(allowPrivate: boolean, serviceOrigin?: string): AddressPolicy {
   return {
     allowPrivate,
     classify: classifyIp,
     resolve: (hostname) => dnsLookup(hostname, { all: true, verbatim: true }),
+    serviceOrigin,
   };
+}
+
+/**
+ * The rules for one hop: the policy itself, or, for exactly one of the service's sample URLs
+ * (schema/samples.ts isServiceSample: same origin, a sample's path, no query), the policy with
+ * private addresses allowed for that hop alone. A redirect from a sample is a new hop, judged
+ * by its own URL, so it gains nothing.
+ */
+export function hopPolicy(url: string | URL, policy: AddressPolicy): AddressPolicy {
+  if (policy.allowPrivate || !policy.serviceOrigin) return policy;
+  if (!isServiceSample(url, policy.serviceOrigin)) return policy;
+  return { ...policy, allowPrivate: true, serviceOrigin: undefined };
 }
 
 /** Judges one hop's URL (scheme, userinfo, port, literal address, local names) or throws. */

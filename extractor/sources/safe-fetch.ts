@@ -12,7 +12,7 @@ import { asSourceError, downloadFailed } from "./errors.ts";
 import type { MinimumRate, RateWatch } from "./minimum-rate.ts";
 import { watchRate } from "./minimum-rate.ts";
 import type { AddressPolicy } from "./policy.ts";
-import { checkedLookup, checkHop } from "./policy.ts";
+import { checkedLookup, checkHop, hopPolicy } from "./policy.ts";
 
 export const MAX_REDIRECTS = 5;
 
@@ -87,7 +87,7 @@ export async function safeFetch(
 ): Promise<FetchedResponse> {
   const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
   const redirects: URL[] = [];
-  let url = checkHop(input, options.policy);
+  let url = checkHop(input, hopPolicy(input, options.policy));
   let method = options.method ?? "GET";
   let body = options.body;
   let headers = { ...options.headers };
@@ -115,7 +115,7 @@ export async function safeFetch(
     } catch {
       throw downloadFailed(`redirect to an invalid location: ${location}`);
     }
-    next = checkHop(next, options.policy);
+    next = checkHop(next, hopPolicy(next, options.policy));
     if (next.origin !== url.origin) headers = withoutCredentials(headers);
     // As browsers do: 303 always, and 301/302 after POST, continue as a body-less GET.
     if (
@@ -166,7 +166,11 @@ function requestOnce(
 ): Promise<IncomingMessage> {
   const secure = url.protocol === "https:";
   const transport = secure ? https : http;
-  const agent = options.agents ? (secure ? options.agents.https : options.agents.http) : false;
+  const policy = hopPolicy(url, options.policy);
+  // A hop the policy lets through as one of the service's samples gets a socket of its own:
+  // an agent's sockets (and its lookup, which wins over the request's) keep the strict rules.
+  const agents = policy === options.policy ? options.agents : undefined;
+  const agent = agents ? (secure ? agents.https : agents.http) : false;
   return new Promise((resolve, reject) => {
     const request = transport.request({
       protocol: url.protocol,
@@ -176,7 +180,7 @@ function requestOnce(
       method,
       headers: { "user-agent": "Stills/1.0 (+frame extraction)", ...headers },
       agent,
-      lookup: checkedLookup(options.policy),
+      lookup: checkedLookup(policy),
       signal: options.signal,
     });
     const fail = (error: unknown) => {
