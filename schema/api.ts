@@ -169,6 +169,18 @@ export const JobSchema = z
   })
   .openapi("Job");
 
+export const DemoAllowanceSchema = z
+  .object({
+    limit: z.number().int().openapi({ description: "Previews one address may start per UTC day" }),
+    remaining: z.number().int().openapi({ description: "Previews left today after this one" }),
+    resets_at: dateTime.openapi({ description: "The next UTC midnight, when it is whole again" }),
+  })
+  .openapi("DemoAllowance", {
+    description:
+      "The caller's daily demo allowance. A preview that fails is given back, so only previews that complete count.",
+  });
+export type DemoAllowance = z.infer<typeof DemoAllowanceSchema>;
+
 export const DemoJobSchema = z
   .object({
     id: z.uuid(),
@@ -185,6 +197,8 @@ export const DemoJobSchema = z
     created_at: dateTime,
     completed_at: nullableDateTime,
     expires_at: nullableDateTime,
+    /** Additive: only in the answer to POST /v1/demo (and the MCP create_demo tool). */
+    allowance: DemoAllowanceSchema.optional(),
   })
   .openapi("DemoJob");
 

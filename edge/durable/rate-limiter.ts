@@ -125,3 +125,34 @@ export class RateLimiter extends DurableObject<Env> {
     };
   }
 }
+
+  /** What takeDaily would allow now, without taking anything. */
+  async peekDaily(perDay: number, now = Date.now()): Promise<RateDecision> {
+    const day = Math.floor(now / 86_400_000);
+    const used = (await this.ctx.storage.get<number>(`day:${day}`)) ?? 0;
+    const reset = Math.ceil(((day + 1) * 86_400_000 - now) / 1000);
+    const remaining = Math.max(0, perDay - used);
+    return {
+      allowed: remaining > 0,
+      granted: 0,
+      limit: perDay,
+      remaining,
+      reset,
+      retryAfter: remaining > 0 ? 0 : reset,
+    };
+  }
+
+  /**
+   * Gives back one use of `day`'s allowance (a demo preview that failed), once per `token`:
+   * a settlement retried after a crash gives nothing twice. A past day is left alone (its
+   * window is over), and so is a day with nothing taken. True when something was given back.
+   */
+  async giveBackDaily(day: number, token: string, now = Date.now()): Promise<boolean> {
+    if (day !== Math.floor(now / 86_400_000)) return false;
+    const used = (await this.ctx.storage.get<number>(`day:${day}`)) ?? 0;
+    const given = (await this.ctx.storage.get<string[]>(`given:${day}`)) ?? [];
+    if (used <= 0 || given.includes(token)) return false;
+    await this.ctx.storage.put({ [`day:${day}`]: used - 1, [`given:${day}`]: [...given, token] });
+    await this.ctx.storage.delete(`given:${day - 1}`);
+    return true;
+  }

@@ -5,19 +5,20 @@ import type { Context } from "hono";
 import { demoJobs } from "../../schema/db.ts";
 import { QUEUED } from "../../schema/job-status.ts";
 import type { AppEnv } from "../context.ts";
-import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
-import { ipSubject, takeDemoAllowance } from "../middleware/rate-limit.ts";
 import { startJob } from "../queues/jobs.ts";
 import { checkSourceUrl } from "../sources.ts";
+import { allowanceOf, demoIpHash, takeDemoPreview } from "./demo-allowance.ts";
 import { failUnsettled } from "./lifecycle.ts";
 import { readDemoJob } from "./read.ts";
 
 export async function createDemoJob(c: Context<AppEnv>, url: string) {
   const source = await checkSourceUrl(url, c.env);
-  // Counted after the link is accepted, so a typo does not use up the day's allowance.
-  const allowance = await takeDemoAllowance(c);
+  // Counted after the link is accepted, so a typo does not use up the day's allowance (and
+  // given back if the preview fails: edge/jobs/demo-allowance.ts).
+  const ipHash = await demoIpHash(c);
+  const allowance = await takeDemoPreview(c, ipHash);
   if (!allowance.allowed) {
     throw new ApiError(
       "DemoLimitReached",
@@ -29,18 +30,15 @@ export async function createDemoJob(c: Context<AppEnv>, url: string) {
     );
   }
   const id = crypto.randomUUID();
-  await c
-    .get("db")
-    .insert(demoJobs)
-    .values({
-      id,
-      // The address as its limits count it (an IPv6 client by its /64).
-      ipHash: await sha256Hex(ipSubject(c.get("clientIp"))),
-      status: QUEUED,
-      url,
-      sourceUrl: source.url,
-      platform: source.platform,
-    });
+  await c.get("db").insert(demoJobs).values({
+    id,
+    // The address as its limits count it (an IPv6 client by its /64).
+    ipHash,
+    status: QUEUED,
+    url,
+    sourceUrl: source.url,
+    platform: source.platform,
+  });
   const job = { kind: "demo" as const, id };
   const requestId = c.get("requestId");
   logEvent("info", "job.created", { job: id, kind: "demo", request: requestId });
@@ -54,5 +52,6 @@ export async function createDemoJob(c: Context<AppEnv>, url: string) {
       userMessage: "We couldn't start the preview. Please try again in a moment.",
     });
   }
-  return readDemoJob(c, id);
+  // What is left today, as this preview left it: only the answer to its creation says it.
+  return { ...(await readDemoJob(c, id)), allowance: allowanceOf(allowance) };
 }

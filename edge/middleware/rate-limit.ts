@@ -2,7 +2,6 @@
 import type { Context } from "hono";
 import { PUBLIC_REQUESTS_PER_MINUTE } from "../../schema/plans.ts";
 import { parseIpv6 } from "../../schema/url-safety.ts";
-import { edgeConfig } from "../config.ts";
 import type { AppEnv } from "../context.ts";
 import type { RateDecision } from "../durable/rate-limiter.ts";
 import { ApiError } from "../errors.ts";
@@ -158,12 +157,6 @@ export async function revokeKeyLimiter(env: Env, keyId: string) {
 
 export function enforceIpRate(c: Context<AppEnv>) {
   return enforceRate(c, `ip:${ipSubject(c.get("clientIp"))}`, PUBLIC_REQUESTS_PER_MINUTE);
-}
-
-/** The demo's per-IP daily allowance, counted apart from the per-minute rate. */
-export async function takeDemoAllowance(c: Context<AppEnv>): Promise<RateDecision> {
-  const perDay = edgeConfig(c.env).demoDailyLimit;
-  return limiterFor(c.env, `demo:${ipSubject(c.get("clientIp"))}`).takeDaily(perDay, testClock?.());
 }
 
 /** Writes the X-RateLimit-* headers of the request's decision onto the response. */

@@ -12,6 +12,7 @@ import {
   type WebhookMessage,
 } from "../../schema/messages.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
+import { giveBackDemoPreview } from "../jobs/demo-allowance.ts";
 import { resultCredits } from "../jobs/options.ts";
 import { storedJobOptions } from "../jobs/read.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "../jobs/settle.ts";
@@ -196,6 +197,9 @@ export async function settleResult(env: Env, reported: Settlement) {
   if (row.webhook_url) await enqueueWebhook(env, final);
 }
 
+  // A failed preview does not use the address's daily allowance.
+  if (result.kind === "demo" && final.status === "failed")
+    await giveBackDemoPreview(env, result.job_id);
 /** The job's waiters read D1 again now; if this fails they still read it at their deadline. */
 async function wakeWaiters(env: Env, result: Settlement) {
   try {
