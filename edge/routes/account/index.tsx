@@ -8,7 +8,7 @@ import { showBillingPage, submitCheckout, submitPortal } from "./billing.tsx";
 import { jobPage, jobsPage } from "./jobs.tsx";
 import { keysPage, submitKeyRevocation, submitNewKey } from "./keys.tsx";
 import { overviewPage } from "./overview.tsx";
-import { FORM_METHODS, ACCOUNT_PAGES as P, PAGE_PATHS, SESSION_PATHS } from "./routes.ts";
+import { ACCOUNT_PAGES as P, PAGE_PATHS, SESSION_PATHS } from "./routes.ts";
 import { codePage, sendSignInCode, signInPage, signInWithCode, signOut } from "./sign-in.tsx";
 import { DASHBOARD_CSS, DASHBOARD_JS } from "./ui.tsx";
 import { revealSigningSecret, rotateSigningSecret, webhooksPage } from "./webhooks.tsx";
@@ -18,7 +18,7 @@ export const accountRouter = createRouter();
 for (const path of PAGE_PATHS) {
   accountRouter.use(path, pageHeaders);
   // Before the session check: a forged post learns nothing, not even where sign-in is.
-  accountRouter.on(FORM_METHODS, path, sameOriginForms);
+  accountRouter.use(path, sameOriginForms);
 }
 for (const path of SESSION_PATHS) accountRouter.use(path, requireSession);
 

@@ -19,9 +19,10 @@ export const ACCOUNT_PAGES = {
   rotateWebhookSecret: "/dashboard/webhooks/rotate",
 } as const;
 
-/** Paths that are account pages: page headers, and same-origin form posts only. */
+/**
+ * Paths that are account pages: page headers, and every request but GET, HEAD and OPTIONS
+ * from our own pages only (edge/auth/guards.ts sameOriginForms), whatever its body.
+ */
 export const PAGE_PATHS = ["/sign-in", "/sign-in/*", "/sign-out", "/dashboard", "/dashboard/*"];
 /** Paths that need a signed-in session (others are sent to sign-in). */
 export const SESSION_PATHS = ["/dashboard", "/dashboard/*"];
-/** Methods a form can send: each is checked for our own origin before anything else. */
-export const FORM_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
