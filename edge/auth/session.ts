@@ -26,12 +26,15 @@ const MAX_TOKEN_LENGTH = 100;
  * Secure flag. Any other plain-http request gets the Secure cookie, which it cannot send back.
  */
 export function sessionCookie(c: Context<AppEnv>): { name: string; secure: boolean } {
-  const url = new URL(c.req.url);
-  const loopbackHttp =
-    url.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
-  return loopbackHttp
+  return isLoopbackHttp(c.req.url)
     ? { name: "stills_session", secure: false }
     : { name: "__Host-stills_session", secure: true };
+}
+
+/** Plain http to this machine (`npm start`, tests): where cookies go without Secure. */
+export function isLoopbackHttp(requestUrl: string): boolean {
+  const url = new URL(requestUrl);
+  return url.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname);
 }
 
 function newToken(): string {

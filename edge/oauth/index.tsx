@@ -13,6 +13,7 @@ import { contentSecurityPolicy, pageHeaders } from "../pages/layout.tsx";
 import { formOf } from "../routes/account/forms.ts";
 import { issueConnectorKey } from "./connector-key.ts";
 import { AuthorizationProblem, ConsentPage } from "./consent.tsx";
+import { consentCookieFor, withProviderCookieNames } from "./consent-cookie.ts";
 import {
   AUTHORIZATION_SERVER_METADATA_PATH,
   AUTHORIZE_PATH,
@@ -86,11 +87,11 @@ oauthRouter.post(AUTHORIZE_PATH, async (c) => {
   }
   try {
     if (form.decision !== "approve") {
-      const denied = await oauth.denyConsent(c.req.raw, handle);
+      const denied = await oauth.denyConsent(withProviderCookieNames(c.req.raw), handle);
       copyHeaders(c, denied.headers);
       return c.redirect(denied.redirectTo, 302);
     }
-    const approved = await oauth.approveConsent(c.req.raw, handle);
+    const approved = await oauth.approveConsent(withProviderCookieNames(c.req.raw), handle);
     const client = await oauth.lookupClient(approved.request.clientId);
     const name = client?.clientName?.trim() || approved.request.clientId;
     const { key, keyId } = await issueConnectorKey(c.env, account.id, name);
@@ -122,9 +123,11 @@ function refuse(c: Context<AppEnv>, err: unknown, status: 400 | 403 = 400) {
   return c.html(<AuthorizationProblem message={message} />, status);
 }
 
-/** The provider's binding cookies and cache rule, onto our response. */
+/** The provider's binding cookies (local names on loopback http) and cache rule, onto our response. */
 function copyHeaders(c: Context<AppEnv>, from: Headers) {
-  for (const cookie of from.getSetCookie()) c.header("Set-Cookie", cookie, { append: true });
+  for (const cookie of from.getSetCookie()) {
+    c.header("Set-Cookie", consentCookieFor(c.req.url, cookie), { append: true });
+  }
   c.header("Cache-Control", from.get("cache-control") ?? "no-store");
 }
 
