@@ -29,6 +29,8 @@ const settings = z.object({
   EXTRACTOR_URL: optional(httpUrl),
   STILLS_ALLOW_PRIVATE_NETWORK: optional(z.enum(["0", "1"])).default("0"),
   STILLS_DEMO_DAILY_LIMIT: optional(z.coerce.number().int().min(0).max(1_000_000)).default(5),
+  /** `1`: the development-only /__dev/* routes (edge/routes/dev/); never with a public origin. */
+  STILLS_DEV_ROUTES: optional(z.enum(["0", "1"])).default("0"),
   JOB_LEASE_SECONDS: optional(z.coerce.number().int().min(1).max(600)).default(30),
   MAIL_SENDER: optional(
     z.enum(MAIL_SENDERS, {
@@ -62,6 +64,8 @@ export interface EdgeConfig {
   extractorUrl: string | undefined;
   allowPrivateNetwork: boolean;
   demoDailyLimit: number;
+  /** The development-only /__dev/* routes are served (local stacks only; edge/routes/dev/). */
+  devRoutes: boolean;
   /** Seconds a dispatched attempt's lease lasts before the backstop may take the job over. */
   jobLeaseSeconds: number;
   mail: { sender: MailSenderName; from: string; resendApiKey: string | undefined };
@@ -88,6 +92,12 @@ export class EdgeConfigError extends Error {
   override name = "EdgeConfigError";
 }
 
+/** An origin on this machine (127.0.0.0/8, [::1] or localhost), as local stacks use. */
+export function isLoopbackOrigin(value: string): boolean {
+  const host = new URL(value).hostname;
+  return host === "localhost" || host === "[::1]" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
 export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
   const parsed = settings.safeParse(env);
   if (!parsed.success) {
@@ -95,11 +105,17 @@ export function parseEdgeConfig(env: Record<string, unknown>): EdgeConfig {
     throw new EdgeConfigError(`edge settings: ${problems.join("; ")}`);
   }
   const e = parsed.data;
+  if (e.STILLS_DEV_ROUTES === "1" && e.PUBLIC_BASE_URL && !isLoopbackOrigin(e.PUBLIC_BASE_URL)) {
+    throw new EdgeConfigError(
+      `edge settings: STILLS_DEV_ROUTES is "1" with a public PUBLIC_BASE_URL (${e.PUBLIC_BASE_URL}); the development routes are for local stacks only`,
+    );
+  }
   return {
     publicBaseUrl: e.PUBLIC_BASE_URL,
     extractorUrl: e.EXTRACTOR_URL,
     allowPrivateNetwork: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",
     demoDailyLimit: e.STILLS_DEMO_DAILY_LIMIT,
+    devRoutes: e.STILLS_DEV_ROUTES === "1",
     jobLeaseSeconds: e.JOB_LEASE_SECONDS,
     mail: { sender: e.MAIL_SENDER, from: e.MAIL_FROM, resendApiKey: e.RESEND_API_KEY },
     stripe: {

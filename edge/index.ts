@@ -9,10 +9,11 @@ import { withConnectorKey } from "./oauth/tokens.ts";
 import { handleQueueBatch } from "./queues/index.ts";
 import { accountRouter } from "./routes/account/index.tsx";
 import { billingRouter } from "./routes/billing/index.ts";
+import { devRouter } from "./routes/dev/index.ts";
 import { filesRouter } from "./routes/files/index.ts";
 import { internalRouter } from "./routes/internal/index.ts";
-import { siteRouter } from "./routes/site/index.tsx";
 import { samplesRouter } from "./routes/samples/index.ts";
+import { siteRouter } from "./routes/site/index.tsx";
 import { v1Router } from "./routes/v1.ts";
 
 export { ExtractorContainer } from "./durable/extractor-container.ts";
@@ -25,13 +26,14 @@ app.get("/healthz", (c) => c.json({ ok: true }));
 app
   .route("/", v1Router)
   .route("/", filesRouter)
-  .route("/", internalRouter)
   .route("/", samplesRouter)
+  .route("/", internalRouter)
   .route("/", siteRouter)
   .route("/", accountRouter)
   .route("/", billingRouter)
   .route("/", mcpRouter)
-  .route("/", oauthRouter);
+  .route("/", oauthRouter)
+  .route("/", devRouter);
 
 export default {
   fetch: async (request, env, ctx) => app.fetch(await withConnectorKey(request, env), env, ctx),

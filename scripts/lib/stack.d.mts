@@ -17,6 +17,8 @@ export interface Stack {
   extractorReady(timeoutMs?: number): Promise<ChildProcess>;
   /** The latest lines a child wrote to stderr (quiet mode keeps them instead of printing). */
   logTail(name: "edge" | "extractor"): string;
+  /** With `logDir`: the files each child's stderr is appended to. */
+  logFiles?: { edge: string; extractor: string };
   stop(): Promise<void>;
   /** Stops the extractor on purpose: it stays down until restartExtractor. */
   stopExtractor(signal?: NodeJS.Signals): Promise<void>;
@@ -42,6 +44,18 @@ export interface StackSettings {
    * the developer's own); the stack's secrets win on a clash.
    */
   devVars?: string;
+  /** Each child's stderr appended to `edge.log` / `extractor.log` in this folder (not kept). */
+  logDir?: string;
+}
+
+/** What stackSql needs of a running stack. */
+export interface StackAddress {
+  baseUrl: string;
+  secrets: { INTERNAL_TOKEN: string };
+}
+export interface SqlStatement {
+  sql: string;
+  params?: (string | number | null)[];
 }
 
 export const ROOT: string;
@@ -56,7 +70,20 @@ export function createKey(options: {
   plan?: string;
   packCredits?: number;
   stateDir?: string;
+  stack?: StackAddress;
 }): Promise<IssuedKey>;
+export function stackSql(
+  stack: StackAddress,
+  statements: SqlStatement[],
+): Promise<Record<string, unknown>[][]>;
+export function stackQuery(
+  stack: StackAddress,
+  sql: string,
+  params?: (string | number | null)[],
+): Promise<Record<string, any>[]>;
+export function stackExecute(stack: StackAddress, script: string): Promise<void>;
+export function splitSqlScript(script: string): string[];
+export function readTail(file: string, lines?: number): string;
 export function executeLocalSql(script: string, stateDir?: string): void;
 export function queryLocal(sql: string, stateDir?: string): Record<string, unknown>[];
 

@@ -5,9 +5,11 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
   chmodSync,
+  closeSync,
   cpSync,
   existsSync,
   mkdirSync,
+  openSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -97,8 +99,17 @@ function snapshotSources(stateDir) {
   const dir = join(stateDir, "edge-source");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const entry of ["edge", "schema", "wrangler.toml", "tsconfig.json", "package.json"]) {
-    cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+  // Everything the worker's bundle imports: its code, the shapes, and the guides it serves.
+  for (const entry of [
+    "edge",
+    "schema",
+    "docs",
+    "wrangler.toml",
+    "tsconfig.json",
+    "package.json",
+  ]) {
+    if (existsSync(join(ROOT, entry)))
+      cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   return dir;
@@ -139,6 +150,17 @@ async function waitForHttp(url, child, timeoutMs) {
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`${url} was not ready after ${timeoutMs} ms`);
+}
+
+/** The last lines of a log file (logDir mode), at most the last 256 KiB of it. */
+export function readTail(file, lines = 200) {
+  if (!existsSync(file)) return "";
+  const text = readFileSync(file, "utf8");
+  return text
+    .slice(-256 * 1024)
+    .split("\n")
+    .slice(-lines - 1)
+    .join("\n");
 }
 
 /** The last lines a child wrote to a piped stderr (quiet mode), so the pipe never fills. */
@@ -277,6 +299,7 @@ export async function startStack(settings = {}) {
     snapshot = false,
     onOutput,
     devVars,
+    logDir,
     ...variables
   } = settings;
   const log = logOption ?? (quiet ? () => {} : (line) => console.error(line));
@@ -303,12 +326,26 @@ export async function startStack(settings = {}) {
     ...shared,
     EXTRACTOR_URL: extractorUrl,
     PUBLIC_BASE_URL: baseUrl,
+    // The development routes (edge/routes/dev/): keys and rows without spawning wrangler.
+    STILLS_DEV_ROUTES: "1",
+    ...(env.JOB_LEASE_SECONDS ? { JOB_LEASE_SECONDS: env.JOB_LEASE_SECONDS } : {}),
   };
-  const stdio = onOutput
-    ? ["ignore", "pipe", "pipe"]
-    : quiet
-      ? ["ignore", "ignore", "pipe"]
-      : ["ignore", "inherit", "inherit"];
+  // With logDir, each child's stderr goes to its own file there (appended across restarts), so
+  // other processes can read the tail: the shared test stack's (test/e2e/support/).
+  const logFiles = logDir
+    ? { edge: join(logDir, "edge.log"), extractor: join(logDir, "extractor.log") }
+    : undefined;
+  const stdioFor = (side) =>
+    onOutput
+      ? ["ignore", "pipe", "pipe"]
+      : logFiles
+        ? ["ignore", "ignore", openSync(logFiles[side], "a")]
+        : quiet
+          ? ["ignore", "ignore", "pipe"]
+          : ["ignore", "inherit", "inherit"];
+  const closeStdio = (stdio) => {
+    if (typeof stdio[2] === "number") closeSync(stdio[2]);
+  };
   const captured = (side, child) => {
     if (onOutput) {
       forwardLines(child.stdout, (line) => onOutput(side, line));
@@ -328,19 +365,21 @@ export async function startStack(settings = {}) {
     ...extractorMallocEnv(env),
   };
   const extractor = superviseExtractor({
-    spawnChild: () =>
-      captured(
-        "extractor",
-        spawn(process.execPath, [EXTRACTOR_MAIN], {
-          cwd: ROOT,
-          env: extractorEnv,
-          stdio,
-        }),
-      ),
+    spawnChild: () => {
+      const stdio = stdioFor("extractor");
+      const child = spawn(process.execPath, [EXTRACTOR_MAIN], {
+        cwd: ROOT,
+        env: extractorEnv,
+        stdio,
+      });
+      closeStdio(stdio);
+      return captured("extractor", child);
+    },
     healthUrl: `${extractorUrl}/healthz`,
     log,
   });
   const firstExtractor = extractor.start();
+  const edgeStdio = stdioFor("edge");
   const edge = spawn(
     process.execPath,
     [
@@ -359,7 +398,7 @@ export async function startStack(settings = {}) {
       // "log", not "info": wrangler ranks the worker's console.log below info, and would hide
       // the edge's step lines (edge/log.ts) and the local sign-in mail.
       "--log-level",
-      quiet && !onOutput ? "error" : "log",
+      (quiet || logFiles) && !onOutput ? "error" : "log",
       // `npm start` also reads the developer's own .dev.vars (Stripe test keys, say), which
       // wrangler skips once any --env-file is given; a later file wins, so ours is last. Only
       // when it exists: wrangler hands --env-file to Node too, which refuses a missing file.
@@ -374,10 +413,11 @@ export async function startStack(settings = {}) {
     {
       cwd: snapshot ? snapshotSources(stateDir) : ROOT,
       env: { ...env, ...OFFLINE_ENV },
-      stdio,
+      stdio: edgeStdio,
       detached: true,
     },
   );
+  closeStdio(edgeStdio);
   captured("edge", edge);
   const edgeTail = keepTail(edge);
   const exited = (child) => child.exitCode !== null || child.signalCode !== null;
@@ -405,7 +445,13 @@ export async function startStack(settings = {}) {
     ]);
   } catch (err) {
     await stop();
-    const logs = [edgeTail(), extractor.logTail()].filter(Boolean).join("\n");
+    const logs = (
+      logFiles
+        ? [readTail(logFiles.edge, 60), readTail(logFiles.extractor, 20)]
+        : [edgeTail(), extractor.logTail()]
+    )
+      .filter(Boolean)
+      .join("\n");
     throw new Error(`${err.message}${logs ? `\n${logs}` : ""}`);
   }
   return {
@@ -425,11 +471,66 @@ export async function startStack(settings = {}) {
       return extractor.restarts;
     },
     extractorReady: (timeoutMs) => extractor.ready(timeoutMs),
-    logTail: (name) => (name === "edge" ? edgeTail() : extractor.logTail()),
+    logFiles,
+    logTail: (name) =>
+      logFiles ? readTail(logFiles[name]) : name === "edge" ? edgeTail() : extractor.logTail(),
     stop,
     stopExtractor,
     restartExtractor,
   };
+}
+
+/**
+ * Runs SQL statements on a running local stack's D1 through its development route
+ * (edge/routes/dev/), in one batch: what tests and benchmarks use instead of spawning
+ * `wrangler d1 execute` (about two seconds a call). `stack` needs `baseUrl` and `secrets`.
+ * Returns each statement's rows.
+ */
+export async function stackSql(stack, statements) {
+  const response = await fetch(`${stack.baseUrl}/__dev/sql`, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${stack.secrets.INTERNAL_TOKEN}`,
+      "content-type": "application/json",
+    },
+    body: JSON.stringify({ statements }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`SQL on ${stack.baseUrl} failed: ${response.status} ${text}`);
+  return JSON.parse(text).results;
+}
+
+/** One statement's rows on a running stack (stackSql). */
+export async function stackQuery(stack, sql, params = []) {
+  const [rows] = await stackSql(stack, [{ sql, params }]);
+  return rows;
+}
+
+/**
+ * A script of statements separated by `;` (none inside a quoted string may hold one unquoted)
+ * on a running stack, in one batch (stackSql).
+ */
+export async function stackExecute(stack, script) {
+  const statements = splitSqlScript(script).map((sql) => ({ sql, params: [] }));
+  await stackSql(stack, statements);
+}
+
+/** Splits a SQL script at each `;` outside single-quoted strings. */
+export function splitSqlScript(script) {
+  const statements = [];
+  let current = "";
+  let quoted = false;
+  for (const char of script) {
+    if (char === "'") quoted = !quoted;
+    if (char === ";" && !quoted) {
+      if (current.trim()) statements.push(current.trim());
+      current = "";
+    } else {
+      current += char;
+    }
+  }
+  if (current.trim()) statements.push(current.trim());
+  return statements;
 }
 
 function d1Execute(dir, args) {
@@ -458,10 +559,14 @@ export function executeLocalSql(script, stateDir) {
   }
 }
 
-/** `npm run admin -- create-key` as a function: returns the new key. */
-export async function createKey({ email, plan = "free", packCredits = 0, stateDir }) {
+/**
+ * `npm run admin -- create-key` as a function: returns the new key. With `stack` (a running
+ * one), through its development route; otherwise through wrangler on `stateDir`.
+ */
+export async function createKey({ email, plan = "free", packCredits = 0, stateDir, stack }) {
   const { issueKeyStatements, toSqlScript } = await import("../../schema/accounts.ts");
   const issued = await issueKeyStatements({ email, plan, packCredits });
-  executeLocalSql(toSqlScript(issued.statements), stateDir);
+  if (stack) await stackSql(stack, issued.statements);
+  else executeLocalSql(toSqlScript(issued.statements), stateDir);
   return issued;
 }

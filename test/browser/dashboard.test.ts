@@ -5,7 +5,6 @@
 // out. Every page is checked with axe and photographed at desktop and phone widths.
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { call, type Harness, startHarness } from "../e2e/support/harness.ts";
 import { makeTestVideo } from "../support/videos.ts";
 import {
@@ -49,10 +48,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-function latestCode(address: string): string {
-  const [row] = queryLocal(
+async function latestCode(address: string): Promise<string> {
+  const [row] = await h.query(
     `SELECT code FROM mail_outbox WHERE to_email = '${address}' ORDER BY created_at DESC LIMIT 1`,
-    h.stack.stateDir,
   );
   return String(row?.code ?? "");
 }
@@ -99,7 +97,7 @@ describe("a new customer", () => {
     await expectAccessible("code page");
 
     // A wrong code first: the page says so and keeps the field.
-    const code = latestCode(email);
+    const code = await latestCode(email);
     expect(code).toMatch(/^\d{6}$/);
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, "0");
     await page.locator("#code").fill(wrong);
@@ -249,7 +247,7 @@ describe("a new customer", () => {
     await page.getByRole("link", { name: "Webhooks" }).click();
     await page.getByRole("button", { name: "Reveal the signing secret" }).click();
     const secret = await page.locator("#webhook-secret").inputValue();
-    expect(secret).toBe(h.webhookSecret(email));
+    expect(secret).toBe(await h.webhookSecret(email));
     await screenshot(page, "webhooks-desktop");
     await expectAccessible("webhooks");
   });

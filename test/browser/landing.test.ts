@@ -39,7 +39,10 @@ let articleUrl: string;
 
 beforeAll(async () => {
   // Two accepted previews a day: the test uses one good and one private video, then hits it.
-  h = await startHarness({ STILLS_DEMO_DAILY_LIMIT: "2" });
+  h = await startHarness({
+    own: "it uses up a demo allowance of 2, which other files must not share",
+    STILLS_DEMO_DAILY_LIMIT: "2",
+  });
   videoUrl = h.serveVideo("/media/launch-talk.mp4", await makeDemoVideo());
   h.videos.route("/private/clip.mp4", (_req, res) => res.writeHead(403).end("login required"));
   h.videos.route("/article", (_req, res) =>

@@ -4,7 +4,6 @@
 // failed, none stuck; the credits spent must equal the jobs' charges, failed jobs must cost
 // nothing, and completed jobs must have every frame, as a PNG showing the right picture.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { prng } from "../support/fuzz-media.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import { call, download, type Harness, startHarness } from "./support/harness.ts";
@@ -18,7 +17,7 @@ let h: Harness;
 let video: string;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ own: "it kills the extractor with SIGKILL again and again" });
   video = h.serveVideo(
     "/media/chaos.mp4",
     await makeTestVideo({ width: 640, height: 360, fps: FPS, durationSeconds: VIDEO_SECONDS }),
@@ -131,22 +130,17 @@ it("survives five SIGKILLs of the extractor: every job ends, credits add up, fra
     expect(before[n].credits.plan - usage.credits.plan).toBe(charged);
     expect(usage.this_period.credits_reserved).toBe(0);
     // The ledger says the same, one settlement per job, each its job's charge.
-    const [row] = queryLocal(
-      `SELECT id FROM accounts WHERE email = '${account.email}'`,
-      h.stack.stateDir,
-    );
-    const ledger = queryLocal(
-      `SELECT id, job_id, kind, plan_delta, pack_delta, reserved_delta FROM credit_ledger
-       WHERE account_id = '${row.id}' AND job_id IS NOT NULL`,
-      h.stack.stateDir,
-    ) as {
-      id: string;
-      job_id: string;
-      kind: string;
-      plan_delta: number;
-      pack_delta: number;
-      reserved_delta: number;
-    }[];
+    const [row] = await h.query(`SELECT id FROM accounts WHERE email = '${account.email}'`);
+    const ledger =
+      (await h.query(`SELECT id, job_id, kind, plan_delta, pack_delta, reserved_delta FROM credit_ledger
+       WHERE account_id = '${row.id}' AND job_id IS NOT NULL`)) as {
+        id: string;
+        job_id: string;
+        kind: string;
+        plan_delta: number;
+        pack_delta: number;
+        reserved_delta: number;
+      }[];
     expect(ledger.reduce((sum, e) => sum + e.plan_delta + e.pack_delta, 0)).toBe(-charged);
     expect(ledger.reduce((sum, e) => sum + e.reserved_delta, 0)).toBe(0);
     for (const job of mine) {

@@ -8,7 +8,6 @@ import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import createClient from "openapi-fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executeLocalSql } from "../../scripts/lib/stack.mjs";
 import { CLIENT_TYPES_FILE, generateClientTypes, lintDocument } from "../contract/generate.ts";
 import type { components, paths } from "../contract/stills-api.ts";
 import { makeTestVideo } from "../support/videos.ts";
@@ -215,13 +214,10 @@ describe("the error paths, through the same client", () => {
     expect(missing.error?.data.name).toBe("JobNotFound");
 
     // The balance goes to zero through the ledger, as a spent account's would.
-    executeLocalSql(
-      `INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
+    await h.execute(`INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
          SELECT 'test-spent:' || id, id, 'adjust', -plan_credits, 'contract test'
          FROM accounts WHERE email = '${poor.email}';
-       UPDATE accounts SET plan_credits = 0 WHERE email = '${poor.email}';`,
-      h.stack.stateDir,
-    );
+       UPDATE accounts SET plan_credits = 0 WHERE email = '${poor.email}';`);
     const broke = await api.POST("/jobs", { body: { url: videoUrl, timestamps: [1] } });
     expect(broke.response.status).toBe(402);
     expect(broke.error?.data.name).toBe("InsufficientBalance");

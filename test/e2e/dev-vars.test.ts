@@ -43,7 +43,7 @@ it("a webhook secret in the developer's .dev.vars reaches the edge, and the stac
   // The edge and the extractor still share the stack's INTERNAL_TOKEN: a job runs through.
   videos = await startTestServer();
   videos.route("/v.mp4", fileRoute(await makeTestVideo({ durationSeconds: 2 }), { ranges: true }));
-  const { key } = await createKey({ email: "dev-vars@example.com", stateDir: stack.stateDir });
+  const { key } = await createKey({ email: "dev-vars@example.com", stack });
   const created = await fetch(`${stack.apiUrl}/jobs?wait=true`, {
     method: "POST",
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },

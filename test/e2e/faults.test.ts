@@ -4,7 +4,6 @@
 // does, and no secret is ever on a command line.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import {
   attemptTokenFor,
@@ -19,7 +18,7 @@ let longVideo: string;
 let shortVideo: string;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ own: "it kills, stops and restarts the extractor" });
   longVideo = h.serveVideo(
     "/media/long.mp4",
     await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 90, gop: 60 }),
@@ -82,7 +81,7 @@ it("completes once, charged once, when the extractor is killed in the middle of 
   );
   expect(job.status).toBe("completed");
   // The kill landed in the middle: the job needed a second attempt.
-  const [row] = queryLocal(`SELECT attempts FROM jobs WHERE id = '${job.id}'`, h.stack.stateDir);
+  const [row] = await h.query(`SELECT attempts FROM jobs WHERE id = '${job.id}'`);
   expect(Number(row.attempts)).toBeGreaterThanOrEqual(2);
   expect(job.frames).toHaveLength(900);
   // 90 s → 2 minutes, 200 frames included, 700 more → 7 extra credits.

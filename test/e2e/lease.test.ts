@@ -3,7 +3,6 @@
 // attempt, the job completes once and is charged once, and the hung attempt, woken again,
 // is told its lease is gone and cancels instead of finishing the same work a second time.
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { executeLocalSql, queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -11,7 +10,12 @@ let h: Harness;
 let longVideo: string;
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({
+    own: "it stops the extractor with SIGSTOP, and runs with a short lease",
+    // Time the test controls: a 6 s lease (renewed every 2 s) instead of 30 s, so the backstop
+    // takes a hung attempt's job over in seconds, not half a minute.
+    JOB_LEASE_SECONDS: "6",
+  });
   longVideo = h.serveVideo(
     "/media/long.mp4",
     await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 90, gop: 60 }),
@@ -48,11 +52,8 @@ function leaseLost(jobId: string): string | undefined {
   return undefined;
 }
 
-function attemptOf(jobId: string): { attempt_id: string | null; attempts: number } {
-  const [row] = queryLocal(
-    `SELECT attempt_id, attempts FROM jobs WHERE id = '${jobId}'`,
-    h.stack.stateDir,
-  );
+async function attemptOf(jobId: string): Promise<{ attempt_id: string | null; attempts: number }> {
+  const [row] = await h.query(`SELECT attempt_id, attempts FROM jobs WHERE id = '${jobId}'`);
   return { attempt_id: row.attempt_id as string | null, attempts: Number(row.attempts) };
 }
 
@@ -77,7 +78,7 @@ it("a hung extractor loses the job to a new attempt; it completes once, charged 
   extractor.kill("SIGSTOP");
   let hung: string;
   try {
-    // The lease (30 s) runs out without renewals; the jobs-queue backstop says so and starts a
+    // The lease (6 s here) runs out without renewals; the jobs-queue backstop says so and starts a
     // new attempt. (Watched in the edge's log: D1 queries here would block this process, which
     // also serves the video.)
     hung = await waitFor("the lease to be lost", async () => leaseLost(id), 120_000);
@@ -108,7 +109,7 @@ it("a hung extractor loses the job to a new attempt; it completes once, charged 
   );
   expect(attempts.size).toBe(1);
   expect(attempts.has(hung)).toBe(false);
-  expect(attemptOf(id).attempts).toBeGreaterThanOrEqual(2);
+  expect((await attemptOf(id)).attempts).toBeGreaterThanOrEqual(2);
   // 90 s → 2 minutes, 200 frames included, 250 more → 3 extra credits: charged once.
   expect(job.credits_charged).toBe(5);
   const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
@@ -130,13 +131,10 @@ it("a hung extractor loses the job to a new attempt; it completes once, charged 
 it("a job whose video costs more than the account can pay stops once probed, before any frame", async () => {
   const account = await h.newKey("free");
   // One credit left, spent through the ledger as a real account's would be.
-  executeLocalSql(
-    `INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
+  await h.execute(`INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
        SELECT 'test-spent:' || id, id, 'adjust', 1 - plan_credits, 'lease test'
        FROM accounts WHERE email = '${account.email}';
-     UPDATE accounts SET plan_credits = 1 WHERE email = '${account.email}';`,
-    h.stack.stateDir,
-  );
+     UPDATE accounts SET plan_credits = 1 WHERE email = '${account.email}';`);
   // Every second of 90 s: 2 started minutes, 2 credits at least; the job holds the 1 there is.
   const created = await call(h.stack, "POST", "/jobs", {
     body: { url: longVideo, every: 1, wait: true },

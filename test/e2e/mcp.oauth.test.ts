@@ -17,7 +17,7 @@ import type {
   OAuthTokens,
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryLocal, ROOT } from "../../scripts/lib/stack.mjs";
+import { ROOT } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -166,10 +166,9 @@ async function signInAndReturn(browser: Browser, email: string, next: string) {
   return location ?? "";
 }
 
-function connectorKeys(email: string) {
-  return queryLocal(
+async function connectorKeys(email: string) {
+  return await h.query(
     `SELECT name, revoked_at FROM api_keys WHERE account_id = (SELECT id FROM accounts WHERE email = '${email}')`,
-    h.stack.stateDir,
   );
 }
 
@@ -269,7 +268,7 @@ describe("OAuth for MCP clients", () => {
     expect(provider.saved?.refresh_token).toEqual(expect.any(String));
 
     // The token is bound to the account: a key named for the client now exists on it.
-    expect(connectorKeys(email)).toEqual([{ name: "MCP: E2E Agent", revoked_at: null }]);
+    expect(await connectorKeys(email)).toEqual([{ name: "MCP: E2E Agent", revoked_at: null }]);
 
     const client = new Client({ name: "e2e", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(mcpUrl, { authProvider: provider }));
@@ -316,10 +315,9 @@ describe("OAuth for MCP clients", () => {
     await withRenewed.close();
 
     // Revoking the connector's key in the dashboard disconnects the client.
-    const [connector] = queryLocal(
+    const [connector] = (await h.query(
       `SELECT id FROM api_keys WHERE name = 'MCP: E2E Agent' AND account_id = (SELECT id FROM accounts WHERE email = '${email}')`,
-      h.stack.stateDir,
-    ) as { id: string }[];
+    )) as { id: string }[];
     const revocation = await browser.request(`/dashboard/keys/${connector.id}/revoke`, {
       form: {},
     });
@@ -376,6 +374,6 @@ describe("OAuth for MCP clients", () => {
     );
     expect(callback.searchParams.get("error")).toBe("access_denied");
     expect(callback.searchParams.get("code")).toBeNull();
-    expect(connectorKeys(email)).toEqual([]);
+    expect(await connectorKeys(email)).toEqual([]);
   });
 });

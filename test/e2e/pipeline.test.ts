@@ -219,9 +219,9 @@ describe("webhooks", () => {
         await new Promise((r) => setTimeout(r, 200));
       expect(receiver.received).toHaveLength(1);
       const hook = receiver.received[0];
-      expect(verifyStandardWebhook(h.webhookSecret(account.email), hook)).toBe(true);
+      expect(verifyStandardWebhook(await h.webhookSecret(account.email), hook)).toBe(true);
       const tampered = { ...hook, body: hook.body.replace('"completed"', '"failed"') };
-      expect(verifyStandardWebhook(h.webhookSecret(account.email), tampered)).toBe(false);
+      expect(verifyStandardWebhook(await h.webhookSecret(account.email), tampered)).toBe(false);
       const payload = JSON.parse(hook.body);
       expect(payload).toMatchObject({
         type: "job.completed",

@@ -6,7 +6,6 @@
 // from starting: it holds one extractor slot, the paying job takes the other.
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { queryLocal } from "../../scripts/lib/stack.mjs";
 import { makeTestVideo } from "../support/videos.ts";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -47,6 +46,7 @@ function slowRoute(request: http.IncomingMessage, response: http.ServerResponse)
 
 beforeAll(async () => {
   h = await startHarness({
+    own: "it needs short source-rate windows and job deadlines",
     EXTRACTOR_SOURCE_GRACE_SECONDS: String(GRACE_SECONDS),
     EXTRACTOR_SOURCE_RATE_WINDOW_SECONDS: String(WINDOW_SECONDS),
     EXTRACTOR_SOURCE_MIN_BYTES_PER_SECOND: String(MIN_BYTES_PER_SECOND),
@@ -160,10 +160,9 @@ describe("a slow-drip source", () => {
     }
     // Read from D1: the public demo endpoint allows an address 60 requests a minute.
     const readSlow = async () => {
-      const rows = queryLocal(
+      const rows = (await h.query(
         `SELECT id, status, error FROM demo_jobs WHERE id IN (${ids.map((id) => `'${id}'`).join()})`,
-        h.stack.stateDir,
-      ) as { status: string; error: string | null }[];
+      )) as { status: string; error: string | null }[];
       expect(rows).toHaveLength(ids.length);
       return rows.map((row) => ({ ...row, error: row.error ? JSON.parse(row.error) : null }));
     };

@@ -95,7 +95,7 @@ describe("one grep of the stack's output", () => {
     const { key } = await createKey({
       email: `${crypto.randomUUID()}@example.com`,
       plan: "starter",
-      stateDir,
+      stack,
     });
     const requestId = `trace-${crypto.randomUUID()}`;
 

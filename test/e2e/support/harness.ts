@@ -7,14 +7,18 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { inject } from "vitest";
 import {
   createKey,
   freePort,
-  queryLocal,
+  readTail,
   type Stack,
+  stackExecute,
+  stackQuery,
   startStack,
 } from "../../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer, type TestServer } from "../../sources/support/servers.ts";
+import type { SharedStack } from "./shared-stack.ts";
 
 export interface Harness {
   stack: Stack;
@@ -26,23 +30,48 @@ export interface Harness {
     plan?: string,
     packCredits?: number,
   ): Promise<{ key: string; email: string; auth: Record<string, string> }>;
-  webhookSecret(email: string): string;
+  webhookSecret(email: string): Promise<string>;
+  /** One statement's rows on the stack's D1 (its development route; no wrangler spawned). */
+  query(sql: string, params?: (string | number | null)[]): Promise<Record<string, any>[]>;
+  /** A script of `;`-separated statements on the stack's D1, in one batch. */
+  execute(script: string): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startHarness(settings: Record<string, string> = {}): Promise<Harness> {
-  const stateDir = mkdtempSync(join(tmpdir(), "stills-e2e-"));
+/**
+ * The stack one test file drives.
+ * - `startHarness()`: the stack every e2e and browser file shares, started once by
+ *   test/e2e/support/shared-stack.ts (vitest's globalSetup). Each file still gets its own
+ *   accounts and keys (newKey) and its own video server, so files stay independent.
+ * - `startHarness({ own: "why", ...settings })`: a stack of the file's own, for a file that
+ *   kills, stops or restarts the stack's processes, or that needs other settings (any setting
+ *   means a stack of its own). `own` says in one line why the file cannot share.
+ */
+export async function startHarness(
+  options: { own?: string } & Record<string, string> = {},
+): Promise<Harness> {
+  const { own, ...settings } = options;
+  const shared = inject("sharedStack") as SharedStack | undefined;
+  // Settings of its own mean a stack of its own, as does a project without the shared one.
+  const ownStack = Boolean(own) || Object.keys(settings).length > 0 || !shared;
   const stackLog: string[] = [];
-  const stack = await startStack({
-    STILLS_STATE_DIR: stateDir,
-    PORT: String(await freePort()),
-    STILLS_ALLOW_PRIVATE_NETWORK: "1",
-    quiet: true,
-    // Other work in the tree must not rebuild the edge under a test (scripts/lib/stack.mjs).
-    snapshot: true,
-    log: (line) => stackLog.push(line),
-    ...settings,
-  });
+  let stateDir: string | undefined;
+  let stack: Stack;
+  if (ownStack) {
+    stateDir = mkdtempSync(join(tmpdir(), "stills-e2e-"));
+    stack = await startStack({
+      STILLS_STATE_DIR: stateDir,
+      PORT: String(await freePort()),
+      STILLS_ALLOW_PRIVATE_NETWORK: "1",
+      quiet: true,
+      // Other work in the tree must not rebuild the edge under a test (scripts/lib/stack.mjs).
+      snapshot: true,
+      log: (line) => stackLog.push(line),
+      ...settings,
+    });
+  } else {
+    stack = attachShared(shared as SharedStack);
+  }
   const videos = await startTestServer();
   return {
     stack,
@@ -54,21 +83,49 @@ export async function startHarness(settings: Record<string, string> = {}): Promi
     },
     async newKey(plan = "starter", packCredits = 0) {
       const email = `${crypto.randomUUID()}@example.com`;
-      const issued = await createKey({ email, plan, packCredits, stateDir });
+      const issued = await createKey({ email, plan, packCredits, stack });
       return { key: issued.key, email, auth: { authorization: `Bearer ${issued.key}` } };
     },
-    webhookSecret(email) {
-      const [row] = queryLocal(
-        `SELECT webhook_secret FROM accounts WHERE email = '${email}'`,
-        stateDir,
-      );
+    async webhookSecret(email) {
+      const [row] = await stackQuery(stack, "SELECT webhook_secret FROM accounts WHERE email = ?", [
+        email,
+      ]);
       return String(row.webhook_secret);
     },
+    query: (sql, params) => stackQuery(stack, sql, params),
+    execute: (script) => stackExecute(stack, script),
     async close() {
       await videos.close();
+      if (!ownStack) return;
       await stack.stop();
-      rmSync(stateDir, { recursive: true, force: true });
+      if (stateDir) rmSync(stateDir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The shared stack as this file sees it: its addresses and secrets, and its logs read from the
+ * files the global setup's children write. Its processes belong to the global setup; a file
+ * that must stop or signal them takes a stack of its own.
+ */
+function attachShared(shared: SharedStack): Stack {
+  const notHere = (what: string) => () => {
+    throw new Error(`${what} is not offered by the shared stack: use startHarness({ own: "…" })`);
+  };
+  return {
+    ...shared,
+    get children(): never {
+      return notHere("children")();
+    },
+    get extractorRestarts(): never {
+      return notHere("extractorRestarts")();
+    },
+    extractorReady: notHere("extractorReady"),
+    stopExtractor: notHere("stopExtractor"),
+    restartExtractor: notHere("restartExtractor"),
+    logTail: (name) => readTail(shared.logFiles[name]),
+    // Stopped by the global setup once every file is done.
+    stop: async () => {},
   };
 }
 
