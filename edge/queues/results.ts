@@ -20,13 +20,17 @@ import { errorFields, logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 import type { ParsedMessage } from "./parse.ts";
 
+// For failures the edge decides itself (failJob) and for a result without a user message. "Try
+// again" only where trying again can help: the edge's own ExtractionFailed is a job it could
+// not queue, run or finish (the extractor's carries its own message).
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
   NoVideoFound: "We couldn't find a video at that link.",
   PrivateContent: "This video is private, deleted or needs a login, so we can't read it.",
-  DownloadFailed: "We couldn't download the video. Please try again later.",
+  DownloadFailed: "We couldn't download the video from this link.",
   VideoTooLong: "This video is longer than your plan allows.",
   TooManyFrames: "This job would produce more frames than your plan allows.",
-  ExtractionFailed: "We couldn't extract frames from this video.",
+  ExtractionFailed:
+    "We couldn't finish this job on our side. Nothing was charged; please try again.",
 };
 
 export async function consumeResults(messages: ParsedMessage<ResultMessage>[], env: Env) {

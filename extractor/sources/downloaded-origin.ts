@@ -4,7 +4,7 @@ import { mkdtemp, open, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { sourceDirPrefix } from "../leftovers.ts";
-import { asSourceError, downloadFailed } from "./errors.ts";
+import { asSourceError, interruptedDownload } from "./errors.ts";
 import type { ChunkWriter, ServedMedia } from "./ranged-origin.ts";
 
 const READ_CHUNK = 256 * 1024;
@@ -47,7 +47,7 @@ export class DownloadedOrigin implements ServedMedia {
         await file.close();
       }
       if (this.announcedBytes !== null && this.downloaded !== this.announcedBytes) {
-        throw downloadFailed(
+        throw interruptedDownload(
           `the source ended after ${this.downloaded} of ${this.announcedBytes} bytes`,
         );
       }
@@ -77,7 +77,8 @@ export class DownloadedOrigin implements ServedMedia {
         const available = Math.min(this.downloaded, end + 1) - position;
         const buffer = Buffer.alloc(Math.min(available, READ_CHUNK));
         const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-        if (bytesRead === 0) throw downloadFailed("the downloaded file is shorter than expected");
+        if (bytesRead === 0)
+          throw interruptedDownload("the downloaded file is shorter than expected");
         await write(buffer.subarray(0, bytesRead));
         position += bytesRead;
       }
@@ -101,7 +102,7 @@ export class DownloadedOrigin implements ServedMedia {
       });
     }
     if (this.failure) throw this.failure;
-    if (this.downloaded < offset) throw downloadFailed("the source ended early");
+    if (this.downloaded < offset) throw interruptedDownload("the source ended early");
     signal.throwIfAborted();
   }
 

@@ -5,8 +5,15 @@ import type { ExtractErrorName } from "../../schema/messages.ts";
 const USER_MESSAGES: Partial<Record<ExtractErrorName, string>> = {
   PrivateContent: "This video is private, deleted or needs a login, so it can't be processed.",
   NoVideoFound: "No video was found at this link.",
-  DownloadFailed: "The video could not be downloaded. Please try again later.",
+  // Most failed downloads stay failed on a retry (a refused request, a file too large, an
+  // unsupported stream): only the ones below that say so (interruptedDownload, a 5xx or 429)
+  // tell the user to try again.
+  DownloadFailed: "The video could not be downloaded from this link.",
 };
+
+/** A link that answered 404 or 410: still PrivateContent (the spec's rule), in true words. */
+const NOT_FOUND_MESSAGE =
+  "This link was not found: the video may have been deleted, or the address is mistyped.";
 
 export class SourceError extends Error {
   override readonly name: ExtractErrorName;
@@ -35,6 +42,19 @@ export function downloadFailed(message: string, userMessage?: string): SourceErr
   return new SourceError("DownloadFailed", message, userMessage);
 }
 
+/** A download that a later try may well finish: a timeout, a stall, a cut connection. */
+export function interruptedDownload(message: string): SourceError {
+  return downloadFailed(
+    message,
+    "The download from the video's server did not finish. Please try again later.",
+  );
+}
+
+/** The link names nothing (HTTP 404/410, a deleted or unknown video). */
+export function linkNotFound(message: string): SourceError {
+  return new SourceError("PrivateContent", message, NOT_FOUND_MESSAGE);
+}
+
 /** A destination the address rules refuse: the link (or a redirect) leads somewhere private. */
 export function refusedDestination(reason: string): SourceError {
   return downloadFailed(
@@ -49,9 +69,18 @@ export function errorForStatus(status: number, url: string): SourceError {
     return privateContent(`the source answered ${status} (login or permission required): ${url}`);
   }
   if (status === 404 || status === 410) {
-    return privateContent(`the source answered ${status} (deleted or not shared): ${url}`);
+    return linkNotFound(`the link was not found: the source answered ${status}: ${url}`);
   }
-  return downloadFailed(`the source answered HTTP ${status}: ${url}`);
+  if (status === 429 || status >= 500) {
+    return downloadFailed(
+      `the source answered HTTP ${status}: ${url}`,
+      `The video's server is busy or failing (HTTP ${status}). Please try again later.`,
+    );
+  }
+  return downloadFailed(
+    `the source answered HTTP ${status}: ${url}`,
+    `The video's server refused the download (HTTP ${status}).`,
+  );
 }
 
 export function asSourceError(error: unknown, context: string): SourceError {

@@ -2,7 +2,7 @@
 // in a small cache. A reader that keeps reading gets ever longer runs per request; one that seeks
 // away costs at most the run in flight. That is what lets ffmpeg take a few
 // frames out of a long video while fetching only its index and the spans around those frames.
-import { downloadFailed } from "./errors.ts";
+import { downloadFailed, interruptedDownload } from "./errors.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { safeFetch } from "./safe-fetch.ts";
 
@@ -163,11 +163,11 @@ export class RangedOrigin implements ServedMedia {
     const expectedEnd = Math.min((first + count) * BLOCK_BYTES, this.totalBytes);
     if (pendingBytes > 0) {
       if (index * BLOCK_BYTES + pendingBytes !== expectedEnd) {
-        throw downloadFailed("the source ended a byte range early");
+        throw interruptedDownload("the source ended a byte range early");
       }
       yield [index, Buffer.concat(pending)];
     } else if (index * BLOCK_BYTES < expectedEnd) {
-      throw downloadFailed("the source ended a byte range early");
+      throw interruptedDownload("the source ended a byte range early");
     }
   }
 }

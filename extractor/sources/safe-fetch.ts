@@ -8,7 +8,7 @@ import http from "node:http";
 import https from "node:https";
 import type { Readable } from "node:stream";
 import { Transform } from "node:stream";
-import { asSourceError, downloadFailed } from "./errors.ts";
+import { asSourceError, downloadFailed, interruptedDownload } from "./errors.ts";
 import type { MinimumRate, RateWatch } from "./minimum-rate.ts";
 import { watchRate } from "./minimum-rate.ts";
 import type { AddressPolicy } from "./policy.ts";
@@ -191,7 +191,7 @@ function requestOnce(
     const answerTimer = setTimeout(
       () =>
         fail(
-          downloadFailed(
+          interruptedDownload(
             `no answer from ${url.host} within ${options.answerTimeoutMs ?? 15_000} ms`,
           ),
         ),
@@ -200,7 +200,7 @@ function requestOnce(
     const idleMs = options.idleTimeoutMs ?? 30_000;
     request.setTimeout(idleMs);
     request.on("timeout", () => {
-      request.destroy(downloadFailed(`${url.host} went silent for ${idleMs} ms`));
+      request.destroy(interruptedDownload(`${url.host} went silent for ${idleMs} ms`));
     });
     request.on("error", fail);
     request.on("response", (response) => {

@@ -6,7 +6,14 @@ import { tmpdir } from "node:os";
 import { mediaSpawnOptions } from "../media-sandbox.ts";
 import { startEgressProxy } from "./egress-proxy.ts";
 import type { SourceError } from "./errors.ts";
-import { downloadFailed, noVideoFound, privateContent, refusedDestination } from "./errors.ts";
+import {
+  downloadFailed,
+  interruptedDownload,
+  linkNotFound,
+  noVideoFound,
+  privateContent,
+  refusedDestination,
+} from "./errors.ts";
 import type { YtDlpFormat } from "./format-choice.ts";
 import { chooseFormat, cookieHeader, isHls } from "./format-choice.ts";
 import type { AddressPolicy } from "./policy.ts";
@@ -113,7 +120,7 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
     if (run.code !== 0 || run.timedOut) {
       if (proxy.refusals.length > 0) throw refusedDestination(proxy.refusals[0]);
       if (run.timedOut)
-        throw downloadFailed(`yt-dlp did not finish within ${options.deadlineMs} ms`);
+        throw interruptedDownload(`yt-dlp did not finish within ${options.deadlineMs} ms`);
       throw classifyYtDlpFailure(run.stderr);
     }
     let info: { formats?: YtDlpFormat[]; url?: string } & YtDlpFormat;
@@ -235,9 +242,13 @@ const PRIVATE_PATTERNS = [
   /sign in to confirm|confirm your age|age[- ]restricted|inappropriate for some users/i,
   /log ?in|sign ?in|login required|requires authentication|registered users|--cookies/i,
   /members[- ]only|join this channel|subscriber[- ]only/i,
-  /video unavailable|has been removed|no longer available|does not exist|been deleted/i,
-  /account (has been )?(terminated|suspended)|content isn't available|not available anymore/i,
-  /HTTP Error (401|403|404|410)/i,
+  /video unavailable|account (has been )?(terminated|suspended)|content isn't available/i,
+  /HTTP Error (401|403)/i,
+];
+/** Still PrivateContent (the spec's rule for deleted posts), but said as what it is. */
+const NOT_FOUND_PATTERNS = [
+  /has been removed|no longer available|does not exist|been deleted|not available anymore/i,
+  /HTTP Error (404|410)/i,
 ];
 const NO_VIDEO_PATTERNS = [
   /unsupported url/i,
@@ -258,10 +269,12 @@ export function classifyYtDlpFailure(stderr: string): SourceError {
     ) &&
     !/HTTP Error (401|403|404|410)/i.test(message)
   ) {
-    return downloadFailed(`yt-dlp: ${message}`);
+    return interruptedDownload(`yt-dlp: ${message}`);
   }
   if (NO_VIDEO_PATTERNS.some((pattern) => pattern.test(message)))
     return noVideoFound(`yt-dlp: ${message}`);
+  if (NOT_FOUND_PATTERNS.some((pattern) => pattern.test(message)))
+    return linkNotFound(`yt-dlp: the link was not found: ${message}`);
   if (PRIVATE_PATTERNS.some((pattern) => pattern.test(message)))
     return privateContent(`yt-dlp: ${message}`);
   return downloadFailed(`yt-dlp: ${message}`);

@@ -171,20 +171,24 @@ describe("openSource, direct links", () => {
     }
   });
 
+  // 404 and 410 stay PrivateContent (the spec's rule) but say the link was not found; only a
+  // busy or failing server is worth trying again.
   it.each([
-    [401, "PrivateContent"],
-    [403, "PrivateContent"],
-    [404, "PrivateContent"],
-    [410, "PrivateContent"],
-    [500, "DownloadFailed"],
-    [503, "DownloadFailed"],
-  ])("maps HTTP %i to %s", async (status, name) => {
+    [401, "PrivateContent", /private, deleted or needs a login/],
+    [403, "PrivateContent", /private, deleted or needs a login/],
+    [404, "PrivateContent", /^This link was not found/],
+    [410, "PrivateContent", /^This link was not found/],
+    [500, "DownloadFailed", /HTTP 500\)\. Please try again later\.$/],
+    [503, "DownloadFailed", /HTTP 503\)\. Please try again later\.$/],
+  ])("maps HTTP %i to %s, in words that say why", async (status, name, userMessage) => {
     const error = await failureOf(
       openSource(`${server.origin}/status-${status}.mp4`, "direct", lax),
     );
     expect(error.name).toBe(name);
     expect(error.message).toContain(String(status));
-    expect(error.userMessage.length).toBeGreaterThan(10);
+    expect(error.userMessage).toMatch(userMessage);
+    if (status === 404 || status === 410) expect(error.message).toMatch(/not found/);
+    if (status < 500) expect(error.userMessage).not.toMatch(/try again/i);
   });
 
   it("fails an HTML page without a video with NoVideoFound", async () => {

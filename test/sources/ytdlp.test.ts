@@ -180,6 +180,27 @@ describe("classifyYtDlpFailure", () => {
   ])("%s → %s", (stderr, name) => {
     expect(classifyYtDlpFailure(`WARNING: something\n${stderr}\n`).name).toBe(name);
   });
+
+  // A deleted or unknown post stays PrivateContent, said as "not found"; "try again" only for
+  // what a retry can fix.
+  it.each([
+    ["ERROR: [TikTok] 123: Unable to download webpage: HTTP Error 404: Not Found", /not found/],
+    ["ERROR: [youtube] abc: Video unavailable. This video has been removed", /not found/],
+    ["ERROR: [youtube] abc: Private video. Sign in if you've been granted access", /private/],
+    [
+      "ERROR: [youtube] abc: Unable to download API page: The read operation timed out",
+      /try again/,
+    ],
+    ["ERROR: [generic] x: only DASH", /^The video could not be downloaded from this link\.$/],
+  ])("words %s as %s", (stderr, words) => {
+    const error = classifyYtDlpFailure(`${stderr}\n`);
+    expect(error.userMessage).toMatch(words);
+    if (/not found/.source === words.source) {
+      expect(error.name).toBe("PrivateContent");
+      expect(error.message).toMatch(/not found/);
+    }
+    if (!/timed out/.test(stderr)) expect(error.userMessage).not.toMatch(/try again/i);
+  });
 });
 
 /** "gone", or the state letter from /proc (Z: killed, waiting for a parent that never reaps). */
