@@ -20,10 +20,53 @@
   globalThis.__zod_globalConfig = { ...globalThis.__zod_globalConfig, jitless: true };
 }
 
+// A signed-in visitor may paste one of their keys (docs.tsx's TryWithYourKey): it stays in this
+// tab's sessionStorage and is "Test Request"'s bearer token. Saving or forgetting it reloads
+// the reference with it.
+const KEY_STORAGE = "stills-docs-key";
+
+function storedKey() {
+  try {
+    return sessionStorage.getItem(KEY_STORAGE) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+function wireKeyForm() {
+  const form = document.getElementById("docs-key-form");
+  if (!form) return;
+  const input = form.querySelector("#docs-key");
+  if (storedKey()) input.placeholder = "A key is in use; paste another to replace it";
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!input.value || !input.checkValidity()) {
+      input.reportValidity();
+      return;
+    }
+    sessionStorage.setItem(KEY_STORAGE, input.value.trim());
+    location.reload();
+  });
+  form.querySelector("#docs-key-forget")?.addEventListener("click", () => {
+    sessionStorage.removeItem(KEY_STORAGE);
+    location.reload();
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  wireKeyForm();
   const mount = document.getElementById("reference");
   if (!mount || !window.Scalar) return;
+  const key = document.getElementById("docs-key-form") ? storedKey() : "";
   window.Scalar.createApiReference(mount, {
+    ...(key
+      ? {
+          authentication: {
+            preferredSecurityScheme: "bearerAuth",
+            securitySchemes: { bearerAuth: { token: key } },
+          },
+        }
+      : {}),
     url: mount.dataset.url,
     withDefaultFonts: false,
     telemetry: false,

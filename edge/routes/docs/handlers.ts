@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { PUBLIC_BASE_URL_TOKEN } from "../../../schema/api-examples.ts";
 import { publicBaseUrl } from "../../config.ts";
 import type { AppEnv } from "../../context.ts";
 import { API_BASE_PATH } from "./routes.ts";
@@ -21,4 +22,13 @@ export function documentConfig(c: Context<AppEnv>) {
       },
     ],
   };
+}
+
+/**
+ * The document as served: its examples name the sample under this deployment's own origin, so
+ * each one runs as it stands (from /docs' "Test Request", or copied into a terminal).
+ */
+export function servedDocument<T>(document: T, c: Context<AppEnv>): T {
+  const origin = publicBaseUrl(c.env, c.req.url);
+  return JSON.parse(JSON.stringify(document).replaceAll(PUBLIC_BASE_URL_TOKEN, origin)) as T;
 }

@@ -5,7 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../../context.ts";
 import { publicRate } from "../../middleware/auth.ts";
-import { documentConfig } from "./handlers.ts";
+import { documentConfig, servedDocument } from "./handlers.ts";
 import { DOCUMENT_PATH, SECURITY_SCHEMES } from "./routes.ts";
 
 export { API_BASE_PATH, DOCUMENT_PATH, OPENAPI_PATH } from "./routes.ts";
@@ -16,5 +16,7 @@ export function describeApi(api: OpenAPIHono<AppEnv>) {
     api.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
   }
   api.use(DOCUMENT_PATH, publicRate);
-  api.doc31(DOCUMENT_PATH, documentConfig);
+  api.get(DOCUMENT_PATH, (c) =>
+    c.json(servedDocument(api.getOpenAPI31Document(documentConfig(c)), c)),
+  );
 }

@@ -7,6 +7,7 @@ import {
   ListJobsQuerySchema,
   WaitQuerySchema,
 } from "../../../schema/api.ts";
+import { CREATE_JOB_EXAMPLES } from "../../../schema/api-examples.ts";
 import { jsonBody } from "../../app.ts";
 import { requireApiKey } from "../../middleware/auth.ts";
 import { primaryReads, replicaReads } from "../../storage/d1-sessions.ts";
@@ -37,7 +38,12 @@ export const createJobRoute = createRoute({
   request: {
     query: WaitQuerySchema,
     headers: IdempotencyHeaders,
-    body: { required: true, content: { "application/json": { schema: CreateJobRequestSchema } } },
+    body: {
+      required: true,
+      content: {
+        "application/json": { schema: CreateJobRequestSchema, examples: CREATE_JOB_EXAMPLES },
+      },
+    },
   },
   responses: {
     201: bookmarkedResponse(JobSchema, "The job (with wait=true it may already be finished)"),

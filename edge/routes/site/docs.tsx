@@ -10,6 +10,7 @@
 // 'self' only, and the page shows nothing but our own OpenAPI document.
 import type { Context } from "hono";
 import scalarBundle from "../../../node_modules/@scalar/api-reference/dist/browser/standalone.js";
+import { sessionAccount } from "../../auth/session.ts";
 import type { AppEnv } from "../../context.ts";
 import docsScript from "../../pages/assets/docs.client.js";
 import docsStyles from "../../pages/assets/docs.css";
@@ -18,6 +19,7 @@ import { COPY_JS } from "../../pages/copyable-code.tsx";
 import { contentSecurityPolicy, Page } from "../../pages/layout.tsx";
 import { McpSetup } from "../../pages/mcp-setup.tsx";
 import { OPENAPI_PATH } from "../docs/index.ts";
+import { GuidesNav } from "./guides.tsx";
 import { publicOrigin } from "./origin.ts";
 
 // The bundle ends by pointing at a source map we do not serve; drop that line.
@@ -32,8 +34,9 @@ function newNonce(): string {
   return btoa(String.fromCharCode(...bytes));
 }
 
-export function docsPage(c: Context<AppEnv>) {
+export async function docsPage(c: Context<AppEnv>) {
   const nonce = newNonce();
+  const signedIn = (await sessionAccount(c)) !== undefined;
   c.header(
     "Content-Security-Policy",
     contentSecurityPolicy({ styleNonce: nonce, styleAttributes: true }),
@@ -59,10 +62,46 @@ export function docsPage(c: Context<AppEnv>) {
             </p>
           </noscript>
         </div>
-        <aside class="docs-aside" aria-label="MCP setup">
+        <aside class="docs-aside" aria-label="Guides, your key and MCP setup">
+          <GuidesNav current="reference" />
+          {signedIn && <TryWithYourKey />}
           <McpSetup origin={publicOrigin(c)} headingLevel={2} />
         </aside>
       </div>
     </Page>,
+  );
+}
+
+/**
+ * For a signed-in visitor: "Test Request" can send one of their keys. Stills keeps only keys'
+ * hashes, so the visitor pastes the key they choose; docs.client.js keeps it in this tab's
+ * sessionStorage and hands it to the reference as the bearer token (never to our server
+ * except in the requests they send).
+ */
+function TryWithYourKey() {
+  return (
+    <form class="docs-key" id="docs-key-form">
+      <h2>Test with your key</h2>
+      <label for="docs-key">An API key of yours ("Test Request" sends it)</label>
+      <input
+        id="docs-key"
+        name="key"
+        type="password"
+        autocomplete="off"
+        spellcheck={false}
+        placeholder="stills_live_…"
+        pattern="stills_live_[A-Za-z0-9]{38}"
+      />
+      <p class="hint">
+        Keys are shown once, when created on the <a href="/dashboard/keys">dashboard</a>. This one
+        stays in this tab only.
+      </p>
+      <button type="submit" class="button">
+        Use this key
+      </button>{" "}
+      <button type="button" class="button button-secondary" id="docs-key-forget">
+        Forget it
+      </button>
+    </form>
   );
 }

@@ -4,8 +4,9 @@ import { createRouter } from "../../app.ts";
 import { serveAsset } from "../../pages/assets.ts";
 import { pageHeaders } from "../../pages/layout.tsx";
 import { docsPage } from "./docs.tsx";
+import { guidePage } from "./guides.tsx";
 import { landingPage } from "./landing.tsx";
-import { DOCS_PAGE_PATH, LANDING_PATH, SITE_ASSETS } from "./routes.ts";
+import { DOCS_PAGE_PATH, GUIDE_PAGE_PATH, LANDING_PATH, SITE_ASSETS } from "./routes.ts";
 
 export const siteRouter = createRouter();
 for (const asset of SITE_ASSETS) siteRouter.get(asset.route, (c) => serveAsset(c, asset));
@@ -13,3 +14,5 @@ siteRouter.use(LANDING_PATH, pageHeaders);
 siteRouter.use(DOCS_PAGE_PATH, pageHeaders);
 siteRouter.get(LANDING_PATH, landingPage);
 siteRouter.get(DOCS_PAGE_PATH, docsPage);
+siteRouter.use(GUIDE_PAGE_PATH, pageHeaders);
+siteRouter.get(GUIDE_PAGE_PATH, guidePage);

@@ -3,10 +3,13 @@
 import { SITE_CSS, SITE_ICON, type StaticAsset } from "../../pages/assets.ts";
 import { COPY_JS } from "../../pages/copyable-code.tsx";
 import { DOCS_CSS, DOCS_JS, SCALAR_JS } from "./docs.tsx";
+import { GUIDES_CSS } from "./guides.tsx";
 import { LANDING_CSS, LANDING_JS } from "./landing.tsx";
 
 export const LANDING_PATH = "/";
 export const DOCS_PAGE_PATH = "/docs";
+/** A guide (docs/guides/<guide>.md), or `<guide>.md` for its Markdown. */
+export const GUIDE_PAGE_PATH = "/docs/:guide";
 
 export const SITE_ASSETS: StaticAsset[] = [
   SITE_CSS,
@@ -17,4 +20,5 @@ export const SITE_ASSETS: StaticAsset[] = [
   DOCS_CSS,
   DOCS_JS,
   SCALAR_JS,
+  GUIDES_CSS,
 ];
