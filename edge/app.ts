@@ -6,12 +6,14 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { ZodError } from "zod";
-import { EdgeConfigError, edgeConfig } from "./config.ts";
+import { EdgeConfigError, edgeConfig, publicBaseUrl } from "./config.ts";
 import type { AppEnv, Db } from "./context.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError, type ErrorContext } from "./errors.ts";
 import { errorFields, logEvent, withLogContext } from "./log.ts";
 import { applyRateHeaders, enforceIpRate } from "./middleware/rate-limit.ts";
+import { allowsPrivateNetwork } from "./sources.ts";
 import { BOOKMARK_HEADER, sessionBookmark } from "./storage/d1-sessions.ts";
+import { validationError } from "./validation.ts";
 
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -175,9 +177,21 @@ export function errorResponse(err: Error, c: Context<AppEnv>) {
   const apiError = err instanceof ApiError ? err : internalError(err, c.req.method, c.req.path);
   if (apiError.retryAfter !== undefined) c.header("Retry-After", String(apiError.retryAfter));
   if (apiError.allow) c.header("Allow", apiError.allow.join(", "));
-  const response = c.json(apiError.toBody(), apiError.status);
+  const response = c.json(apiError.toBody(errorContext(c)), apiError.status);
   applyRateHeaders(c, response);
   return response;
+}
+
+/** Where an error body was answered: its request id, and the origin its doc_url points at. */
+export function errorContext(c: Context<AppEnv>): ErrorContext {
+  let origin: string;
+  try {
+    origin = publicBaseUrl(c.env, c.req.url);
+  } catch {
+    // The settings themselves are what failed (ServiceUnavailable): the request's own origin.
+    origin = new URL(c.req.url).origin;
+  }
+  return { requestId: c.get("requestId"), origin };
 }
 
 function internalError(err: Error, method: string, path: string): ApiError {
@@ -196,8 +210,14 @@ function internalError(err: Error, method: string, path: string): ApiError {
   });
 }
 
-/** Turns a zod failure into InvalidRequest (InvalidUrl for the url field), naming the field. */
-function validationHook(result: { success: boolean; error?: ZodError; target?: string }) {
+/**
+ * Turns a zod failure into InvalidRequest (InvalidUrl when the link is the first problem),
+ * naming every problem (edge/validation.ts).
+ */
+function validationHook(
+  result: { success: boolean; error?: ZodError; target?: string; data?: unknown },
+  c?: Context<AppEnv>,
+) {
   if (result.success || !result.error) return;
   // A path id that is not a UUID names no job: the spec answers 404 for those, not 400.
   if (result.target === "param") {
@@ -205,17 +225,6 @@ function validationHook(result: { success: boolean; error?: ZodError; target?: s
       userMessage: "We couldn't find that job.",
     });
   }
-  const issue = result.error.issues[0];
-  const field = issue.path.join(".") || (issue.code === "unrecognized_keys" ? "" : "body");
-  const unknown =
-    issue.code === "unrecognized_keys" ? `unknown field(s): ${issue.keys.join(", ")}` : undefined;
-  const message = unknown ?? `${field}: ${issue.message}`;
-  const name = field === "url" ? "InvalidUrl" : "InvalidRequest";
-  throw new ApiError(name, message, { userMessage: describeForUsers(name, message) });
-}
-
-function describeForUsers(name: "InvalidUrl" | "InvalidRequest", message: string): string {
-  return name === "InvalidUrl"
-    ? "That link doesn't look like a video URL we support."
-    : `The request is not valid (${message}).`;
+  const allowPrivate = c?.env && result.target === "json" ? allowsPrivateNetwork(c.env) : undefined;
+  throw validationError(result.error, result.data, allowPrivate);
 }

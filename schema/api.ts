@@ -227,6 +227,17 @@ export const UsageSchema = z
   })
   .openapi("Usage");
 
+export const ProblemSchema = z
+  .object({
+    param: z.string().nullable().openapi({
+      description:
+        "The request parameter concerned (`timestamps[2]` for a list's item), or null when the problem is not one parameter's",
+      example: "every",
+    }),
+    message: z.string().openapi({ example: "every must be at least 0.1 (seconds); got 0.05" }),
+  })
+  .openapi("Problem");
+
 export const ErrorBodySchema = z
   .object({
     name: z.string().openapi({ example: "BadRequest" }),
@@ -237,6 +248,18 @@ export const ErrorBodySchema = z
       name: z.enum(API_ERROR_NAMES),
       userMessage: z.string(),
       reason: z.enum(["malformed", "invalid"]).optional(),
+      errors: z.array(ProblemSchema).min(1).openapi({
+        description:
+          "Every problem found, in the order found; the first is `message`. Additive to the spec",
+      }),
+      request_id: z.string().nullable().openapi({
+        description: "The request's id, equal to the X-Request-Id response header. Additive",
+        example: "9b2f7c1e-4f3a-4d0e-9a55-2c1d7e0b6a11",
+      }),
+      doc_url: z.url().openapi({
+        description: "The guide to this error name. Additive",
+        example: "https://api.stills.dev/docs/errors#InvalidRequest",
+      }),
     }),
   })
   .openapi("Error");
@@ -253,11 +276,31 @@ export const JobListSchema = z
 export const PricingSchema = z.record(z.string(), z.unknown()).openapi("Pricing");
 
 const RESOLUTION_VALUES = RESOLUTIONS.map(String) as [string, ...string[]];
+const RESOLUTION_CHOICES = `must be one of ${listOfChoices(RESOLUTIONS)} (a number or a string)`;
+const RESOLUTION_NUMBER = z
+  .number()
+  .refine((value) => (RESOLUTIONS as readonly number[]).includes(value), {
+    error: RESOLUTION_CHOICES,
+  })
+  .openapi({ type: "integer", enum: [...RESOLUTIONS] });
 
 /** Accepts `true`/`false` as JSON booleans or as the strings a query string carries. */
 const booleanish = z
   .union([z.boolean(), z.enum(["true", "false", "1", "0"])])
   .transform((v) => v === true || v === "true" || v === "1");
+
+/**
+ * An integer field of a request body. Zod's own `.int()` ends the parse of the whole body at a
+ * fraction, so the rules between fields would go unchecked and unreported; this check does not.
+ */
+function wholeNumber(min: number, max: number) {
+  return z
+    .number()
+    .min(min)
+    .max(max)
+    .refine(Number.isInteger, { error: "must be a whole number" })
+    .openapi({ type: "integer", minimum: min, maximum: max });
+}
 
 export const CreateJobRequestSchema = z
   .strictObject({
@@ -270,16 +313,18 @@ export const CreateJobRequestSchema = z
         "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames",
     }),
     every: z.number().min(0.1).max(3600).optional().openapi({ description: "Seconds; default 1" }),
-    count: z.number().int().min(1).max(MAX_COUNT).optional(),
+    count: wholeNumber(1, MAX_COUNT).optional(),
     timestamps: z.array(z.number().min(0).max(MAX_MEDIA_SECONDS)).min(1).max(500).optional(),
     start: z.number().min(0).max(MAX_MEDIA_SECONDS).optional(),
     end: z.number().gt(0).max(MAX_MEDIA_SECONDS).optional(),
     format: z.enum(["jpg", "png", "webp"]).optional().openapi({ description: "Default jpg" }),
+    // A job echoes its resolution as a number (options.resolution, requested_resolution), so
+    // the number is accepted as well as the spec's string.
     resolution: z
-      .enum(RESOLUTION_VALUES)
+      .union([z.enum(RESOLUTION_VALUES), RESOLUTION_NUMBER], { error: RESOLUTION_CHOICES })
       .optional()
-      .openapi({ description: "Short side; default 1080" }),
-    max_width: z.number().int().min(64).max(MAX_WIDTH).optional(),
+      .openapi({ description: 'Short side; default 1080. `720` and `"720"` are the same' }),
+    max_width: wholeNumber(64, MAX_WIDTH).optional(),
     output: z.enum(["urls", "zip", "both"]).optional().openapi({ description: "Default urls" }),
     webhook_url: z.string().max(MAX_URL_LENGTH).optional().openapi({ format: "uri" }),
     sensitivity: z.number().min(0).max(1).optional().openapi({
@@ -299,59 +344,82 @@ export const CreateJobRequestSchema = z
     }),
     captions_language: z
       .string()
-      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/)
+      .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8}){0,3}$/, {
+        error: "must be a language tag such as en, pt-BR or zh-Hant",
+      })
       .optional()
       .openapi({ description: "BCP 47 language of the captions; default the video's own" }),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
-  .superRefine((body, ctx) => {
-    const flag = (message: string, path: string) =>
-      ctx.addIssue({ code: "custom", message, path: [path] });
-    if (body.count !== undefined && body.timestamps !== undefined) {
-      flag("count and timestamps cannot be combined", "timestamps");
-    }
-    const mode = body.mode ?? inferMode(body);
-    if (mode === "interval" && (body.count !== undefined || body.timestamps !== undefined)) {
-      flag(
-        "interval mode takes every, not count or timestamps",
-        body.count !== undefined ? "count" : "timestamps",
-      );
-    }
-    if (mode === "count") {
-      if (body.count === undefined) flag("count mode needs count", "count");
-      if (body.every !== undefined) flag("every applies to interval mode only", "every");
-    }
-    if (mode === "timestamps") {
-      if (body.timestamps === undefined) flag("timestamps mode needs timestamps", "timestamps");
-      if (body.every !== undefined) flag("every applies to interval mode only", "every");
-      if (body.start !== undefined || body.end !== undefined) {
-        flag(
-          "start and end apply to interval and count modes",
-          body.start !== undefined ? "start" : "end",
-        );
-      }
-    }
-    if (mode === "scenes" || mode === "keyframes") {
-      if (body.every !== undefined) flag("every applies to interval mode only", "every");
-      if (body.timestamps !== undefined) {
-        flag(`${mode} mode finds its own moments; it takes no timestamps`, "timestamps");
-      }
-    }
-    if (body.sensitivity !== undefined && mode !== "scenes") {
-      flag("sensitivity applies to scenes mode only", "sensitivity");
-    }
-    if (body.captions_language !== undefined && body.captions !== true) {
-      flag("captions_language needs captions: true", "captions_language");
-    }
-    if (body.start !== undefined && body.end !== undefined && body.end <= body.start) {
-      flag("end must be greater than start", "end");
-    }
+  .superRefine(checkCombinations, {
+    // Also when a field failed on its own, so one answer lists every problem of the body.
+    when: (payload) => isPlainObject(payload.value),
   })
   .openapi("CreateJobRequest");
 
 export type CreateJobRequest = z.infer<typeof CreateJobRequestSchema>;
 
-export function inferMode(body: { count?: number; timestamps?: number[] }) {
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** "240, 360 or 480" */
+export function listOfChoices(values: readonly (string | number)[]): string {
+  const words = values.map(String);
+  return words.length < 2
+    ? words.join("")
+    : `${words.slice(0, -1).join(", ")} or ${words[words.length - 1]}`;
+}
+
+/**
+ * The rules between fields. It runs on bodies whose fields may have failed their own checks
+ * (see `when` above), so it reads only what is there and compares numbers only.
+ */
+function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const flag = (message: string, path: string) =>
+    ctx.addIssue({ code: "custom", message, path: [path] });
+  if (body.count !== undefined && body.timestamps !== undefined) {
+    flag("count and timestamps cannot be combined", "timestamps");
+  }
+  const mode = body.mode ?? inferMode(body);
+  if (mode === "interval" && (body.count !== undefined || body.timestamps !== undefined)) {
+    flag(
+      "interval mode takes every, not count or timestamps",
+      body.count !== undefined ? "count" : "timestamps",
+    );
+  }
+  if (mode === "count") {
+    if (body.count === undefined) flag("count mode needs count", "count");
+    if (body.every !== undefined) flag("every applies to interval mode only", "every");
+  }
+  if (mode === "timestamps") {
+    if (body.timestamps === undefined) flag("timestamps mode needs timestamps", "timestamps");
+    if (body.every !== undefined) flag("every applies to interval mode only", "every");
+    if (body.start !== undefined || body.end !== undefined) {
+      flag(
+        "start and end apply to interval and count modes",
+        body.start !== undefined ? "start" : "end",
+      );
+    }
+  }
+  if (mode === "scenes" || mode === "keyframes") {
+    if (body.every !== undefined) flag("every applies to interval mode only", "every");
+    if (body.timestamps !== undefined) {
+      flag(`${mode} mode finds its own moments; it takes no timestamps`, "timestamps");
+    }
+  }
+  if (body.sensitivity !== undefined && mode !== "scenes") {
+    flag("sensitivity applies to scenes mode only", "sensitivity");
+  }
+  if (body.captions_language !== undefined && body.captions !== true) {
+    flag("captions_language needs captions: true", "captions_language");
+  }
+  if (typeof body.start === "number" && typeof body.end === "number" && body.end <= body.start) {
+    flag("end must be greater than start", "end");
+  }
+}
+
+export function inferMode(body: { count?: unknown; timestamps?: unknown }) {
   if (body.timestamps !== undefined) return "timestamps" as const;
   if (body.count !== undefined) return "count" as const;
   return "interval" as const;

@@ -11,12 +11,13 @@ import type {
   ToolAnnotations,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { Context } from "hono";
-import { type ZodError, type ZodType, z } from "zod";
+import { type ZodType, z } from "zod";
 import { ErrorBodySchema } from "../../schema/api.ts";
-import { createRouter } from "../app.ts";
+import { errorContext } from "../app.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
+import { validationError } from "../validation.ts";
 import type { ToolInput } from "./inputs.ts";
 import { portableSchema } from "./portable-schema.ts";
 
@@ -61,10 +62,11 @@ export function defineTool<In>(spec: {
       try {
         return await spec.run(c, spec.input.parse(asObject(args)), extra);
       } catch (err) {
-        if (err instanceof ApiError) return toolError(err);
+        if (err instanceof ApiError) return toolError(c, err);
         // As REST's onError: log what went wrong, tell the caller only that it did.
         logEvent("error", "mcp.tool_failed", { tool: spec.name, ...errorFields(err) });
         return toolError(
+          c,
           new ApiError("ServiceUnavailable", "The service failed to handle this call", {
             userMessage: "Something went wrong on our side. Please try again.",
           }),
@@ -90,25 +92,11 @@ function jsonSchemaOf(schema: ZodType): JsonSchemaObject {
   return { ...json, type: "object" };
 }
 
-// The REST routes' validation hook: the same zod failure gives the same InvalidUrl or
-// InvalidRequest, naming the same field, whether it came over REST or MCP.
-const restValidationHook = createRouter().defaultHook;
-
+/** Checks arguments with a REST schema: a failure names every problem, as REST's answer does. */
 export function parseArguments<S extends ZodType>(schema: S, args: unknown): z.output<S> {
   const parsed = schema.safeParse(args);
   if (parsed.success) return parsed.data;
-  throw invalidArguments(parsed.error);
-}
-
-function invalidArguments(error: ZodError): ApiError {
-  try {
-    // biome-ignore lint/suspicious/noExplicitAny: the hook never reads its context on failure.
-    restValidationHook?.({ target: "json", success: false, error }, undefined as any);
-  } catch (err) {
-    if (err instanceof ApiError) return err;
-    throw err;
-  }
-  return new ApiError("InvalidRequest", error.issues[0]?.message ?? "invalid arguments");
+  throw validationError(parsed.error, args);
 }
 
 /** A successful answer: a short summary an agent reads, and the structured result. */
@@ -124,14 +112,23 @@ export function toolResult(
 }
 
 /** An MCP tool error carrying the spec's error body, so agents can branch on data.name. */
-export function toolError(error: ApiError, extra: Record<string, unknown> = {}): CallToolResult {
-  const body = error.toBody();
+export function toolError(
+  c: Context<AppEnv>,
+  error: ApiError,
+  extra: Record<string, unknown> = {},
+): CallToolResult {
+  const body = error.toBody(errorContext(c));
+  const more = body.data.errors.slice(1).map((problem) => problem.message);
   return {
     isError: true,
     content: [
       {
         type: "text",
-        text: `${body.data.name}: ${body.data.userMessage}${body.message !== body.data.userMessage ? ` (${body.message})` : ""}`,
+        text: [
+          `${body.data.name}: ${body.data.userMessage}${body.message !== body.data.userMessage ? ` (${body.message})` : ""}`,
+          ...(more.length > 0 ? [`Also: ${more.join("; ")}.`] : []),
+          `Request id ${body.data.request_id}; see ${body.data.doc_url}`,
+        ].join(" "),
       },
     ],
     structuredContent: { ...body, ...extra },

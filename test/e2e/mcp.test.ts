@@ -455,7 +455,11 @@ describe("the MCP server", () => {
       await callTool(client, "extract_frames", both),
       "InvalidRequest",
     );
-    expect(mcpBoth).toEqual(restBoth.body);
+    // Each answer names its own request; everything else is the same body.
+    const withoutRequest = (body: any) => ({ ...body, data: { ...body.data, request_id: null } });
+    expect(withoutRequest(mcpBoth)).toEqual(withoutRequest(restBoth.body));
+    expect(mcpBoth.data.request_id).not.toBe(restBoth.body.data.request_id);
+    expect(restBoth.body.data.request_id).toBe(restBoth.headers.get("X-Request-Id"));
     expectToolError(await callTool(client, "extract_frames", { url: "not a link" }), "InvalidUrl");
     expectToolError(
       await callTool(client, "extract_frames", { url: wideVideo, fromat: "png" }),

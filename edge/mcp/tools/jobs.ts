@@ -104,7 +104,7 @@ export const extractFrames = defineTool({
     const job = await reportingProgress(extra, `Extracting (job ${jobId})`, WAIT_SECONDS, () =>
       readJob(c, jobId, true),
     );
-    if (job.status === "failed") return toolError(jobFailure(job), { job });
+    if (job.status === "failed") return toolError(c, jobFailure(job), { job });
     if (!options.images || job.status !== "completed") {
       return toolResult(jobSummary(job, true), { job, images: null });
     }
