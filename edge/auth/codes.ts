@@ -1,23 +1,38 @@
 // One-time sign-in codes: six digits, valid ten minutes, five tries, one live code per address.
 // D1 keeps only an HMAC of the code (keyed by a server secret, so a copy of the database does
 // not give the codes away to a million guesses), and a guess is compared in constant time.
+//
+// A repeated request re-sends the live code instead of replacing it: anyone may ask for a
+// code to any address, and a replacement killed the code on its way to its owner (one request
+// every 20 s from a stranger kept an owner out). So a code is drawn from a random nonce with
+// the server secret, and the row keeps the nonce: the same code can be mailed again, and the
+// row alone still gives nothing away.
 import { CODE_LENGTH } from "../../schema/sign-in.ts";
 import { edgeConfig } from "../config.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "../crypto.ts";
 
 export const CODE_VALID_MINUTES = 10;
 export const CODE_MAX_TRIES = 5;
+/**
+ * A live code is re-sent while at least this much of its life is left; past that, a request
+ * replaces it with a new one, so a re-sent code never arrives with a minute to go.
+ */
+export const RESEND_MIN_MINUTES = 5;
 
-const CODE_SPACE = 10 ** CODE_LENGTH;
-// The largest multiple of 10^6 below 2^32: values at or above it are drawn again, so every
-// code is equally likely (a plain `% 10^6` would favour the low ones).
-const UNBIASED_LIMIT = Math.floor(2 ** 32 / CODE_SPACE) * CODE_SPACE;
+const CODE_SPACE = BigInt(10 ** CODE_LENGTH);
 
-export function generateSignInCode(): string {
-  const draw = new Uint32Array(1);
-  do crypto.getRandomValues(draw);
-  while (draw[0] >= UNBIASED_LIMIT);
-  return String(draw[0] % CODE_SPACE).padStart(CODE_LENGTH, "0");
+function secretOf(env: Env): string {
+  return edgeConfig(env).secrets.fileUrlSecret;
+}
+
+/**
+ * The code a nonce stands for: 64 bits of an HMAC, modulo 10^6 (a bias of 10^6 / 2^64, none
+ * to speak of). Its label keeps it apart from the code's own hash and from signed file keys.
+ */
+async function codeOf(env: Env, email: string, nonce: string): Promise<string> {
+  const mac = await hmacSha256(secretOf(env), `sign-in-code-draw\n${email}\n${nonce}`);
+  const draw = new DataView(mac.buffer, mac.byteOffset, 8).getBigUint64(0);
+  return String(draw % CODE_SPACE).padStart(CODE_LENGTH, "0");
 }
 
 /**
@@ -26,21 +41,50 @@ export function generateSignInCode(): string {
  * uses cannot stand in for each other.
  */
 async function hashCode(env: Env, email: string, code: string): Promise<string> {
-  const key = edgeConfig(env).secrets.fileUrlSecret;
-  return toHex(await hmacSha256(key, `sign-in-code\n${email}\n${code}`));
+  return toHex(await hmacSha256(secretOf(env), `sign-in-code\n${email}\n${code}`));
 }
 
-/** Stores a new code for `email`, replacing any earlier one (its tries start again). */
-export async function storeSignInCode(env: Env, email: string, code: string, now = Date.now()) {
+export interface IssuedCode {
+  code: string;
+  /** Whole minutes the code still works (what the mail says). */
+  validMinutes: number;
+  /** True when this is the live code again, not a new one. */
+  resent: boolean;
+}
+
+/**
+ * The code to mail to `email`: the live one, while it has tries and at least
+ * RESEND_MIN_MINUTES left, else a new one that replaces it (its tries start again). One
+ * conditional statement decides, so two requests at once mail the same code.
+ */
+export async function issueSignInCode(
+  env: Env,
+  email: string,
+  now = Date.now(),
+): Promise<IssuedCode> {
+  const nonce = toHex(crypto.getRandomValues(new Uint8Array(16)));
+  const fresh = await codeOf(env, email, nonce);
   const expiresAt = new Date(now + CODE_VALID_MINUTES * 60_000).toISOString();
-  await env.DB.prepare(
-    `INSERT INTO sign_in_codes (email, code_hash, expires_at, attempts) VALUES (?, ?, ?, 0)
-     ON CONFLICT (email) DO UPDATE SET code_hash = excluded.code_hash,
-       expires_at = excluded.expires_at, attempts = 0,
-       created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
-  )
-    .bind(email, await hashCode(env, email, code), expiresAt)
-    .run();
+  const resendUntil = new Date(now + RESEND_MIN_MINUTES * 60_000).toISOString();
+  const [, current] = await env.DB.batch<{ code_nonce: string; expires_at: string }>([
+    env.DB.prepare(
+      `INSERT INTO sign_in_codes (email, code_hash, code_nonce, expires_at, attempts)
+       VALUES (?1, ?2, ?3, ?4, 0)
+       ON CONFLICT (email) DO UPDATE SET code_hash = excluded.code_hash,
+         code_nonce = excluded.code_nonce, expires_at = excluded.expires_at, attempts = 0,
+         created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+       WHERE sign_in_codes.code_nonce IS NULL OR sign_in_codes.attempts >= ?5
+         OR sign_in_codes.expires_at < ?6`,
+    ).bind(email, await hashCode(env, email, fresh), nonce, expiresAt, CODE_MAX_TRIES, resendUntil),
+    env.DB.prepare("SELECT code_nonce, expires_at FROM sign_in_codes WHERE email = ?").bind(email),
+  ]);
+  const row = current.results[0];
+  const resent = row.code_nonce !== nonce;
+  return {
+    code: resent ? await codeOf(env, email, row.code_nonce) : fresh,
+    validMinutes: Math.floor((Date.parse(row.expires_at) - now) / 60_000),
+    resent,
+  };
 }
 
 export type CodeCheck =

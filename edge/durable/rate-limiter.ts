@@ -103,6 +103,39 @@ export class RateLimiter extends DurableObject<Env> {
     };
   }
 
+  /**
+   * GCRA with its own burst and spacing, for allowances counted in minutes rather than per
+   * minute (sign-in codes to one address from every network: a burst, then one each
+   * `intervalMs`). A refusal says how long to wait, never a whole day. Written at once: these
+   * subjects see few requests.
+   */
+  async takePaced(burst: number, intervalMs: number, now = Date.now()): Promise<RateDecision> {
+    await this.load();
+    const tat = Math.max(this.tat ?? 0, now);
+    const allowedFrom = tat - (burst - 1) * intervalMs;
+    if (now < allowedFrom) {
+      const wait = Math.ceil((allowedFrom - now) / 1000);
+      return {
+        allowed: false,
+        granted: 0,
+        limit: burst,
+        remaining: 0,
+        reset: wait,
+        retryAfter: wait,
+      };
+    }
+    this.tat = tat + intervalMs;
+    await this.ctx.storage.put("tat", this.tat);
+    return {
+      allowed: true,
+      granted: 1,
+      limit: burst,
+      remaining: burst - Math.ceil((this.tat - now) / intervalMs),
+      reset: Math.ceil((this.tat - now) / 1000),
+      retryAfter: 0,
+    };
+  }
+
   /** A fixed window per UTC day (the demo's per-IP daily allowance). */
   async takeDaily(perDay: number, now = Date.now()): Promise<RateDecision> {
     const day = Math.floor(now / 86_400_000);
@@ -124,7 +157,6 @@ export class RateLimiter extends DurableObject<Env> {
       retryAfter: 0,
     };
   }
-}
 
   /** What takeDaily would allow now, without taking anything. */
   async peekDaily(perDay: number, now = Date.now()): Promise<RateDecision> {
@@ -156,3 +188,4 @@ export class RateLimiter extends DurableObject<Env> {
     await this.ctx.storage.delete(`given:${day - 1}`);
     return true;
   }
+}

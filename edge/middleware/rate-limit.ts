@@ -159,6 +159,21 @@ export function enforceIpRate(c: Context<AppEnv>) {
   return enforceRate(c, `ip:${ipSubject(c.get("clientIp"))}`, PUBLIC_REQUESTS_PER_MINUTE);
 }
 
+/** One of `subject`'s `perDay` (a fixed window per UTC day). */
+export function takeDailyAllowance(env: Env, subject: string, perDay: number) {
+  return limiterFor(env, subject).takeDaily(perDay, testClock?.());
+}
+
+/** What taking one of `subject`'s `perDay` would decide now, taking none. */
+export function peekDailyAllowance(env: Env, subject: string, perDay: number) {
+  return limiterFor(env, subject).peekDaily(perDay, testClock?.());
+}
+
+/** One of `subject`'s paced allowance: `burst` at once, then one each `intervalMs`. */
+export function takePacedAllowance(env: Env, subject: string, burst: number, intervalMs: number) {
+  return limiterFor(env, subject).takePaced(burst, intervalMs, testClock?.());
+}
+
 /** Writes the X-RateLimit-* headers of the request's decision onto the response. */
 export function applyRateHeaders(c: Context<AppEnv>, response: Response = c.res) {
   const rate = c.get("rate");

@@ -5,6 +5,7 @@ import { AuthorizationError, type AuthRequest } from "@cloudflare/workers-oauth-
 import type { Context } from "hono";
 import { cors } from "hono/cors";
 import { createRouter } from "../app.ts";
+import { eventOrigin } from "../auth/account-events.ts";
 import { sameOriginForms } from "../auth/guards.ts";
 import { sessionAccount } from "../auth/session.ts";
 import type { AppEnv } from "../context.ts";
@@ -94,7 +95,7 @@ oauthRouter.post(AUTHORIZE_PATH, async (c) => {
     const approved = await oauth.approveConsent(withProviderCookieNames(c.req.raw), handle);
     const client = await oauth.lookupClient(approved.request.clientId);
     const name = client?.clientName?.trim() || approved.request.clientId;
-    const { key, keyId } = await issueConnectorKey(c.env, account.id, name);
+    const { key, keyId } = await issueConnectorKey(c.env, account.id, name, eventOrigin(c));
     const props: ConnectorProps = { accountId: account.id, keyId, key };
     const { redirectTo } = await oauth.completeAuthorization({
       request: approved.request,

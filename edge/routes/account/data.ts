@@ -2,7 +2,9 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import { newKeyStatement, newWebhookSecret } from "../../../schema/accounts.ts";
+import { apiKeyHint } from "../../../schema/api-keys.ts";
 import { type AccountRow, accounts, apiKeys, creditLedger, jobs } from "../../../schema/db.ts";
+import { type EventOrigin, recordAccountEvent } from "../../auth/account-events.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
 import { fileLinker } from "../../files.ts";
@@ -35,13 +37,19 @@ export function activeKeys(db: Db, accountId: string) {
 
 export type KeyListRow = Awaited<ReturnType<typeof activeKeys>>[number];
 
-/** A new key, or undefined when the account already has MAX_ACTIVE_KEYS. */
-export async function createKey(env: Env, accountId: string, name: string) {
+/**
+ * A new key, or undefined when the account already has MAX_ACTIVE_KEYS. The account's event
+ * log records it, with where the request came from.
+ */
+export async function createKey(env: Env, accountId: string, name: string, origin: EventOrigin) {
   const issued = await newKeyStatement(accountId, name, MAX_ACTIVE_KEYS);
   const result = await env.DB.prepare(issued.statement.sql)
     .bind(...issued.statement.params)
     .run();
-  return result.meta.changes === 1 ? { key: issued.key, keyId: issued.keyId } : undefined;
+  if (result.meta.changes !== 1) return undefined;
+  const detail = `${name} (${apiKeyHint(issued.key)})`;
+  await recordAccountEvent(env, accountId, "key_created", origin, detail);
+  return { key: issued.key, keyId: issued.keyId };
 }
 
 /**
@@ -54,9 +62,10 @@ export async function revokeKey(
   db: Db,
   accountId: string,
   keyId: string,
+  origin: EventOrigin,
 ): Promise<boolean> {
   const [key] = await db
-    .select({ keyHash: apiKeys.keyHash })
+    .select({ keyHash: apiKeys.keyHash, name: apiKeys.name, hint: apiKeys.hint })
     .from(apiKeys)
     .where(and(eq(apiKeys.id, keyId), eq(apiKeys.accountId, accountId), isNull(apiKeys.revokedAt)));
   if (!key) return false;
@@ -65,6 +74,7 @@ export async function revokeKey(
     .update(apiKeys)
     .set({ revokedAt: new Date().toISOString() })
     .where(and(eq(apiKeys.id, keyId), isNull(apiKeys.revokedAt)));
+  await recordAccountEvent(env, accountId, "key_revoked", origin, `${key.name} (${key.hint})`);
   return true;
 }
 

@@ -4,6 +4,7 @@ import { createRouter } from "../../app.ts";
 import { requireSession, sameOriginForms } from "../../auth/guards.ts";
 import { serveAsset } from "../../pages/assets.ts";
 import { pageHeaders } from "../../pages/layout.tsx";
+import { activityPage } from "./activity.tsx";
 import { showBillingPage, submitCheckout, submitPortal } from "./billing.tsx";
 import { jobPage, jobsPage } from "./jobs.tsx";
 import { keysPage, submitKeyRevocation, submitNewKey } from "./keys.tsx";
@@ -42,4 +43,5 @@ accountRouter
   .post(P.billingPortal, submitPortal)
   .get(P.webhooks, webhooksPage)
   .post(P.revealWebhookSecret, revealSigningSecret)
-  .post(P.rotateWebhookSecret, rotateSigningSecret);
+  .post(P.rotateWebhookSecret, rotateSigningSecret)
+  .get(P.activity, activityPage);

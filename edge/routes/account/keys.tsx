@@ -2,6 +2,7 @@
 // by hint, revoke one (refused by the API within the rate limiter's 2-second lease; see
 // edge/middleware/auth.ts).
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
+import { eventOrigin } from "../../auth/account-events.ts";
 import { activeKeys, createKey, type KeyListRow, MAX_ACTIVE_KEYS, revokeKey } from "./data.ts";
 import { formOf } from "./forms.ts";
 import type { PageContext } from "./ui.tsx";
@@ -190,7 +191,7 @@ export async function submitNewKey(c: PageContext) {
     );
     return renderPage(c, page, 400);
   }
-  const created = await createKey(c.env, account.id, parsed.data.name);
+  const created = await createKey(c.env, account.id, parsed.data.name, eventOrigin(c));
   const keys = await activeKeys(c.get("db"), account.id);
   if (!created) {
     const error = `An account holds at most ${MAX_ACTIVE_KEYS} keys. Revoke one to create another.`;
@@ -209,6 +210,7 @@ export async function submitNewKey(c: PageContext) {
 }
 
 export async function submitKeyRevocation(c: PageContext) {
-  const revoked = await revokeKey(c.env, c.get("db"), c.get("account").id, c.req.param("id") ?? "");
+  const id = c.req.param("id") ?? "";
+  const revoked = await revokeKey(c.env, c.get("db"), c.get("account").id, id, eventOrigin(c));
   return c.redirect(`/dashboard/keys?notice=${revoked ? "revoked" : "not-found"}`, 303);
 }

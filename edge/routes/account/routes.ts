@@ -17,6 +17,7 @@ export const ACCOUNT_PAGES = {
   webhooks: "/dashboard/webhooks",
   revealWebhookSecret: "/dashboard/webhooks/reveal",
   rotateWebhookSecret: "/dashboard/webhooks/rotate",
+  activity: "/dashboard/activity",
 } as const;
 
 /**

@@ -9,13 +9,21 @@ import {
   SignInFormSchema,
   safeNextPath,
 } from "../../../schema/sign-in.ts";
-import { limitCodeRequests } from "../../auth/code-limits.ts";
+import {
+  accountEventStatements,
+  eventOrigin,
+  recordAccountEvent,
+} from "../../auth/account-events.ts";
+import {
+  checkNewAccountAllowance,
+  countNewAccount,
+  limitCodeRequests,
+} from "../../auth/code-limits.ts";
 import {
   CODE_MAX_TRIES,
   CODE_VALID_MINUTES,
   checkSignInCode,
-  generateSignInCode,
-  storeSignInCode,
+  issueSignInCode,
 } from "../../auth/codes.ts";
 import { endSession, sessionAccount, startSession } from "../../auth/session.ts";
 import { edgeConfig } from "../../config.ts";
@@ -152,9 +160,8 @@ export async function sendSignInCode(c: PageContext) {
   const { email, next } = parsed.data;
   try {
     await limitCodeRequests(c, email);
-    const code = generateSignInCode();
-    await storeSignInCode(c.env, email, code);
-    await mailSenderFor(c.env).send(signInCodeMail(email, code, CODE_VALID_MINUTES));
+    const issued = await issueSignInCode(c.env, email);
+    await mailSenderFor(c.env).send(signInCodeMail(email, issued.code, issued.validMinutes));
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
@@ -197,6 +204,29 @@ export async function signInWithCode(c: PageContext) {
     return renderPage(c, page, 400);
   }
   const { email, code, next } = parsed.data;
+  const localMail = edgeConfig(c.env).mail.sender === "local";
+  const existing = await c.env.DB.prepare("SELECT id FROM accounts WHERE email = ?")
+    .bind(email)
+    .first<{ id: string }>();
+  // A new account is capped per network: asked before the code is used, so whoever is
+  // refused keeps their code, and counted once it has signed in.
+  const refused = async (open: () => Promise<void>) => {
+    try {
+      await open();
+      return undefined;
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 429) throw err;
+      if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
+      const page = (
+        <CodeForm email={email} next={next} localMail={localMail} error={err.userMessage} />
+      );
+      return renderPage(c, page, 429);
+    }
+  };
+  if (!existing) {
+    const capped = await refused(() => checkNewAccountAllowance(c));
+    if (capped) return capped;
+  }
   const check = await checkSignInCode(c.env, email, code);
   if (!check.ok) {
     const error =
@@ -205,23 +235,29 @@ export async function signInWithCode(c: PageContext) {
         : check.reason === "no-tries-left"
           ? `That was the last of ${CODE_MAX_TRIES} tries: this code no longer works. Send a new one.`
           : `This code has expired (codes work for ${CODE_VALID_MINUTES} minutes). Send a new one.`;
-    const page = (
-      <CodeForm
-        email={email}
-        next={next}
-        localMail={edgeConfig(c.env).mail.sender === "local"}
-        error={error}
-      />
-    );
+    const page = <CodeForm email={email} next={next} localMail={localMail} error={error} />;
     return renderPage(c, page, 400);
   }
+  if (!existing) {
+    const capped = await refused(() => countNewAccount(c));
+    if (capped) return capped;
+  }
   const account = await accountStatements({ email });
-  await c.env.DB.batch(account.statements.map((s) => c.env.DB.prepare(s.sql).bind(...s.params)));
+  const origin = eventOrigin(c);
+  await c.env.DB.batch([
+    ...account.statements.map((s) => c.env.DB.prepare(s.sql).bind(...s.params)),
+    ...(existing
+      ? []
+      : accountEventStatements(c.env.DB, account.accountId, "account_created", origin)),
+    ...accountEventStatements(c.env.DB, account.accountId, "sign_in", origin),
+  ]);
   await startSession(c, account.accountId);
   return c.redirect(next, 303);
 }
 
 export async function signOut(c: PageContext) {
+  const account = await sessionAccount(c);
   await endSession(c);
+  if (account) await recordAccountEvent(c.env, account.id, "sign_out", eventOrigin(c));
   return c.redirect("/sign-in?notice=signed-out", 303);
 }

@@ -65,6 +65,7 @@ const SECTIONS = [
   { href: "/dashboard/keys", label: "API keys" },
   { href: "/dashboard/billing", label: "Plan & billing" },
   { href: "/dashboard/webhooks", label: "Webhooks" },
+  { href: "/dashboard/activity", label: "Activity" },
 ] as const;
 
 export type Section = (typeof SECTIONS)[number]["href"];

@@ -1,5 +1,6 @@
 // The account's webhook signing secret (Standard Webhooks, `whsec_…`): hidden until asked for
 // with a click (a POST, so no link or prefetch shows it), and rotated with another.
+import { eventOrigin, recordAccountEvent } from "../../auth/account-events.ts";
 import { liveAccount, rotateWebhookSecret } from "./data.ts";
 import type { PageContext } from "./ui.tsx";
 import { DashboardPage, Notice, renderPage } from "./ui.tsx";
@@ -83,11 +84,13 @@ export function webhooksPage(c: PageContext) {
 
 export async function revealSigningSecret(c: PageContext) {
   const account = await liveAccount(c.get("db"), c.get("account").id);
+  await recordAccountEvent(c.env, account.id, "webhook_secret_revealed", eventOrigin(c));
   return renderPage(c, <WebhooksPage email={account.email} secret={account.webhookSecret} />);
 }
 
 export async function rotateSigningSecret(c: PageContext) {
   const account = c.get("account");
   const secret = await rotateWebhookSecret(c.get("db"), account.id);
+  await recordAccountEvent(c.env, account.id, "webhook_secret_rotated", eventOrigin(c));
   return renderPage(c, <WebhooksPage email={account.email} secret={secret} rotated />);
 }
