@@ -264,7 +264,29 @@ export interface components {
         userMessage: string;
         /** @enum {string} */
         reason?: "malformed" | "invalid";
+        /** @description Every problem found, in the order found; the first is `message`. Additive to the spec */
+        errors: components["schemas"]["Problem"][];
+        /**
+         * @description The request's id, equal to the X-Request-Id response header. Additive
+         * @example 9b2f7c1e-4f3a-4d0e-9a55-2c1d7e0b6a11
+         */
+        request_id: string | null;
+        /**
+         * Format: uri
+         * @description The guide to this error name. Additive
+         * @example https://api.stills.dev/docs/errors#InvalidRequest
+         */
+        doc_url: string;
       };
+    };
+    Problem: {
+      /**
+       * @description The request parameter concerned (`timestamps[2]` for a list's item), or null when the problem is not one parameter's
+       * @example every
+       */
+      param: string | null;
+      /** @example every must be at least 0.1 (seconds); got 0.05 */
+      message: string;
     };
     CreateJobRequest: {
       /**
@@ -288,11 +310,10 @@ export interface components {
        * @enum {string}
        */
       format?: "jpg" | "png" | "webp";
-      /**
-       * @description Short side; default 1080
-       * @enum {string}
-       */
-      resolution?: "240" | "360" | "480" | "720" | "1080" | "1440" | "2160";
+      /** @description Short side; default 1080. `720` and `"720"` are the same */
+      resolution?:
+        | ("240" | "360" | "480" | "720" | "1080" | "1440" | "2160")
+        | (240 | 360 | 480 | 720 | 1080 | 1440 | 2160);
       max_width?: number;
       /**
        * @description Default urls
@@ -379,6 +400,19 @@ export interface components {
       completed_at: string | null;
       /** Format: date-time */
       expires_at: string | null;
+      allowance?: components["schemas"]["DemoAllowance"];
+    };
+    /** @description The caller's daily demo allowance. A preview that fails is given back, so only previews that complete count. */
+    DemoAllowance: {
+      /** @description Previews one address may start per UTC day */
+      limit: number;
+      /** @description Previews left today after this one */
+      remaining: number;
+      /**
+       * Format: date-time
+       * @description The next UTC midnight, when it is whole again
+       */
+      resets_at: string;
     };
     DemoRequest: {
       /** Format: uri */
