@@ -17,30 +17,33 @@ const BOLD = `${FONTS}/DejaVuSans-Bold.ttf`;
 const REGULAR = `${FONTS}/DejaVuSans.ttf`;
 const MONO = `${FONTS}/DejaVuSansMono.ttf`;
 
+// Background and text colour of each scene: dark and light in turn, so a cut changes the
+// brightness as well as the colour (scene detection reads mostly the luma).
 const SCENES = [
-  ["0x1d4ed8", "Stills", "A 30-second sample the service serves itself"],
-  ["0xb91c1c", "Count", "N frames evenly spaced"],
-  ["0x047857", "Interval", "A frame every N seconds"],
-  ["0x7c3aed", "Scenes", "A frame at every cut"],
-  ["0xc2410c", "Keyframes", "The pictures the encoder keeps whole"],
+  ["0x0b1d51", "white", "Stills", "A 30-second sample the service serves itself"],
+  ["0xf2c94c", "0x1a1a1a", "Count", "N frames evenly spaced"],
+  ["0x064e3b", "white", "Interval", "A frame every N seconds"],
+  ["0xe5e7eb", "0x1a1a1a", "Scenes", "A frame at every cut"],
+  ["0x7f1d1d", "white", "Keyframes", "The pictures the encoder keeps whole"],
 ];
 const SCENE_SECONDS = 6;
 const SECONDS = SCENES.length * SCENE_SECONDS;
 
 const graph = [
-  `color=c=white:s=24x24:r=25:d=${SECONDS}[knob]`,
+  // The knob: white with a black rim, seen on every background.
+  `color=c=black:s=28x28:r=25:d=${SECONDS},drawbox=x=4:y=4:w=20:h=20:color=white:t=fill[knob]`,
   ...SCENES.map(
-    ([color, title, line], i) =>
-      `color=c=${color}:s=1280x720:r=25:d=${SCENE_SECONDS},format=yuv420p,` +
-      "drawbox=x=80:y=526:w=1120:h=12:color=white@0.35:t=fill," +
-      `drawtext=fontfile=${BOLD}:text='Scene ${i + 1} of ${SCENES.length}':fontsize=44:fontcolor=white@0.85:x=80:y=120,` +
-      `drawtext=fontfile=${BOLD}:text='${title}':fontsize=120:fontcolor=white:x=80:y=190,` +
-      `drawtext=fontfile=${REGULAR}:text='${line}':fontsize=48:fontcolor=white@0.9:x=80:y=350[v${i}]`,
+    ([background, ink, title, line], i) =>
+      `color=c=${background}:s=1280x720:r=25:d=${SCENE_SECONDS},format=yuv420p,` +
+      `drawbox=x=80:y=526:w=1120:h=12:color=${ink}@0.35:t=fill,` +
+      `drawtext=fontfile=${BOLD}:text='Scene ${i + 1} of ${SCENES.length}':fontsize=44:fontcolor=${ink}@0.85:x=80:y=120,` +
+      `drawtext=fontfile=${BOLD}:text='${title}':fontsize=120:fontcolor=${ink}:x=80:y=190,` +
+      `drawtext=fontfile=${REGULAR}:text='${line}':fontsize=48:fontcolor=${ink}@0.9:x=80:y=350,` +
+      `drawtext=fontfile=${BOLD}:text='Stills sample video':fontsize=32:fontcolor=${ink}@0.8:x=w-tw-80:y=h-th-60[v${i}]`,
   ),
   `${SCENES.map((_, i) => `[v${i}]`).join("")}concat=n=${SCENES.length}:v=1:a=0[bg]`,
-  `[bg][knob]overlay=x='80+1096*t/${SECONDS}':y=520,` +
-    `drawtext=fontfile=${MONO}:text='%{pts\\:hms}':fontsize=56:fontcolor=white:x=80:y=580,` +
-    `drawtext=fontfile=${BOLD}:text='Stills sample video':fontsize=32:fontcolor=white@0.8:x=w-tw-80:y=h-th-60[v]`,
+  `[bg][knob]overlay=x='78+1096*t/${SECONDS}':y=518,` +
+    `drawtext=fontfile=${MONO}:text='%{pts\\:hms}':fontsize=56:fontcolor=white:box=1:boxcolor=black@0.6:boxborderw=10:x=80:y=590[v]`,
 ].join(";");
 
 const args = [
