@@ -36,7 +36,7 @@ const FREE_ALLOWANCE = PLANS.free.monthly_credits;
 const GRANTED = `coalesce(period_allowance_granted, ${allowanceOf("plan")})`;
 
 /** Stripe statuses of a subscription that is paid for: only these move the account's plan. */
-const PAYING_STATUSES = ["active", "trialing"];
+export const PAYING_STATUSES: readonly string[] = ["active", "trialing"];
 
 /**
  * Stripe statuses of a subscription that still bills: Stripe's paid invoice renews the account,

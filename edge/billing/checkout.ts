@@ -5,8 +5,14 @@ import type Stripe from "stripe";
 import type { AccountRow } from "../../schema/db.ts";
 import { edgeConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
-import { errorFields, logEvent } from "../log.ts";
-import { PURCHASES, type Purchase, priceOf, stripeClient } from "./stripe.ts";
+import {
+  callStripe,
+  PURCHASES,
+  type Purchase,
+  priceOf,
+  stripeClient,
+  unavailable,
+} from "./stripe.ts";
 
 export type { Purchase };
 
@@ -129,20 +135,4 @@ function returnOrigin(origin: string): string {
     throw new ApiError("InvalidRequest", `not an http(s) origin: ${origin}`);
   }
   return url.origin;
-}
-
-async function callStripe<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    logEvent("error", "stripe.call_failed", { call: what, ...errorFields(err) });
-    throw unavailable(`Stripe could not ${what}`);
-  }
-}
-
-function unavailable(message: string) {
-  return new ApiError("ServiceUnavailable", message, {
-    userMessage: "Payments are not available right now. Please try again later.",
-  });
 }

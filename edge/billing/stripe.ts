@@ -3,7 +3,10 @@
 // STRIPE_PRICE_*, STRIPE_API_BASE).
 import Stripe from "stripe";
 import type { PlanName } from "../../schema/plans.ts";
+import { type Subscription, SubscriptionSchema } from "../../schema/stripe.ts";
 import { edgeConfig } from "../config.ts";
+import { ApiError } from "../errors.ts";
+import { errorFields, logEvent } from "../log.ts";
 
 export type Purchase = "starter" | "pro" | "scale" | "pack";
 export const PURCHASES: readonly Purchase[] = ["starter", "pro", "scale", "pack"];
@@ -38,4 +41,37 @@ export function stripeClient(env: Env): Stripe {
       port: target.port || (target.protocol === "https:" ? 443 : 80),
     }),
   });
+}
+
+/** A Stripe API call: any failure is logged and answered 503 (the caller, or Stripe, retries). */
+export async function callStripe<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    logEvent("error", "stripe.call_failed", { call: what, ...errorFields(err) });
+    throw unavailable(`Stripe could not ${what}`);
+  }
+}
+
+export function unavailable(message: string) {
+  return new ApiError("ServiceUnavailable", message, {
+    userMessage: "Payments are not available right now. Please try again later.",
+  });
+}
+
+/**
+ * A subscription as Stripe holds it now: what it bills (its price, so its plan) and its status,
+ * which no Checkout Session's metadata can say otherwise.
+ */
+export async function retrieveSubscription(env: Env, id: string): Promise<Subscription> {
+  const stripe = stripeClient(env);
+  const raw = await callStripe("read a subscription", () => stripe.subscriptions.retrieve(id));
+  const parsed = SubscriptionSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  logEvent("error", "stripe.call_failed", {
+    call: "read a subscription",
+    error: `not a subscription: ${parsed.error.issues[0]?.message ?? "invalid"}`,
+  });
+  throw unavailable("Stripe answered a subscription we cannot read");
 }

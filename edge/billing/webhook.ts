@@ -7,13 +7,14 @@ import {
   backToFreeStatements,
   grantPackStatements,
   linkCustomerStatement,
+  PAYING_STATUSES,
   paymentFailedStatements,
   planStartStatements,
   renewalStatements,
   type Statement,
   subscriptionStateStatements,
 } from "../../schema/ledger.ts";
-import { CREDIT_PACK, isPlanName } from "../../schema/plans.ts";
+import { CREDIT_PACK } from "../../schema/plans.ts";
 import {
   CheckoutSessionSchema,
   InvoiceSchema,
@@ -24,7 +25,7 @@ import {
 import { isUniqueViolation } from "../credits.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
-import { planOfPrice } from "./stripe.ts";
+import { planOfPrice, retrieveSubscription } from "./stripe.ts";
 
 export type Outcome = "applied" | "duplicate" | "ignored";
 
@@ -100,10 +101,13 @@ async function checkoutPaid(env: Env, event: StripeEvent): Promise<Effect | unde
   );
   if (!accountId) return { accountId: null, statements: [] };
   const link = session.customer ? [linkCustomerStatement(accountId, session.customer)] : [];
-  // Derived from the session: completed and async_payment_succeeded pay out once between them.
-  const entryId = `stripe:checkout:${session.id}`;
   const purchase = session.metadata.purchase ?? "";
+  if (session.mode === "subscription" && session.subscription) {
+    return subscriptionPaid(env, event, accountId, link, session.subscription);
+  }
   if (session.mode === "payment" && purchase === "pack") {
+    // Derived from the session: completed and async_payment_succeeded pay out once between them.
+    const entryId = `stripe:checkout:${session.id}`;
     return {
       accountId,
       statements: [
@@ -117,24 +121,46 @@ async function checkoutPaid(env: Env, event: StripeEvent): Promise<Effect | unde
       ],
     };
   }
-  if (session.mode === "subscription" && session.subscription && isPlanName(purchase)) {
-    if (purchase === "free") return undefined;
-    return {
-      accountId,
-      statements: [
-        ...link,
-        ...planStartStatements({
-          accountId,
-          subscriptionId: session.subscription,
-          eventAt: event.created,
-          plan: purchase,
-          entryId,
-        }),
-      ],
-    };
-  }
   logEvent("warn", "stripe.checkout_not_ours", { stripe_event: event.id, session: session.id });
   return undefined;
+}
+
+/**
+ * A plan bought through Checkout starts once per subscription, as the subscription itself says:
+ * its plan is the one its price stands for, read from Stripe, never the session's metadata (two
+ * signed sessions naming one subscription with different purchases must not both pay out).
+ * A subscription not yet paid for (incomplete) starts nothing here: its own event does, once it
+ * is active.
+ */
+async function subscriptionPaid(
+  env: Env,
+  event: StripeEvent,
+  accountId: string,
+  link: Statement[],
+  subscriptionId: string,
+): Promise<Effect | undefined> {
+  const subscription = await retrieveSubscription(env, subscriptionId);
+  const price = subscription.items.data[0].price.id;
+  const plan = planOfPrice(env, price);
+  if (!plan) {
+    logEvent("warn", "stripe.price_unknown", { stripe_event: event.id, price });
+    return undefined;
+  }
+  if (!PAYING_STATUSES.includes(subscription.status)) return { accountId, statements: link };
+  return {
+    accountId,
+    statements: [
+      ...link,
+      ...planStartStatements({
+        accountId,
+        subscriptionId: subscription.id,
+        eventAt: event.created,
+        plan,
+        // Derived from the subscription: every session and event naming it starts it once.
+        entryId: `stripe:plan-start:${subscription.id}`,
+      }),
+    ],
+  };
 }
 
 async function subscriptionChanged(env: Env, event: StripeEvent): Promise<Effect> {

@@ -9,6 +9,23 @@ import type { stripeWebhookRoute } from "./routes.ts";
 
 const cryptoProvider = Stripe.createSubtleCryptoProvider();
 
+/** How far a signature's time may be from ours, either way: Stripe's own default (5 min). */
+const TOLERANCE_SECONDS = 300;
+
+/**
+ * The `t=` of a Stripe-Signature header, read as the SDK reads it (the last `t` wins). The SDK
+ * refuses a signature older than the tolerance but not one dated ahead of it, which a leaked
+ * signature could be replayed with long after; that direction is refused here.
+ */
+function signedAt(header: string): number {
+  let timestamp = Number.NaN;
+  for (const item of header.split(",")) {
+    const [name, value] = item.split("=");
+    if (name === "t") timestamp = Number.parseInt(value ?? "", 10);
+  }
+  return timestamp;
+}
+
 // The raw body is verified against Stripe-Signature (HMAC-SHA256 through SubtleCrypto) before
 // anything is parsed; then the event is applied once (edge/billing/webhook.ts). Checkout and
 // the portal are started from the dashboard through edge/billing/checkout.ts.
@@ -30,13 +47,21 @@ export const stripeWebhookHandler: RouteHandler<typeof stripeWebhookRoute, AppEn
       payload,
       signature,
       secret,
-      undefined,
+      TOLERANCE_SECONDS,
       cryptoProvider,
     );
   } catch (err) {
     throw new ApiError("InvalidRequest", `Stripe-Signature does not verify: ${messageOf(err)}`, {
       userMessage: "This request is not a valid Stripe event.",
     });
+  }
+  const ahead = signedAt(signature) - Math.floor(Date.now() / 1000);
+  if (ahead > TOLERANCE_SECONDS) {
+    throw new ApiError(
+      "InvalidRequest",
+      `Stripe-Signature is dated ${ahead} s ahead of this server's clock, beyond the ${TOLERANCE_SECONDS} s tolerance`,
+      { userMessage: "This request is not a valid Stripe event." },
+    );
   }
   const event = StripeEventSchema.safeParse(verified);
   if (!event.success) {

@@ -5,6 +5,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { createHash, createHmac } from "node:crypto";
 import Stripe from "stripe";
+import { afterEach } from "vitest";
 import worker from "../../../edge/index.ts";
 import { api, ORIGIN, type TestAccount } from "./api.ts";
 import { setExtractor, setOutbound } from "./fake-extractor.ts";
@@ -45,9 +46,25 @@ export interface StripeCall {
   idempotencyKey: string | null;
 }
 
-/** Installs the stand-in for this test; returns the calls it receives, in order. */
+/**
+ * Subscriptions as the stand-in's API holds them (GET /v1/subscriptions/{id}), by id. Making a
+ * plan's Checkout Session (checkoutSession) puts its subscription here at the price of its
+ * purchase; a test may then set another. Billing reads a bought plan from here, not from the
+ * session.
+ */
+export const stripeSubscriptions = new Map<string, Record<string, unknown>>();
+
+let installed: StripeCall[] | undefined;
+afterEach(() => {
+  // fake-extractor.ts takes the outbound hook off after each test.
+  installed = undefined;
+});
+
+/** Installs the stand-in for this test (once); returns the calls it receives, in order. */
 export function standInStripeApi(): StripeCall[] {
+  if (installed) return installed;
   const calls: StripeCall[] = [];
+  installed = calls;
   let serial = 0;
   setOutbound(async (request) => {
     const url = new URL(request.url);
@@ -89,6 +106,12 @@ export function standInStripeApi(): StripeCall[] {
         status: "open",
         url: `https://checkout.stripe.test/c/pay/${id}`,
       });
+    }
+    const subscriptionId = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname)?.[1];
+    if (request.method === "GET" && subscriptionId) {
+      const known = stripeSubscriptions.get(decodeURIComponent(subscriptionId));
+      if (!known) return stripeError(404, `No such subscription: '${subscriptionId}'`);
+      return Response.json(known);
     }
     if (request.method === "POST" && url.pathname === "/v1/billing_portal/sessions") {
       return Response.json({
@@ -156,6 +179,17 @@ export function checkoutSession(options: {
   paymentStatus?: "paid" | "unpaid" | "no_payment_required";
 }) {
   const pack = options.purchase === "pack";
+  if (!pack && options.subscription) {
+    stripeSubscriptions.set(
+      options.subscription,
+      subscription({
+        id: options.subscription,
+        accountId: options.accountId,
+        customer: options.customer,
+        price: PRICES[options.purchase],
+      }),
+    );
+  }
   return {
     id: options.id ?? `cs_test_${crypto.randomUUID().replaceAll("-", "")}`,
     object: "checkout.session",
@@ -270,6 +304,8 @@ export async function deliver(
     "cf-connecting-ip": "198.51.100.7",
   };
   const signature = options.signature === undefined ? signatureFor(body) : options.signature;
+  // Billing reads a bought plan's subscription from Stripe's API.
+  standInStripeApi();
   if (signature !== null) headers["stripe-signature"] = signature;
   const ctx = createExecutionContext();
   const response = await worker.fetch(
