@@ -10,6 +10,7 @@ import type { AppEnv, Db } from "../context.ts";
 import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
+import { revokeGrantsOfKey } from "../oauth/grants.ts";
 import { planOf } from "../plan-of.ts";
 import { enforceIpRate, enforceKeyRate, revokeKeyLimiter } from "./rate-limit.ts";
 
@@ -86,11 +87,16 @@ async function hashOf(key: string): Promise<string> {
 
 /**
  * Revocation's edge side, called by the dashboard before it marks the key in D1: the key's
- * limiter refuses it from now on (everywhere, within a lease), and this isolate forgets it.
+ * limiter refuses it from now on (everywhere, within a lease), this isolate forgets it, and an
+ * MCP connector acting through it loses its OAuth grants (no refresh token outlives the key).
  */
 export async function revokeApiKey(env: Env, keyId: string, hash: string) {
   await revokeKeyLimiter(env, keyId);
   keyCache.delete(hash);
+  const owner = await env.DB.prepare("SELECT account_id FROM api_keys WHERE id = ?1")
+    .bind(keyId)
+    .first<{ account_id: string }>();
+  if (owner) await revokeGrantsOfKey(env, owner.account_id, keyId);
 }
 
 async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {

@@ -6,6 +6,8 @@ import { OAuthAuthorizationServer } from "@cloudflare/workers-oauth-provider";
 import type { Context } from "hono";
 import { publicBaseUrl } from "../config.ts";
 import type { AppEnv } from "../context.ts";
+import { refuseRefreshOfRevokedKey } from "./refresh.ts";
+import { checkClientRegistration } from "./registration.ts";
 
 export const AUTHORIZE_PATH = "/oauth/authorize";
 export const TOKEN_PATH = "/oauth/token";
@@ -53,6 +55,8 @@ export function authorizationServer(env: Env, requestUrl: string) {
       clientRegistrationEndpoint: REGISTER_PATH,
       accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS,
       refreshTokenTTL: REFRESH_TOKEN_TTL_SECONDS,
+      clientRegistrationCallback: checkClientRegistration,
+      tokenExchangeCallback: refuseRefreshOfRevokedKey,
     });
     servers.set(issuer, server);
   }
