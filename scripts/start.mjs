@@ -3,13 +3,18 @@
 // the stack itself (scripts/lib/stack.mjs), as the container platform does in production;
 // only the edge ending stops everything. Before that: ffmpeg/ffprobe (installed from Debian's
 // packages when we are root, else one line naming the command) and a current yt-dlp
-// (scripts/lib/ytdlp.mjs; without a network the stack starts with the one it has).
+// (scripts/lib/ytdlp.mjs; without a network the stack starts with the one it has). Once up, the
+// worker's cron runs as it would on Cloudflare (scripts/lib/maintenance.mjs), so a restart in
+// the middle of a job never leaves it behind.
+import { readMaintenanceSchedule, scheduleMaintenance } from "./lib/maintenance.mjs";
 import { ensureMediaTools } from "./lib/media-tools.mjs";
-import { DEV_VARS, startStack } from "./lib/stack.mjs";
+import { DEV_VARS, ROOT, startStack } from "./lib/stack.mjs";
 import { chooseYtDlp } from "./lib/ytdlp.mjs";
 
 try {
   ensureMediaTools();
+  // Read first: a cron this cannot read stops the start with its reason, before anything runs.
+  const schedule = readMaintenanceSchedule({ root: ROOT, devVars: DEV_VARS });
   const ytdlp = await chooseYtDlp();
   const stack = await startStack({
     devVars: DEV_VARS,
@@ -19,7 +24,12 @@ try {
     `\nStills API listening on ${stack.apiUrl}  (docs: ${stack.baseUrl}/docs, extractor: ${stack.extractorUrl}` +
       `${ytdlp.path ? `, yt-dlp ${ytdlp.version}: ${ytdlp.path}` : ""})`,
   );
+  const maintenance = scheduleMaintenance({ baseUrl: stack.baseUrl, ...schedule });
+  console.error(
+    `maintenance (the worker's cron): now, in ${schedule.leaseSeconds + 2} s (once the last run's leases are out), then ${schedule.crons.map((c) => `"${c}"`).join(", ") || "never"} (UTC)`,
+  );
   const shutdown = async () => {
+    maintenance.stop();
     await stack.stop();
     process.exit(0);
   };
@@ -29,6 +39,7 @@ try {
     console.error(
       `the edge (wrangler dev) exited (${signal ?? `code ${code}`}); stopping the stack`,
     );
+    maintenance.stop();
     await stack.stop();
     process.exit(1);
   });

@@ -1,0 +1,152 @@
+// `npm start` stopped and started again in the middle of a job (issue 33). `wrangler dev` keeps
+// the queue messages that keep a job going in memory, so the restart drops them; the job is left
+// `processing` with a lease nobody renews. The new start fires the worker's cron (once at start,
+// once the old run's leases are out, then on wrangler.toml's schedule), whose backstop hands
+// the job to a new attempt: it must end, completed or failed, within a minute of the restart.
+// The origin holds its answers while the first run is up (the job is in flight, reading), and
+// serves the video at once after the restart.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import type http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { createKey, freePort, queryLocal, ROOT } from "../../scripts/lib/stack.mjs";
+import { fakeBin } from "../scripts/fake-bin.ts";
+import { fileRoute, startTestServer } from "../sources/support/servers.ts";
+import { makeTestVideo } from "../support/videos.ts";
+
+const stateDir = mkdtempSync(join(tmpdir(), "stills-restart-in-flight-"));
+let running: { child: ChildProcess; output: () => string } | undefined;
+
+afterAll(async () => {
+  if (running) await stop(running.child);
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** `npm start` as a person runs it; resolves once it says where it listens. */
+async function npmStart(env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [join(ROOT, "scripts/start.mjs")], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = "";
+  child.stdout?.on("data", (chunk) => {
+    text += chunk;
+  });
+  child.stderr?.on("data", (chunk) => {
+    text += chunk;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const check = setInterval(() => {
+      if (text.includes("Stills API listening on")) {
+        clearInterval(check);
+        resolve();
+      } else if (child.exitCode !== null) {
+        clearInterval(check);
+        reject(new Error(`npm start exited ${child.exitCode}:\n${text.slice(-4000)}`));
+      }
+    }, 100);
+  });
+  return { child, output: () => text };
+}
+
+/** Ctrl-C, as a person stops it, and wait until it has. */
+async function stop(child: ChildProcess) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGINT");
+  await exited;
+}
+
+function jobRow(jobId: string) {
+  const [row] = queryLocal(
+    `SELECT status, attempts, lease_expires_at FROM jobs WHERE id = '${jobId}'`,
+    stateDir,
+  );
+  return row as { status: string; attempts: number; lease_expires_at: string | null };
+}
+
+it("a job in flight when npm start is stopped ends within a minute of the next start", async () => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const bin = fakeBin();
+  const env = {
+    ...process.env,
+    PORT: String(port),
+    STILLS_STATE_DIR: stateDir,
+    STILLS_ALLOW_PRIVATE_NETWORK: "1",
+    // A current yt-dlp, so start-up has no reason to reach the network.
+    STILLS_YTDLP: bin.add("yt-dlp-current", "echo 2026.11.01"),
+    // The held origin must not end the first attempt by its minimum rate before the stop.
+    EXTRACTOR_SOURCE_GRACE_SECONDS: "600",
+  };
+  const { key } = await createKey({ email: "in-flight@example.com", plan: "pro", stateDir });
+  const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
+
+  const video = await makeTestVideo({ width: 320, height: 180, durationSeconds: 3 });
+  const serveVideo = fileRoute(video, { ranges: true });
+  const held: http.ServerResponse[] = [];
+  let holding = true;
+  const origin = await startTestServer();
+  origin.route("/clip.mp4", (request, response) => {
+    if (!holding) return serveVideo(request, response);
+    held.push(response);
+  });
+
+  try {
+    running = await npmStart(env);
+    const created = await fetch(`${base}/v1/jobs`, {
+      method: "POST",
+      headers: auth,
+      body: JSON.stringify({ url: `${origin.origin}/clip.mp4`, count: 3 }),
+    });
+    expect(created.status).toBe(201);
+    const jobId = ((await created.json()) as { id: string }).id;
+    // In flight: an attempt holds the job and the extractor is reading the source.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const job = (await (await fetch(`${base}/v1/jobs/${jobId}`, { headers: auth })).json()) as {
+        status: string;
+      };
+      if (job.status === "processing" && held.length > 0) break;
+      if (Date.now() > deadline) throw new Error(`the job never got in flight: ${job.status}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+
+    await stop(running.child);
+    running = undefined;
+    expect(jobRow(jobId)).toMatchObject({ status: "processing", attempts: 1 });
+
+    holding = false;
+    for (const response of held) response.destroy();
+    running = await npmStart(env);
+    const restartedAt = Date.now();
+    expect(running.output()).toMatch(
+      /maintenance \(the worker's cron\): now, in \d+ s \(once the last run's leases are out\)/,
+    );
+
+    let status = "processing";
+    while (Date.now() - restartedAt < 60_000) {
+      const read = await fetch(`${base}/v1/jobs/${jobId}`, { headers: auth });
+      status = ((await read.json()) as { status: string }).status;
+      if (status === "completed" || status === "failed") break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const endedAfterMs = Date.now() - restartedAt;
+    expect(status, `${endedAfterMs} ms after the restart`).toBe("completed");
+    expect(endedAfterMs).toBeLessThanOrEqual(60_000);
+    // A second attempt did it, and the job was charged once.
+    const job = (await (await fetch(`${base}/v1/jobs/${jobId}`, { headers: auth })).json()) as {
+      frames: { status: string; url: string }[];
+      credits_charged: number;
+    };
+    expect(job.frames.map((f) => f.status)).toEqual(["ok", "ok", "ok"]);
+    expect(job.credits_charged).toBe(1);
+    expect((await fetch(job.frames[0].url)).status).toBe(200);
+    expect(jobRow(jobId).attempts).toBe(2);
+  } finally {
+    await origin.close();
+  }
+}, 300_000);
