@@ -106,7 +106,13 @@ it("stores nothing of a body that is not wholly files of ours, each named once",
     ["no files", new FormData()],
     [
       "65 files",
-      batchOf(Array.from({ length: 65 }, (_, i) => [`frame-${i + 1}.jpg`, "JPEG", "image/jpeg"])),
+      batchOf(
+        Array.from({ length: 65 }, (_, i) => [
+          `frame-${String(i + 1).padStart(4, "0")}.jpg`,
+          "JPEG",
+          "image/jpeg",
+        ]),
+      ),
     ],
   ];
   for (const [what, body] of bodies) {

@@ -13,8 +13,9 @@ import { JOB_KINDS, LeaseRenewalSchema, type ResultMessage } from "../../../sche
 import { PLANS } from "../../../schema/plans.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv } from "../../context.ts";
+import { hmacSha256, timingSafeEqualHex, toHex } from "../../crypto.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
-import { contentTypeOf, parseFileKey } from "../../files.ts";
+import { contentTypeOf, parseFileKey, parseUploadKey } from "../../files.ts";
 import {
   failUnsettled,
   leaseIsLive,
@@ -38,11 +39,15 @@ import {
 
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
-/** A ZIP's parts as the extractor lists them when it completes the upload. */
+/** A ZIP's parts as the extractor lists them when it completes the upload, each part once. */
 const CompletedParts = z.object({
   parts: z
     .array(z.object({ part: z.number().int().min(1).max(10_000), etag: z.string().max(200) }))
-    .max(10_000),
+    .min(1)
+    .max(10_000)
+    .refine((parts) => new Set(parts.map((p) => p.part)).size === parts.length, {
+      message: "a part is listed twice",
+    }),
 });
 
 /** Just enough of a posted result to know whose token it needs; the rest is checked after. */
@@ -88,8 +93,10 @@ async function isStale(env: Env, claim: AttemptClaim): Promise<boolean> {
  */
 export const requireAttemptKey = createMiddleware<InternalEnv>(async (c, next) => {
   const key = safeDecode(c.req.param("key") ?? "");
-  const parsed = key === null ? null : parseFileKey(key);
-  if (!parsed || key === null) return c.json({ error: "bad key" }, 400);
+  const parsed = key === null ? null : parseUploadKey(key);
+  if (!parsed || key === null) {
+    return c.json({ error: "not a file a job makes: {kind}/{job_id}/{attempt_id}/{name}" }, 400);
+  }
   const claim = { kind: parsed.kind, jobId: parsed.jobId, attemptId: key.split("/")[2] };
   const refused = await refuseWrites(c, claim);
   if (refused) return refused;
@@ -163,7 +170,7 @@ export async function putFrameFiles(c: Context<InternalEnv>) {
   for (const [name, value] of form.entries()) {
     const key = `${prefix}/${name}`;
     const shown = JSON.stringify(name.slice(0, 80));
-    if (typeof value === "string" || parseFileKey(key) === null) {
+    if (typeof value === "string" || parseUploadKey(key) === null) {
       return c.json({ error: `field ${shown} is not a file of ours` }, 400);
     }
     if (files.some((f) => f.key === key)) {
@@ -186,33 +193,92 @@ export async function putFrameFiles(c: Context<InternalEnv>) {
   return c.json({ files: stored }, 200);
 }
 
+/** R2 numbers a multipart upload's parts 1 to 10,000. */
+const MOST_PARTS = 10_000;
+
+/**
+ * R2's refusals that are the caller's mistake (an upload id it does not know, a part it never
+ * received or cannot take, an upload too small or too large), by the code the binding ends its
+ * message with: `uploadPart: The specified multipart upload does not exist. (10024)`. Anything
+ * else is R2 failing, and stays a 503 (the extractor retries those).
+ */
+const R2_CALLER_ERRORS: Record<string, string> = {
+  "10011": "the upload is smaller than R2 takes",
+  "10024": "no such upload: the upload_id is unknown, completed or aborted",
+  "10025": "a part was never uploaded, or its etag does not match",
+  "10029": "R2 refused an argument of the upload",
+  "10037": "a part's checksum does not match its bytes",
+  "100100": "the upload is larger than R2 takes",
+};
+
+/** A 400 for an R2 error the caller caused; rethrows any other (answered 503). */
+function refuseR2Error(c: Context<InternalEnv>, err: unknown): Response {
+  const code = /\((\d{5,6})\)\s*$/.exec(err instanceof Error ? err.message : "")?.[1];
+  const reason = code ? R2_CALLER_ERRORS[code] : undefined;
+  if (!reason) throw err;
+  return c.json({ error: reason }, 400);
+}
+
+/**
+ * The upload_id the extractor is handed: R2's id with our HMAC of it and its key, so an id this
+ * edge did not issue for this file is refused before R2 is asked. R2 answers a completion of an
+ * id it does not know with an internal error (10001), which cannot be told from an outage.
+ */
+async function uploadHandle(env: Env, key: string, uploadId: string): Promise<string> {
+  const secret = edgeConfig(env).secrets.internalToken ?? "";
+  return `${uploadId}.${toHex(await hmacSha256(secret, `zip-upload\n${key}\n${uploadId}`))}`;
+}
+
+/** R2's upload id inside a handle issued for `key`, or null. */
+async function uploadIdOf(env: Env, key: string, handle: string | undefined) {
+  const dot = handle?.lastIndexOf(".") ?? -1;
+  if (!handle || dot <= 0) return null;
+  const uploadId = handle.slice(0, dot);
+  const expected = await uploadHandle(env, key, uploadId);
+  return timingSafeEqualHex(expected.slice(dot + 1), handle.slice(dot + 1).toLowerCase())
+    ? uploadId
+    : null;
+}
+
+const UNKNOWN_UPLOAD = { error: "no such upload: the upload_id was not issued for this file" };
+
 export async function completeZipUpload(c: Context<InternalEnv>) {
-  const uploadId = c.req.query("upload_id");
   const body = CompletedParts.safeParse(await c.req.json().catch(() => null));
-  if (!uploadId || !body.success) return c.json({ error: "upload_id and parts needed" }, 400);
+  if (!body.success) return c.json({ error: `parts needed: ${firstIssue(body.error)}` }, 400);
+  const uploadId = await uploadIdOf(c.env, c.get("fileKey"), c.req.query("upload_id"));
+  if (!uploadId) return c.json(UNKNOWN_UPLOAD, 400);
   const upload = c.env.FILES.resumeMultipartUpload(c.get("fileKey"), uploadId);
-  const object = await upload.complete(
-    body.data.parts.map((p) => ({ partNumber: p.part, etag: p.etag })),
-  );
-  return c.json({ key: object.key, bytes: object.size }, 200);
+  try {
+    const object = await upload.complete(
+      body.data.parts.map((p) => ({ partNumber: p.part, etag: p.etag })),
+    );
+    return c.json({ key: object.key, bytes: object.size }, 200);
+  } catch (err) {
+    return refuseR2Error(c, err);
+  }
 }
 
 export async function startZipUpload(c: Context<InternalEnv>) {
   const upload = await c.env.FILES.createMultipartUpload(c.get("fileKey"), {
     httpMetadata: { contentType: "application/zip" },
   });
-  return c.json({ upload_id: upload.uploadId }, 200);
+  return c.json({ upload_id: await uploadHandle(c.env, c.get("fileKey"), upload.uploadId) }, 200);
 }
 
 export async function putZipPart(c: Context<InternalEnv>) {
-  const uploadId = c.req.query("upload_id");
   const part = Number(c.req.query("part"));
-  if (!uploadId || !Number.isInteger(part) || part < 1 || !c.req.raw.body) {
-    return c.json({ error: "upload_id, part and a body needed" }, 400);
+  if (!Number.isInteger(part) || part < 1 || part > MOST_PARTS || !c.req.raw.body) {
+    return c.json({ error: `part (1 to ${MOST_PARTS}) and a body needed` }, 400);
   }
+  const uploadId = await uploadIdOf(c.env, c.get("fileKey"), c.req.query("upload_id"));
+  if (!uploadId) return c.json(UNKNOWN_UPLOAD, 400);
   const upload = c.env.FILES.resumeMultipartUpload(c.get("fileKey"), uploadId);
-  const uploaded = await upload.uploadPart(part, c.req.raw.body);
-  return c.json({ part: uploaded.partNumber, etag: uploaded.etag }, 200);
+  try {
+    const uploaded = await upload.uploadPart(part, c.req.raw.body);
+    return c.json({ part: uploaded.partNumber, etag: uploaded.etag }, 200);
+  } catch (err) {
+    return refuseR2Error(c, err);
+  }
 }
 
 export async function renewAttemptLease(c: Context<AppEnv>) {

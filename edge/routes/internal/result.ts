@@ -10,17 +10,17 @@ import {
   ExtractResultSchema as SharedResultSchema,
 } from "../../../schema/messages.ts";
 import { DEMO, type Plan } from "../../../schema/plans.ts";
-import { parseFileKey } from "../../files.ts";
+import { parseUploadKey } from "../../files.ts";
 
 /**
  * The boundary's one schema (schema/messages.ts), and what only the edge knows: job ids are
- * its UUIDs, and file keys have the shape /files/* serves.
+ * its UUIDs, and file keys name files a job makes, in the shape /files/* serves.
  */
 export const ExtractResultSchema = SharedResultSchema.refine(
   (r) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(r.job_id),
   { message: "job_id must be a job's UUID", path: ["job_id"] },
-).refine((r) => resultFileKeys(r).every((k) => parseFileKey(k) !== null), {
-  message: "a file key does not have the shape {kind}/{job_id}/{attempt_id}/{name}",
+).refine((r) => resultFileKeys(r).every((k) => parseUploadKey(k) !== null), {
+  message: "a file key is not {kind}/{job_id}/{attempt_id}/{name} with a name a job makes",
 });
 
 export type CheckedResult = ExtractResult;
