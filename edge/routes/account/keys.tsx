@@ -1,28 +1,41 @@
-// API keys: create one with a name (its whole value shown once, here, never again), list them
-// by hint, revoke one (refused by the API within the rate limiter's 2-second lease; see
-// edge/middleware/auth.ts).
+// API keys: create one with a name, list them by hint, revoke one (refused by the API within
+// the rate limiter's 2-second lease; see edge/middleware/auth.ts). Creating answers with a
+// redirect to the list, which shows the new key once, from a one-time store (key-reveals.ts),
+// with ready-to-run samples carrying it: reloading that page creates nothing and shows nothing.
+
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
 import { eventOrigin } from "../../auth/account-events.ts";
+import { baseUrl } from "../../jobs/read.ts";
+import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import { activeKeys, createKey, type KeyListRow, MAX_ACTIVE_KEYS, revokeKey } from "./data.ts";
 import { formOf } from "./forms.ts";
+import { keepForOneShowing, takeForShowing } from "./key-reveals.ts";
 import type { PageContext } from "./ui.tsx";
 import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";
 
-const NOTICES: Record<string, { kind: "success" | "error"; text: string }> = {
+const NOTICES: Record<string, { kind: "success" | "error" | "info"; text: string }> = {
   revoked: {
     kind: "success",
     text: "The key is revoked: requests with it are refused everywhere within two seconds.",
   },
   "not-found": { kind: "error", text: "That key was already revoked or is not one of yours." },
+  "shown-once": {
+    kind: "info",
+    text: "A new key is shown once, right after it is created, and never again. If you did not copy it, revoke it below and create another.",
+  },
 };
 
-function NewKey(props: { keyValue: string; name: string }) {
+/** Where the creating POST sends the browser: the list, with the token of the one showing. */
+const SHOW_PARAM = "new";
+
+function NewKey(props: { keyValue: string; name: string; origin: string }) {
   return (
     <section class="new-key" aria-labelledby="new-key-title">
       <h2 id="new-key-title">Your new key “{props.name}”</h2>
       <p>
         <strong>Copy it now: this is the only time it is shown.</strong> We keep only a hash of it,
-        so nobody can show it to you again. If you lose it, revoke it and create another.
+        so nobody can show it to you again, and reloading this page will not show it either. If you
+        lose it, revoke it and create another.
       </p>
       <div class="secret-row">
         <label for="new-key-value" class="sr-only">
@@ -43,8 +56,18 @@ function NewKey(props: { keyValue: string; name: string }) {
         <span class="copy-status" role="status" />
       </div>
       <p class="hint">
-        Send it as <code>Authorization: Bearer …</code> or <code>X-API-Key: …</code>.
+        Send it as <code>Authorization: Bearer …</code> or <code>X-API-Key: …</code>. Keep it in an
+        environment variable, <code>STILLS_API_KEY</code>, as every example in our docs does.
       </p>
+      <h3 class="new-key-samples-title">Try it now</h3>
+      <p>
+        Six frames of our sample video, with your key filled in (each call spends about one credit):
+      </p>
+      <CodeSamples
+        id="new-key-sample"
+        label="Sample with your key"
+        samples={jobSamples({ origin: props.origin, apiKey: props.keyValue })}
+      />
     </section>
   );
 }
@@ -111,8 +134,8 @@ function KeyList(props: { keys: KeyListRow[] }) {
 function KeysPage(props: {
   email: string;
   keys: KeyListRow[];
-  created?: { keyValue: string; name: string };
-  notice?: { kind: "success" | "error"; text: string };
+  created?: { keyValue: string; name: string; origin: string };
+  notice?: { kind: "success" | "error" | "info"; text: string };
   error?: string;
   name?: string;
 }) {
@@ -169,9 +192,18 @@ function KeysPage(props: {
 
 export async function keysPage(c: PageContext) {
   const account = c.get("account");
+  const token = c.req.query(SHOW_PARAM);
+  // Taken (and deleted) before the list is read, so the list is never older than the key.
+  const showing = token === undefined ? undefined : await takeForShowing(c.env, account.id, token);
   const keys = await activeKeys(c.get("db"), account.id);
-  const notice = NOTICES[c.req.query("notice") ?? ""];
-  return renderPage(c, <KeysPage email={account.email} keys={keys} notice={notice} />);
+  const notice = NOTICES[showing && !showing.shown ? "shown-once" : (c.req.query("notice") ?? "")];
+  const created = showing?.shown
+    ? { keyValue: showing.key, name: showing.name, origin: baseUrl(c) }
+    : undefined;
+  return renderPage(
+    c,
+    <KeysPage email={account.email} keys={keys} notice={notice} created={created} />,
+  );
 }
 
 export async function submitNewKey(c: PageContext) {
@@ -192,21 +224,15 @@ export async function submitNewKey(c: PageContext) {
     return renderPage(c, page, 400);
   }
   const created = await createKey(c.env, account.id, parsed.data.name, eventOrigin(c));
-  const keys = await activeKeys(c.get("db"), account.id);
   if (!created) {
+    const keys = await activeKeys(c.get("db"), account.id);
     const error = `An account holds at most ${MAX_ACTIVE_KEYS} keys. Revoke one to create another.`;
     return renderPage(c, <KeysPage email={account.email} keys={keys} error={error} />, 400);
   }
-  // The one response that carries the key: rendered here, not behind a redirect that would
-  // have to keep it somewhere.
-  const page = (
-    <KeysPage
-      email={account.email}
-      keys={keys}
-      created={{ keyValue: created.key, name: parsed.data.name }}
-    />
-  );
-  return renderPage(c, page);
+  // POST, redirect, GET: the page that shows the key is a GET, so reloading it (or going back
+  // to it) sends no form again; the key waits for that one GET in the one-time store.
+  const token = await keepForOneShowing(c.env, account.id, created.keyId, created.key);
+  return c.redirect(`/dashboard/keys?${SHOW_PARAM}=${token}`, 303);
 }
 
 export async function submitKeyRevocation(c: PageContext) {
