@@ -148,8 +148,8 @@ async function recordJob(
     db
       .prepare(
         `INSERT INTO jobs (id, account_id, status, url, source_url, platform, options, webhook_url,
-           credits_reserved, requested_resolution, notice)
-         SELECT ?1, ?2, ?12, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+           credits_reserved, requested_resolution, notice, request_id)
+         SELECT ?1, ?2, ?12, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?13
          WHERE (SELECT count(*) FROM jobs WHERE account_id = ?2
                   AND status IN (${UNSETTLED_SQL})) < ?11
            AND (SELECT plan_credits + pack_credits - reserved_credits FROM accounts
@@ -176,6 +176,8 @@ async function recordJob(
         }),
         job.maxActive,
         QUEUED,
+        // The request's id, so a failed job's page can name the request that created it.
+        c.get("requestId") ?? null,
       ),
     db
       .prepare(

@@ -4,16 +4,15 @@
 // otherwise, asks for frames of the service's own sample video, so the first copied command
 // works. Pages using it need nothing else: the tabs and copy buttons come from site.client.js,
 // which every page loads.
+import { sampleUrl } from "../../schema/samples.ts";
 import { CopyableCode } from "./copyable-code.tsx";
 
 /** The placeholder every example uses for an API key: an environment variable's name. */
 export const API_KEY_NAME = "STILLS_API_KEY";
 
 /** The video every example asks for: served by the service itself, so it always answers. */
-export const SAMPLE_VIDEO_PATH = "/samples/intro.mp4";
-
 export function sampleVideoUrl(origin: string): string {
-  return `${origin}${SAMPLE_VIDEO_PATH}`;
+  return sampleUrl(origin);
 }
 
 export type SampleLanguage = "curl" | "node" | "python";

@@ -1,6 +1,7 @@
 // How to connect an AI agent to Stills over MCP, shown on the landing page and beside the API
 // reference. Written from the MCP server's contract (issue 10): Streamable HTTP at /mcp, the
 // same API key headers as REST, OAuth for clients that only speak OAuth.
+import { API_KEY_NAME } from "./code-samples.tsx";
 import { CopyableCode } from "./copyable-code.tsx";
 
 export function mcpClientConfig(origin: string): string {
@@ -9,7 +10,9 @@ export function mcpClientConfig(origin: string): string {
       stills: {
         type: "http",
         url: `${origin}/mcp`,
-        headers: { Authorization: "Bearer YOUR_API_KEY" },
+        // Claude Code (and other clients that expand variables) reads the key from the
+        // environment; elsewhere, write the key in its place.
+        headers: { Authorization: `Bearer \${${API_KEY_NAME}}` },
       },
     },
   };
@@ -38,21 +41,23 @@ export function McpSetup(props: { origin: string; headingLevel?: 2 | 3; id?: str
         <dd>Streamable HTTP</dd>
         <dt>Authentication</dt>
         <dd>
-          Your API key, as <code>Authorization: Bearer YOUR_API_KEY</code> or{" "}
-          <code>X-API-Key: YOUR_API_KEY</code>, or OAuth for clients that only speak OAuth.
+          Your API key, as <code>Authorization: Bearer …</code> or <code>X-API-Key: …</code>, or
+          OAuth for clients that only speak OAuth.
         </dd>
       </dl>
       <SubHeading>Clients that accept a URL and headers</SubHeading>
       <p>
-        Add the server to the client's configuration, with a key from your{" "}
-        <a href="/dashboard">dashboard</a> in place of <code>YOUR_API_KEY</code>:
+        Add the server to the client's configuration. Put a key from your{" "}
+        <a href="/dashboard">dashboard</a> in the environment variable <code>{API_KEY_NAME}</code>{" "}
+        (clients that expand variables, such as Claude Code, read it from there), or write the key
+        in place of <code>{`\${${API_KEY_NAME}}`}</code>:
       </p>
       <CopyableCode id={`${props.id ?? "mcp"}-config`} label="MCP client configuration">
         {mcpClientConfig(props.origin)}
       </CopyableCode>
       <p>From a terminal, for Claude Code:</p>
       <CopyableCode id={`${props.id ?? "mcp"}-cli`} label="Claude Code command">
-        {`claude mcp add --transport http stills ${endpoint} \\\n  --header "Authorization: Bearer YOUR_API_KEY"`}
+        {`claude mcp add --transport http stills ${endpoint} \\\n  --header "Authorization: Bearer $${API_KEY_NAME}"`}
       </CopyableCode>
       <SubHeading>Clients that only speak OAuth</SubHeading>
       <p>

@@ -43,7 +43,8 @@ type Ledger = Awaited<ReturnType<typeof ledgerPage>>;
 function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
   const current = planNameOf(props.account);
   return (
-    <div class="table-scroll">
+    // Focusable and named: on a phone the table scrolls sideways, and a keyboard must reach it.
+    <div class="table-scroll" tabindex={0} role="region" aria-label="Plans (scrolls sideways)">
       <table class="plans-table">
         <caption class="sr-only">Plans</caption>
         <thead>

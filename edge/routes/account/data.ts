@@ -169,3 +169,12 @@ export async function jobsWithThumbnails(
   );
   return { total, rows: listed };
 }
+
+/** X-Request-Id of the request that created the account's job (null for older jobs). */
+export async function jobRequestId(db: Db, accountId: string, jobId: string) {
+  const [row] = await db
+    .select({ requestId: jobs.requestId })
+    .from(jobs)
+    .where(and(eq(jobs.id, jobId), eq(jobs.accountId, accountId)));
+  return row?.requestId ?? null;
+}

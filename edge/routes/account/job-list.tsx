@@ -1,5 +1,6 @@
 // The account's jobs as a table: a thumbnail of the first good frame, status, frames, credits,
 // each row one click from the job's frames.
+import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import type { JobListRow } from "./data.ts";
 import { count, When } from "./ui.tsx";
 
@@ -106,16 +107,17 @@ export function NoJobsYet(props: { origin: string }) {
   return (
     <div class="empty-state">
       <p>
-        <strong>No jobs yet.</strong> Create an API key, then send a video link:
+        <strong>No jobs yet.</strong> <a href="/dashboard/keys">Create an API key</a>, put it in the
+        environment variable <code>STILLS_API_KEY</code>, and ask for six frames of our sample
+        video:
       </p>
-      <pre>
-        <code>{`curl -X POST "${props.origin}/v1/jobs?wait=true" \\
-  -H "Authorization: Bearer $STILLS_KEY" \\
-  -H "content-type: application/json" \\
-  -d '{"url":"https://example.com/talk.mp4","count":6}'`}</code>
-      </pre>
+      <CodeSamples
+        id="first-job"
+        label="First job"
+        samples={jobSamples({ origin: props.origin })}
+      />
       <p>
-        <a href="/dashboard/keys">Create an API key</a> · <a href="/docs">API reference</a>
+        Then swap in your own video link. Every option is in the <a href="/docs">API reference</a>.
       </p>
     </div>
   );

@@ -1,11 +1,12 @@
 // The account's jobs: the whole list, page by page, and one job with its frames.
 import { JobIdParamSchema } from "../../../schema/api.ts";
 import { ApiError } from "../../errors.ts";
-import { readJob } from "../../jobs/read.ts";
-import { jobsWithThumbnails } from "./data.ts";
+import { baseUrl, readJob } from "../../jobs/read.ts";
+import { jobRequestId, jobsWithThumbnails } from "./data.ts";
+import { JobFailure } from "./job-failure.tsx";
 import { JobTable, NoJobsYet, StatusBadge } from "./job-list.tsx";
 import type { PageContext } from "./ui.tsx";
-import { count, DashboardPage, Notice, Pager, pageNumber, renderPage, When } from "./ui.tsx";
+import { count, DashboardPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
 const PAGE_SIZE = 20;
 
@@ -18,7 +19,7 @@ export async function jobsPage(c: PageContext) {
   const body = (
     <DashboardPage title="Jobs" section="/dashboard/jobs" email={account.email}>
       {list.total === 0 ? (
-        <NoJobsYet origin={new URL(c.req.url).origin} />
+        <NoJobsYet origin={baseUrl(c)} />
       ) : (
         <>
           <p class="muted">
@@ -54,6 +55,8 @@ export async function jobPage(c: PageContext) {
     );
     return renderPage(c, missing, 404);
   }
+  const requestId =
+    job.status === "failed" ? await jobRequestId(c.get("db"), account.id, job.id) : null;
   return renderPage(
     c,
     <DashboardPage
@@ -61,7 +64,7 @@ export async function jobPage(c: PageContext) {
       section="/dashboard/jobs"
       email={account.email}
     >
-      <JobDetails job={job} />
+      <JobDetails job={job} requestId={requestId} />
     </DashboardPage>,
   );
 }
@@ -71,15 +74,33 @@ function videoName(url: string): string {
   try {
     const parsed = new URL(url);
     const last = parsed.pathname.split("/").filter(Boolean).at(-1);
-    return decodeURIComponent(last ?? parsed.hostname).slice(0, 60);
+    const name = decodeURIComponent(last ?? parsed.hostname);
+    return name.length > 60 ? `${name.slice(0, 59)}…` : name;
   } catch {
     return "video";
   }
 }
 
-function JobDetails(props: { job: Job }) {
+/** What the job's files are: kept until a moment, deleted at it, or none at all. */
+function Retention(props: { job: Job }) {
+  const { job } = props;
+  const hasFiles =
+    job.frames.some((frame) => frame.status === "ok") || job.zip_bytes !== null || !!job.storyboard;
+  if (!job.expires_at || !hasFiles || job.status === "failed") return null;
+  return (
+    <div>
+      <dt>{job.status === "expired" ? "Files deleted" : "Files until"}</dt>
+      <dd>
+        <When iso={job.expires_at} />
+      </dd>
+    </div>
+  );
+}
+
+function JobDetails(props: { job: Job; requestId: string | null }) {
   const { job } = props;
   const ok = job.frames.filter((frame) => frame.status === "ok");
+  const failed = job.status === "failed";
   return (
     <>
       <p>
@@ -96,29 +117,28 @@ function JobDetails(props: { job: Job }) {
             <StatusBadge status={job.status} />
           </dd>
         </div>
-        <div>
-          <dt>Frames</dt>
-          <dd>
-            {job.frames_count === null ? "—" : count(job.frames_count - job.frames_failed)}
-            {job.frames_failed > 0 && <span class="hint">{job.frames_failed} failed</span>}
-          </dd>
-        </div>
-        <div>
-          <dt>Credits</dt>
-          <dd>{job.credits_charged === null ? "—" : count(job.credits_charged)}</dd>
-        </div>
+        {!(failed && job.frames_count === null) && (
+          <div>
+            <dt>Frames</dt>
+            <dd>
+              {job.frames_count === null ? "—" : count(job.frames_count - job.frames_failed)}
+              {job.frames_failed > 0 && <span class="hint">{job.frames_failed} failed</span>}
+            </dd>
+          </div>
+        )}
+        {!failed && (
+          <div>
+            <dt>Credits</dt>
+            <dd>{job.credits_charged === null ? "—" : count(job.credits_charged)}</dd>
+          </div>
+        )}
         <div>
           <dt>Created</dt>
           <dd>
             <When iso={job.created_at} />
           </dd>
         </div>
-        <div>
-          <dt>Files until</dt>
-          <dd>
-            <When iso={job.expires_at} />
-          </dd>
-        </div>
+        <Retention job={job} />
         {job.video && <VideoFacts video={job.video} />}
         {job.captions ? (
           <div>
@@ -150,8 +170,9 @@ function JobDetails(props: { job: Job }) {
           </dd>
         </div>
       </dl>
-      {job.error && <Notice kind="error">{job.error.userMessage}</Notice>}
-      {job.notice && <p class="muted">{job.notice}</p>}
+      {/* A failed job's notice is its error's message: said once, in the failure's section. */}
+      {job.error && <JobFailure error={job.error} requestId={props.requestId} />}
+      {job.notice && !failed && <p class="muted">{job.notice}</p>}
       {job.zip_url && (
         <p>
           <a class="button button-secondary" href={job.zip_url}>
@@ -160,8 +181,8 @@ function JobDetails(props: { job: Job }) {
         </p>
       )}
       {job.storyboard && <StoryboardSection storyboard={job.storyboard} />}
-      <h2>Frames</h2>
-      {job.frames.length === 0 ? (
+      {!(failed && job.frames.length === 0) && <h2>Frames</h2>}
+      {failed && job.frames.length === 0 ? null : job.frames.length === 0 ? (
         <p class="muted">
           {job.status === "queued" || job.status === "processing"
             ? "The job is still running: reload in a moment."

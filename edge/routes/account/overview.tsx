@@ -1,6 +1,7 @@
 // The dashboard's first page: plan, credits (plan and pack apart), the period, the subscription,
 // this period's usage and the latest jobs.
 import { billingEnabled } from "../../billing/checkout.ts";
+import { baseUrl } from "../../jobs/read.ts";
 import { usageBody } from "../../usage.ts";
 import { jobsWithThumbnails } from "./data.ts";
 import { JobTable, NoJobsYet } from "./job-list.tsx";
@@ -115,7 +116,7 @@ export async function overviewPage(c: PageContext) {
       <section aria-labelledby="jobs-title" class="dashboard-section">
         <h2 id="jobs-title">Latest jobs</h2>
         {latest.rows.length === 0 ? (
-          <NoJobsYet origin={new URL(c.req.url).origin} />
+          <NoJobsYet origin={baseUrl(c)} />
         ) : (
           <>
             <JobTable jobs={latest.rows} caption="Latest jobs" />

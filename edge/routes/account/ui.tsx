@@ -6,6 +6,7 @@ import type { AppEnv } from "../../context.ts";
 import { baseUrl } from "../../jobs/read.ts";
 import { CSS_TYPE, JS_TYPE, staticAsset } from "../../pages/assets.ts";
 import { contentSecurityPolicy, Page } from "../../pages/layout.tsx";
+import { LocalTime } from "../../pages/local-time.tsx";
 import dashboardScript from "./assets/dashboard.client.js";
 import dashboardCss from "./assets/dashboard.css";
 
@@ -94,7 +95,7 @@ export function DashboardPage(props: {
           </p>
         </div>
         <nav class="dashboard-nav" aria-label="Dashboard">
-          <ul>
+          <ul class="scroll-tabs">
             {SECTIONS.map((section) => (
               <li>
                 <a
@@ -124,21 +125,9 @@ export function Notice(props: { kind: "success" | "error" | "info"; children?: C
   );
 }
 
-const DATE_FORMAT = new Intl.DateTimeFormat("en-GB", {
-  timeZone: "UTC",
-  day: "numeric",
-  month: "short",
-  year: "numeric",
-  hour: "2-digit",
-  minute: "2-digit",
-});
-
-/** A moment as people read it (UTC, said so), machine-readable in `datetime`. */
-export function When(props: { iso: string | null; empty?: string }) {
-  if (!props.iso) return <span class="muted">{props.empty ?? "—"}</span>;
-  const date = new Date(props.iso);
-  if (Number.isNaN(date.getTime())) return <span>{props.iso}</span>;
-  return <time datetime={date.toISOString()}>{DATE_FORMAT.format(date)} UTC</time>;
+/** A moment, in the visitor's zone once the page's script runs (UTC before, and on hover). */
+export function When(props: { iso: string | null; empty?: string; dateOnly?: boolean }) {
+  return <LocalTime iso={props.iso} empty={props.empty} dateOnly={props.dateOnly} />;
 }
 
 export function count(value: number): string {
