@@ -19,6 +19,7 @@ import {
   takePacedAllowance,
 } from "../middleware/rate-limit.ts";
 import { hasSignedInFrom } from "./account-events.ts";
+import { CODE_VALID_MINUTES } from "./codes.ts";
 
 /** Per client network (an IPv4 address, an IPv6 /64): a household or an office. */
 export const CODES_PER_MINUTE_PER_NETWORK = 10;
@@ -88,7 +89,7 @@ export async function limitCodeRequests(c: Context<AppEnv>, email: string) {
     const minutes = Math.ceil(paced.retryAfter / 60);
     throw tooMany(
       `Sign-in codes to this address were asked for from many networks: the next can be sent in ${paced.retryAfter} s`,
-      `Many sign-in codes for this address were asked for lately. The newest one we sent is in that mailbox: use it, or ask again in ${minutes} ${minutes === 1 ? "minute" : "minutes"}.`,
+      `Many sign-in codes for this address were asked for lately, so the newest one we sent may still be in that mailbox (codes work for ${CODE_VALID_MINUTES} minutes). Use it, or ask again in ${minutes} ${minutes === 1 ? "minute" : "minutes"}.`,
       paced.retryAfter,
     );
   }

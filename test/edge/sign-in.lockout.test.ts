@@ -190,7 +190,7 @@ describe("the caps of an address", () => {
     const wait = Number(refused.headers.get("retry-after"));
     expect(wait).toBeGreaterThan(0);
     expect(wait).toBeLessThanOrEqual(ADDRESS_PACE_MINUTES * 60);
-    expect(refused.text).toContain("newest one we sent is in that mailbox");
+    expect(refused.text).toContain("newest one we sent may still be in that mailbox");
 
     // The owner's own network is not held to it.
     expect((await ask(owner, email)).status).toBe(303);
