@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { DemoJobSchema, DemoRequestSchema, JobIdParamSchema } from "../../../schema/api.ts";
 import { DEMO } from "../../../schema/plans.ts";
+import { DEFAULT_SAMPLE, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { createDemoJob } from "../../jobs/demo.ts";
 import { readDemoJob } from "../../jobs/read.ts";
 import { objectSchema, restBody, restParameter, type ToolInput } from "../inputs.ts";
@@ -14,7 +15,9 @@ export const createDemo = defineTool({
   title: "Create a free demo preview",
   description:
     `Start a free preview of a video: ${DEMO.frames} evenly spaced JPG frames, at most ${DEMO.max_width} px wide, ` +
-    "never charged, limited per address per day. It runs in the background: read it with get_demo, then view_frames.",
+    "never charged, limited per address per day (a preview that fails is given back; the answer's allowance says what is left). " +
+    "It runs in the background: read it with get_demo, then view_frames. " +
+    `The service's own sample video is this MCP server's URL with /mcp replaced by ${SAMPLE_PATH_PREFIX}${DEFAULT_SAMPLE}.`,
   input: {
     json: restBody("DemoRequest") as ToolInput<unknown>["json"],
     parse: (args) => parseArguments(DemoRequestSchema, args),

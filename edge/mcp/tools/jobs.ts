@@ -13,6 +13,7 @@ import {
   ListJobsQuerySchema,
   WaitQuerySchema,
 } from "../../../schema/api.ts";
+import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { ApiError } from "../../errors.ts";
 import { createJob } from "../../jobs/create.ts";
 import { listJobs, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
@@ -80,6 +81,11 @@ function extractFramesInput(): ToolInput<{
   };
 }
 
+/** Every example runs on the service's own sample video (schema/samples.ts). */
+const SAMPLE_HINT =
+  `To try it without a video of your own, use the sample this service serves: this MCP server's URL with /mcp replaced by ${SAMPLE_PATH_PREFIX}${DEFAULT_SAMPLE} ` +
+  `(for example {"url": "https://<this host>${SAMPLE_PATH_PREFIX}${DEFAULT_SAMPLE}", "count": 6}; ${findSample(DEFAULT_SAMPLE)?.description}).`;
+
 export const extractFrames = defineTool({
   name: "extract_frames",
   title: "Extract frames from a video",
@@ -90,7 +96,8 @@ export const extractFrames = defineTool({
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
     "Every completed job carries `video` (duration, size, frame rate; title, uploader and date for platform links). " +
     "Pass captions: true (free) for the video's own captions as WebVTT and, on each frame, the caption on screen at its time. " +
-    "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free.",
+    "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free. " +
+    SAMPLE_HINT,
   input: extractFramesInput(),
   output: z.object({ job: JobSchema, images: FramePageSchema.nullable() }),
   annotations: {

@@ -2,7 +2,9 @@
 // POST /v1/demo with the link, then GET /v1/demo/{id} once a second until the job is
 // completed or failed. Frames go into the slots the page already reserved (no layout shift),
 // and every error of the spec is shown with the API's own data.userMessage. Text from the API
-// is only ever set as text, never parsed as HTML.
+// is only ever set as text, never parsed as HTML. "Try a sample video" sends the service's own
+// sample; the day's allowance is kept on screen (a failed preview is given back by the API);
+// a frame opens large in a dialog; after a success the API call that does the same is shown.
 {
   const POLL_MS = 1000;
   const GIVE_UP_MS = 10 * 60 * 1000;
@@ -22,21 +24,83 @@
   const frameList = document.getElementById("demo-frames");
   const slots = [...frameList.querySelectorAll(".frame-slot")];
   const placeholders = slots.map((slot) => slot.cloneNode(true));
+  const sampleButton = document.getElementById("demo-sample");
+  const allowanceLine = document.getElementById("demo-allowance");
+  const viewer = document.getElementById("demo-viewer");
+  const viewerTitle = document.getElementById("demo-viewer-title");
+  const viewerImage = document.getElementById("demo-viewer-image");
+  const viewerLink = document.getElementById("demo-viewer-link");
+  const next = document.getElementById("demo-next");
+  const apiCall = next.querySelector("[data-demo-api-call]");
+  const apiCodes = [...apiCall.querySelectorAll("pre code")].map((code) => ({
+    code,
+    template: code.textContent,
+    // The curl block carries the body inside single quotes (code-samples.tsx).
+    shell: code.parentElement.id.endsWith("-curl-code"),
+  }));
 
   // Each submission gets a number; a poll loop that is no longer the latest stops.
   let currentRun = 0;
+  // The link of the latest submission, for the API call shown after its success.
+  let submittedUrl = "";
   let elapsedTimer;
 
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-  /** Seconds as m:ss.cc (h:mm:ss.cc past an hour), the way video people read times. */
-  function formatTime(seconds) {
-    const centis = Math.round(seconds * 100);
+  /**
+   * Seconds the way a player writes them: m:ss (h:mm:ss past an hour). A moment inside a
+   * second keeps up to two decimals ("0:02.5"); a length is whole seconds ("1:00").
+   */
+  function formatTime(seconds, whole = false) {
+    const centis = whole ? Math.round(seconds) * 100 : Math.round(seconds * 100);
     const h = Math.floor(centis / 360000);
     const m = Math.floor((centis % 360000) / 6000);
-    const s = ((centis % 6000) / 100).toFixed(2).padStart(5, "0");
+    const rest = centis % 6000;
+    let s = String(Math.floor(rest / 100)).padStart(2, "0");
+    if (rest % 100 !== 0) s += `.${String(rest % 100).padStart(2, "0")}`.replace(/0$/, "");
     return h > 0 ? `${h}:${String(m).padStart(2, "0")}:${s}` : `${m}:${s}`;
   }
+
+  /** The day's allowance as the API last told it (data-* keep the numbers). */
+  function showAllowance(remaining, limit) {
+    allowanceLine.dataset.remaining = String(remaining);
+    allowanceLine.dataset.limit = String(limit);
+    allowanceLine.textContent = `${remaining} of ${limit} free previews left today. A preview that fails doesn't count.`;
+  }
+
+  /**
+   * A failed preview was given back by the API: one more than the creation's answer said.
+   * Returns the sentence that says so, for the error box.
+   */
+  function allowanceGivenBack() {
+    const limit = Number(allowanceLine.dataset.limit);
+    const remaining = Math.min(limit, Number(allowanceLine.dataset.remaining) + 1);
+    showAllowance(remaining, limit);
+    return ` This preview didn't count: you have ${remaining} of ${limit} left today.`;
+  }
+
+  /** The API call that does what the preview did, with the visitor's own link in it. */
+  function showApiCall(url) {
+    const sampleUrl = JSON.stringify(apiCall.dataset.sampleUrl);
+    const json = JSON.stringify(url);
+    for (const { code, template, shell } of apiCodes) {
+      const quoted = shell ? json.replaceAll("'", `'"'"'`) : json;
+      code.textContent = template.replaceAll(sampleUrl, () => quoted);
+    }
+  }
+
+  function openFrame(frame, label) {
+    viewerTitle.textContent = label;
+    viewerImage.alt = label;
+    viewerImage.src = frame.url;
+    viewerLink.href = frame.url;
+    viewer.showModal();
+  }
+
+  // A click on the dialog's backdrop (outside the picture) closes it, as people expect.
+  viewer.addEventListener("click", (event) => {
+    if (event.target === viewer) viewer.close();
+  });
 
   function setRunning(running) {
     submit.disabled = running;
@@ -133,8 +197,9 @@
         ? body.data.userMessage
         : `Something went wrong on our side (HTTP ${response.status}). Please try again.`;
     const retryAfter = retryAfterOf(response);
-    if (name === "DemoLimitReached" && retryAfter) {
-      return showError(message, resetNotice(retryAfter));
+    if (name === "DemoLimitReached") {
+      showAllowance(0, Number(allowanceLine.dataset.limit));
+      if (retryAfter) return showError(message, resetNotice(retryAfter));
     }
     if (name === "RateLimited" && retryAfter) {
       return showError(message, [` Try again in ${describeWait(retryAfter)}.`]);
@@ -159,8 +224,9 @@
     time.dateTime = `PT${Number(frame.timestamp.toFixed(3))}S`;
     time.textContent = formatTime(frame.timestamp);
     if (frame.status === "ok" && isWebUrl(frame.url)) {
+      const label = `Frame ${frame.index} at ${formatTime(frame.timestamp)}`;
       const img = document.createElement("img");
-      img.alt = `Frame ${frame.index} at ${formatTime(frame.timestamp)}`;
+      img.alt = label;
       img.loading = "lazy";
       img.decoding = "async";
       // The video's own shape, so the browser knows the picture's proportions before it loads.
@@ -170,7 +236,14 @@
         box.replaceChildren(failedNote("This frame could not be loaded."));
       });
       img.src = frame.url;
-      box.append(img);
+      // The picture is the button that opens it large; the image's alt text is its name.
+      const open = document.createElement("button");
+      open.type = "button";
+      open.className = "frame-open";
+      open.title = "Open large";
+      open.append(img);
+      open.addEventListener("click", () => openFrame(frame, label));
+      box.append(open);
     } else {
       box.append(failedNote(frame.error || "No picture at this moment."));
     }
@@ -205,8 +278,11 @@
       fillSlot(slot, frame, job);
     });
     const ok = frames.filter((frame) => frame.status === "ok").length;
-    const length = job.duration_seconds ? ` from a ${formatTime(job.duration_seconds)} video` : "";
+    const length = job.duration_seconds
+      ? ` from a ${formatTime(job.duration_seconds, true)} video`
+      : "";
     showStatus(`Done: ${ok} frames${length}.`);
+    showApiCall(submittedUrl);
   }
 
   async function follow(run, job) {
@@ -219,7 +295,9 @@
       shown = job.status;
       if (job.status === "completed") return showFrames(job);
       if (job.status === "failed") {
-        return showError(job.error?.userMessage || "We couldn't get frames from that video.");
+        return showError(job.error?.userMessage || "We couldn't get frames from that video.", [
+          allowanceGivenBack(),
+        ]);
       }
       if (job.status === "expired") return showError("This preview has expired. Run it again.");
       if (Date.now() - started > GIVE_UP_MS) {
@@ -257,6 +335,7 @@
       return;
     }
     const run = ++currentRun;
+    submittedUrl = url;
     resetSlots();
     input.setAttribute("aria-invalid", "false");
     setRunning(true);
@@ -275,6 +354,12 @@
     const body = await readJson(response);
     if (run !== currentRun) return;
     if (!response.ok || !body) return showApiError(response, body);
+    if (body.allowance) showAllowance(body.allowance.remaining, body.allowance.limit);
     await follow(run, body);
+  });
+
+  sampleButton.addEventListener("click", () => {
+    input.value = sampleButton.dataset.url;
+    form.requestSubmit();
   });
 }

@@ -2,10 +2,14 @@
 // public POST /v1/demo and GET /v1/demo/{id}, exactly as any other client would), a curl
 // sample, the pricing table and the MCP setup.
 import type { Context } from "hono";
+import type { DemoAllowance } from "../../../schema/api.ts";
+import { sampleUrl } from "../../../schema/samples.ts";
 import type { AppEnv } from "../../context.ts";
+import { demoAllowanceLeft } from "../../jobs/demo-allowance.ts";
 import landingScript from "../../pages/assets/landing.client.js";
 import landingStyles from "../../pages/assets/landing.css";
 import { CSS_TYPE, JS_TYPE, staticAsset } from "../../pages/assets.ts";
+import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import { COPY_JS, CopyableCode } from "../../pages/copyable-code.tsx";
 import { contentSecurityPolicy, Page } from "../../pages/layout.tsx";
 import { McpSetup } from "../../pages/mcp-setup.tsx";
@@ -23,7 +27,7 @@ export function curlSample(origin: string): string {
     `curl -X POST "${origin}/v1/jobs?wait=true" \\`,
     `  -H "Authorization: Bearer YOUR_API_KEY" \\`,
     `  -H "Content-Type: application/json" \\`,
-    `  -d '{"url": "https://example.com/talk.mp4", "count": 6}'`,
+    `  -d '{"url": "${sampleUrl(origin)}", "count": 6}'`,
   ].join("\n");
 }
 
@@ -47,8 +51,16 @@ function DemoSlots(props: { count: number }) {
   );
 }
 
-function Demo() {
+/** "3 of 5 free previews left today": the page says it at once; the script keeps it current. */
+function allowanceText(allowance: DemoAllowance): string {
+  return `${allowance.remaining} of ${allowance.limit} free previews left today.`;
+}
+
+function Demo(props: { origin: string; allowance: DemoAllowance }) {
   const demo = CATALOG.demo;
+  const sample = sampleUrl(props.origin);
+  // The API call the preview stands for, shown after a success with the visitor's own link.
+  const apiBody = { url: sample, count: demo.frames, max_width: demo.max_width };
   return (
     <section id="demo" class="section" aria-labelledby="demo-heading">
       <div class="wrap">
@@ -68,7 +80,7 @@ function Demo() {
               autocomplete="url"
               spellcheck={false}
               placeholder="https://www.youtube.com/watch?v=…"
-              aria-describedby="demo-url-hint demo-error"
+              aria-describedby="demo-url-hint demo-allowance demo-error"
               required
             />
             <button id="demo-submit" type="submit">
@@ -77,6 +89,29 @@ function Demo() {
           </div>
           <p id="demo-url-hint" class="hint">
             A public {SOURCES} video, or a direct link to an .mp4, .mov or .webm file.
+          </p>
+          <p class="demo-sample">
+            No video at hand?{" "}
+            <button
+              id="demo-sample"
+              type="button"
+              class="button-secondary"
+              data-url={sample}
+              aria-describedby="demo-sample-about"
+            >
+              Try a sample video
+            </button>{" "}
+            <span id="demo-sample-about" class="hint">
+              A 30-second clip in five scenes, served by Stills itself.
+            </span>
+          </p>
+          <p
+            id="demo-allowance"
+            class="hint"
+            data-limit={props.allowance.limit}
+            data-remaining={props.allowance.remaining}
+          >
+            {allowanceText(props.allowance)} A preview that fails doesn't count.
           </p>
         </form>
         <div class="demo-feedback">
@@ -91,6 +126,40 @@ function Demo() {
           <p id="demo-error" class="message message-error" role="alert" />
         </div>
         <DemoSlots count={demo.frames} />
+        <p class="hint">Select a frame to open it large.</p>
+        <dialog id="demo-viewer" class="frame-viewer" aria-labelledby="demo-viewer-title">
+          <div class="frame-viewer-bar">
+            <h3 id="demo-viewer-title">Frame</h3>
+            <form method="dialog">
+              <button type="submit" class="button-secondary">
+                Close
+              </button>
+            </form>
+          </div>
+          <img id="demo-viewer-image" alt="" />
+          <p>
+            <a id="demo-viewer-link" href="#demo" target="_blank" rel="noopener">
+              Open the image in a new tab
+            </a>
+          </p>
+        </dialog>
+        {/* On the page from the start, so a success changes its text but moves nothing. */}
+        <div id="demo-next" class="demo-next">
+          <h3 id="demo-next-heading">The same through the API</h3>
+          <p>
+            With an API key, this call makes what the preview makes ({demo.frames} evenly spaced
+            frames, at most {demo.max_width} px wide) and waits for the job. It asks for the sample
+            video until a preview succeeds, then for the link you tried.{" "}
+            <a href="/sign-in">Get a free API key</a>: 60 credits a month, no card needed.
+          </p>
+          <div data-demo-api-call data-sample-url={sample}>
+            <CodeSamples
+              id="demo-api"
+              label="API call"
+              samples={jobSamples({ origin: props.origin, body: apiBody })}
+            />
+          </div>
+        </div>
         <noscript>
           <p class="message">
             The demo needs JavaScript. Without it, call <code>POST /v1/demo</code> yourself: see the{" "}
@@ -129,8 +198,11 @@ function Start(props: { origin: string }) {
   );
 }
 
-export function landingPage(c: Context<AppEnv>) {
+export async function landingPage(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
+  // The visitor's own allowance: the page is never cached (no Cache-Control is sent for it).
+  const allowance = await demoAllowanceLeft(c);
+  c.header("Cache-Control", "private, no-cache");
   // Frame URLs are signed for PUBLIC_BASE_URL, which may be another host than this page's.
   c.header("Content-Security-Policy", contentSecurityPolicy({ imageOrigins: [origin] }));
   return c.html(
@@ -160,7 +232,7 @@ export function landingPage(c: Context<AppEnv>) {
             </p>
           </div>
         </section>
-        <Demo />
+        <Demo origin={origin} allowance={allowance} />
         <Start origin={origin} />
         <section id="pricing" class="section" aria-labelledby="pricing-heading">
           <div class="wrap">
