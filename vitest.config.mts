@@ -15,12 +15,35 @@ const UNIT = [
   "test/sources/ytdlp.test.ts",
 ];
 
-// Four projects, in three groups that run one after another (sequence.groupOrder):
-// 0. the edge inside workerd with real D1/R2/Queues/Durable Objects, beside the pure Node files;
-// 1. the extractor and the sources on real ffmpeg, one file at a time (two cores);
-// 2. the end-to-end and browser files on the real stack, one file at a time, sharing one stack
-//    started once by test/e2e/support/shared-stack.ts (files that kill or restart a stack, or
-//    need other settings, start their own: test/e2e/support/harness.ts).
+// Files that start stacks of their own (they kill, stop or restart its processes, need other
+// settings, or test `npm start` and the admin command themselves; each says why in its own
+// startHarness/startStack call). A file listed wrongly still runs: startHarness starts a
+// stack of its own wherever no shared one is offered, and takes one when settings need it.
+const OWN_STACK = [
+  "test/e2e/admin.test.ts",
+  "test/e2e/chaos.test.ts",
+  "test/e2e/dev-vars.test.ts",
+  "test/e2e/faults.test.ts",
+  "test/e2e/lease.test.ts",
+  "test/e2e/quickstart.test.ts",
+  "test/e2e/restart-in-flight.test.ts",
+  "test/e2e/restart.test.ts",
+  "test/e2e/samples.test.ts",
+  "test/e2e/setup.*.test.ts",
+  "test/e2e/slow-origin.test.ts",
+  "test/e2e/trace.test.ts",
+  "test/browser/demo.test.ts",
+  "test/browser/landing.test.ts",
+];
+const STACK_FILES = ["test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"];
+
+// Five projects in two groups that run one after the other (sequence.groupOrder), each group
+// two lanes wide for two cores:
+// 0. the edge inside workerd with real D1/R2/Queues/Durable Objects, beside the pure Node
+//    files; and the extractor and the sources on real ffmpeg, one file at a time;
+// 1. the end-to-end and browser files on the real stack: those that share one stack, started
+//    once by test/e2e/support/shared-stack.ts, one file at a time; beside them, one file at a
+//    time, those with stacks of their own (test/e2e/support/harness.ts).
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("schema/migrations");
   return {
@@ -70,19 +93,31 @@ export default defineConfig(async () => {
             hookTimeout: 180_000,
             // Two cores: ffmpeg-heavy files one at a time keeps timings sane.
             fileParallelism: false,
-            sequence: { groupOrder: 1 },
+            sequence: { groupOrder: 0 },
           },
         },
         {
           test: {
             name: "stack",
             environment: "node",
-            include: ["test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"],
+            include: STACK_FILES,
+            exclude: OWN_STACK,
             globalSetup: ["test/e2e/support/shared-stack.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
             fileParallelism: false,
-            sequence: { groupOrder: 2 },
+            sequence: { groupOrder: 1 },
+          },
+        },
+        {
+          test: {
+            name: "own-stack",
+            environment: "node",
+            include: OWN_STACK,
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+            fileParallelism: false,
+            sequence: { groupOrder: 1 },
           },
         },
       ],

@@ -86,6 +86,7 @@ export function splitSqlScript(script: string): string[];
 export function readTail(file: string, lines?: number): string;
 export function executeLocalSql(script: string, stateDir?: string): void;
 export function queryLocal(sql: string, stateDir?: string): Record<string, unknown>[];
+export function readLocalD1(sql: string, stateDir?: string): Record<string, any>[];
 
 /** glibc malloc settings of the extractor's Node, as the image sets them. */
 export function extractorMallocEnv(env?: NodeJS.ProcessEnv): {

@@ -10,6 +10,7 @@ import {
   existsSync,
   mkdirSync,
   openSync,
+  readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -543,6 +544,29 @@ export function queryLocal(sql, stateDir) {
   const run = d1Execute(dir, ["--json", "--command", sql]);
   if (run.status !== 0) throw new Error(`query failed:\n${run.stdout}\n${run.stderr}`);
   return JSON.parse(run.stdout)[0].results;
+}
+
+/**
+ * Reads rows straight from the SQLite file behind a local D1 (no wrangler spawned), opened
+ * read-only: for tests that check what the admin command wrote while no stack runs.
+ */
+export function readLocalD1(sql, stateDir) {
+  const dir = join(
+    resolve(ROOT, stateDir ?? ".wrangler/state"),
+    "v3/d1/miniflare-D1DatabaseObject",
+  );
+  const files = existsSync(dir)
+    ? readdirSync(dir).filter((name) => name.endsWith(".sqlite") && name !== "metadata.sqlite")
+    : [];
+  if (files.length !== 1)
+    throw new Error(`expected one D1 database in ${dir}, found ${files.length}`);
+  const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+  const db = new DatabaseSync(join(dir, files[0]), { readOnly: true });
+  try {
+    return db.prepare(sql).all();
+  } finally {
+    db.close();
+  }
 }
 
 /** Runs a SQL script against the local D1 of a stack (migrated first). */

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKey, executeLocalSql, queryLocal, ROOT } from "../../scripts/lib/stack.mjs";
+import { createKey, executeLocalSql, readLocalD1, ROOT } from "../../scripts/lib/stack.mjs";
 
 const KEY = /^stills_live_[0-9A-Za-z]{38}$/;
 let stateDir: string;
@@ -32,7 +32,7 @@ function admin(...args: string[]) {
 const quote = (value: string) => `'${value.replaceAll("'", "''")}'`;
 
 function account(email: string) {
-  const [row] = queryLocal(
+  const [row] = readLocalD1(
     `SELECT a.id, a.plan, a.plan_credits, a.pack_credits, a.reserved_credits,
             (SELECT coalesce(sum(plan_delta), 0) FROM credit_ledger WHERE account_id = a.id) AS ledger_plan,
             (SELECT coalesce(sum(pack_delta), 0) FROM credit_ledger WHERE account_id = a.id) AS ledger_pack,
@@ -57,7 +57,7 @@ function balances(email: string) {
 }
 
 function ledger(email: string, kind: string) {
-  return queryLocal(
+  return readLocalD1(
     `SELECT l.plan_delta, l.pack_delta, l.note FROM credit_ledger l JOIN accounts a ON a.id = l.account_id
      WHERE a.email = ${quote(email)} AND l.kind = ${quote(kind)} ORDER BY l.rowid`,
     stateDir,
@@ -210,7 +210,7 @@ describe("outbox and webhook-secret", SLOW, () => {
     await createKey({ email, stateDir });
     const run = admin("webhook-secret", "--email", email);
     expect(run.status).toBe(0);
-    const [row] = queryLocal(
+    const [row] = readLocalD1(
       `SELECT webhook_secret FROM accounts WHERE email = ${quote(email)}`,
       stateDir,
     );
