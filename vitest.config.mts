@@ -35,7 +35,11 @@ const OWN_STACK = [
   "test/browser/demo.test.ts",
   "test/browser/landing.test.ts",
 ];
-const STACK_FILES = ["test/e2e/**/*.test.ts", "test/browser/**/*.test.ts"];
+const STACK_FILES = [
+  "test/e2e/**/*.test.ts",
+  "test/browser/**/*.test.ts",
+  "test/sdk/**/*.test.ts",
+];
 
 // Five projects in two groups that run one after the other (sequence.groupOrder), each group
 // two lanes wide for two cores:
