@@ -225,7 +225,7 @@ describe("the landing page's demo", () => {
     }
   });
 
-  it("fits a phone: nothing wider than 390 px, and axe finds nothing serious", async () => {
+  it("fits a phone: nothing wider than 390 px, and axe finds nothing serious, light or dark", async () => {
     await page.setViewportSize(PHONE);
     await page.locator("#demo").scrollIntoViewIfNeeded();
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
@@ -238,7 +238,15 @@ describe("the landing page's demo", () => {
     await screenshot(page, "demo-viewer-phone", { fullPage: false });
     expect(await seriousViolations(page)).toEqual([]);
     await page.keyboard.press("Escape");
+    // Dark pages (prefers-color-scheme: dark) pass too, on the phone and on the desktop.
+    await page.emulateMedia({ colorScheme: "dark" });
+    await screenshot(page, "demo-sample-phone-dark");
+    expect(await seriousViolations(page)).toEqual([]);
     await page.setViewportSize(DESKTOP);
+    await page.locator("#demo").scrollIntoViewIfNeeded();
+    await screenshot(page, "demo-sample-desktop-dark", { fullPage: false });
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.emulateMedia({ colorScheme: "light" });
     // The failed preview's 403 was the extractor's to see, never the page's: no errors here.
     expect(errors).toEqual([]);
     expect(cspViolations).toEqual([]);
