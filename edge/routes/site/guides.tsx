@@ -1,9 +1,10 @@
 // The guides under /docs: quick start, authentication, errors, webhooks, rate limits and
 // credits. Their source is Markdown in docs/guides/, bundled into the worker as text and
-// rendered here once per origin (micromark, with GitHub's tables), so the same files can be
-// served to models as Markdown (/docs/<guide>.md). `{PUBLIC_BASE_URL}` in a guide becomes this
-// deployment's origin, so every command on these pages runs as it stands. Headings get ids
-// (an error name's heading is the name itself: the anchors of every error body's doc_url).
+// rendered here once per origin (micromark, with GitHub's tables; code blocks get the site's
+// copy button), so the same files can be served to models as Markdown (/docs/<guide>.md).
+// `{PUBLIC_BASE_URL}` in a guide becomes this deployment's origin, so every command on these
+// pages runs as it stands. Headings get ids (an error name's heading is the name itself: the
+// anchors of every error body's doc_url).
 import type { Context } from "hono";
 import { raw } from "hono/html";
 import { micromark } from "micromark";
@@ -64,6 +65,7 @@ export function renderGuide(guide: Guide, origin: string): { title: string; html
     htmlExtensions: [gfmHtml()],
   });
   let title: string = guide.label;
+  let blocks = 0;
   const html = body
     .replace(/<h1>([\s\S]*?)<\/h1>/, (_match, inner: string) => {
       title = inner.replace(/<[^>]+>/g, "");
@@ -72,7 +74,18 @@ export function renderGuide(guide: Guide, origin: string): { title: string; html
     .replace(/<h([23])>([\s\S]*?)<\/h\1>/g, (_match, level: string, inner: string) => {
       const id = headingId(inner.replace(/<[^>]+>/g, "").trim());
       return `<h${level} id="${id}"><a class="anchor" href="#${id}">${inner}</a></h${level}>`;
-    });
+    })
+    // Code blocks as the site's CopyableCode renders them (a copy button the site's script
+    // shows); they and tables scroll sideways on a phone, so a keyboard can reach them.
+    .replace(/<pre><code([^>]*)>([\s\S]*?)<\/code><\/pre>/g, (_match, attributes, code) => {
+      const id = `code-${++blocks}`;
+      const what = attributes.includes("language-sh") ? "command" : "code";
+      return `<div class="copyable"><pre id="${id}" tabindex="0"><code${attributes}>${code}</code></pre><div class="copy-row"><button type="button" class="button-secondary copy-button" data-copy="${id}" hidden>Copy<span class="sr-only"> the ${what}</span></button><output class="copy-status"></output></div></div>`;
+    })
+    .replace(
+      /<table>([\s\S]*?)<\/table>/g,
+      '<div class="table-scroll" tabindex="0" role="region" aria-label="Table"><table>$1</table></div>',
+    );
   const page = { title, html };
   if (rendered.size > 64) rendered.clear();
   rendered.set(key, page);
