@@ -40,9 +40,7 @@ function EventTable(props: { events: AccountEvent[] }) {
                 {labelOf(event.kind)}
                 {event.detail && <span class="hint"> {event.detail}</span>}
               </td>
-              <td data-label="Network">
-                <code>{event.network}</code>
-              </td>
+              <td data-label="Network">{event.network}</td>
               <td data-label="Client" class="muted">
                 {event.userAgent ?? "—"}
               </td>
