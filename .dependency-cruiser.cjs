@@ -1,0 +1,84 @@
+// The import rules of Stills (docs/decisions/0170-import-rules-checked.md), checked by
+// `npm run deps` and so by `npm test` and CI. Known violations that are not fixed yet are
+// listed, each by name, in .dependency-cruiser-known-violations.json (when there are any) and
+// in the decision record; anything new fails.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      comment:
+        "No import cycles, type-only imports included: a cycle means two modules are one, and " +
+        "its order of evaluation decides which of them sees the other half-built.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "routes-are-a-leaf",
+      comment:
+        "Only the entry (edge/index.ts) and the route tree itself import edge/routes/. What a " +
+        "service needs from a route (a key's creation, the plan catalog, attempt tokens) lives " +
+        "in the domain (edge/jobs/, edge/auth/ …) or in schema/. Tests may reach in.",
+      severity: "error",
+      from: { pathNot: "^(edge/index[.]ts|edge/routes/|test/)" },
+      to: { path: "^edge/routes/" },
+    },
+    {
+      name: "schema-is-the-base",
+      comment:
+        "schema/ holds the shapes both sides share; it imports nothing above it (only schema/ " +
+        "itself and libraries).",
+      severity: "error",
+      from: { path: "^schema/" },
+      to: { path: "^(edge|extractor|scripts|test)/" },
+    },
+    {
+      name: "edge-does-not-import-extractor",
+      comment:
+        "The edge and the extractor meet only in schema/ (the wire contract); tests may import both.",
+      severity: "error",
+      from: { path: "^edge/" },
+      to: { path: "^extractor/" },
+    },
+    {
+      name: "extractor-does-not-import-edge",
+      comment:
+        "The edge and the extractor meet only in schema/ (the wire contract); tests may import both.",
+      severity: "error",
+      from: { path: "^extractor/" },
+      to: { path: "^edge/" },
+    },
+    {
+      name: "no-unresolvable-imports",
+      comment:
+        "An import the checker cannot resolve is an import no rule can judge: fix the path or " +
+        "tell the checker how it resolves.",
+      severity: "error",
+      from: { path: "^(edge|extractor|schema|scripts|test)/" },
+      to: {
+        couldNotResolve: true,
+        // Runtime modules with no file: the Workers runtime's and the test pool's own.
+        pathNot: "^(cloudflare:|node:)",
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(node_modules|dist|[.]wrangler)/" },
+    // Type-only imports are dependencies too: a schema that imports a type from edge/ is as
+    // tied to it as one that imports a value.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: {
+      extensions: [".ts", ".tsx", ".mts", ".mjs", ".js", ".json", ".d.ts"],
+      // Packages resolve through their "exports" (hono/factory, the MCP SDK's subpaths).
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "workerd", "worker", "default", "types"],
+      mainFields: ["module", "main", "types"],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};

@@ -1,0 +1,98 @@
+// Raw SQL only in the modules allowed to hold it (docs/decisions/0170-import-rules-checked.md).
+// Run by `npm run deps`, after dependency-cruiser. Raw SQL is a D1 `.prepare(`/`.exec(` call,
+// a drizzle `sql` template or `sql.raw(`, or a string that starts with a statement (SELECT,
+// INSERT, UPDATE, DELETE, REPLACE, WITH). drizzle's query builder is not raw SQL.
+//
+// Today raw SQL is spread over the files below, so the list is what today holds, and it only
+// shrinks: a file not on it that holds raw SQL fails the check, and so does a file on it that
+// no longer does (take it off, so it cannot gain SQL again unnoticed). As each table group gets
+// its storage module (issue 35), its SQL moves there and its old homes leave the list.
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const SCANNED = ["edge", "schema", "extractor"];
+
+/** Storage modules: the files that own SQL. */
+const STORAGE_MODULES = [
+  "edge/storage/prepared-select.ts",
+  "schema/accounts.ts",
+  "schema/db.ts",
+  "schema/ledger.ts",
+];
+
+/** Files that hold raw SQL today and are not storage modules yet (issue 35 moves it out). */
+const NOT_YET_MOVED = [
+  "edge/auth/account-events.ts",
+  "edge/auth/codes.ts",
+  "edge/billing/checkout.ts",
+  "edge/billing/webhook.ts",
+  "edge/credits.ts",
+  "edge/jobs/create.ts",
+  "edge/jobs/demo-allowance.ts",
+  "edge/jobs/lifecycle.ts",
+  "edge/jobs/read.ts",
+  "edge/jobs/settle.ts",
+  "edge/mail/local.ts",
+  "edge/maintenance.ts",
+  "edge/middleware/auth.ts",
+  "edge/oauth/refresh.ts",
+  "edge/queues/extract-request.ts",
+  "edge/queues/results.ts",
+  "edge/routes/account/data.ts",
+  "edge/routes/account/key-reveals.ts",
+  "edge/routes/account/sign-in.tsx",
+  "edge/routes/dev/index.ts",
+  "edge/routes/internal/handlers.ts",
+  "edge/usage.ts",
+];
+
+const RAW_SQL =
+  /\.prepare\(|\.exec\(\s*["'`]|\bsql(?:\.raw)?\s*[`(]|["'`]\s*(?:SELECT|INSERT|UPDATE|DELETE|REPLACE|WITH)\s/;
+
+function* sourceFiles(dir) {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (name === "node_modules" || name === "migrations") continue;
+    if (statSync(path).isDirectory()) yield* sourceFiles(path);
+    else if (/\.(?:ts|tsx|mts|mjs|js)$/.test(name) && !name.endsWith(".d.ts")) yield path;
+  }
+}
+
+/** The file's text without its comments, so a comment that names a statement is not SQL. */
+function withoutComments(text) {
+  return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+}
+
+const allowed = new Set([...STORAGE_MODULES, ...NOT_YET_MOVED]);
+const holding = new Set();
+for (const top of SCANNED) {
+  for (const path of sourceFiles(join(ROOT, top))) {
+    const file = relative(ROOT, path).split("\\").join("/");
+    if (RAW_SQL.test(withoutComments(readFileSync(path, "utf8")))) holding.add(file);
+  }
+}
+
+const problems = [];
+for (const file of [...holding].sort()) {
+  if (!allowed.has(file)) {
+    problems.push(
+      `${file}: raw SQL outside the storage modules. Put it in the storage module of its table group (scripts/check-raw-sql.mjs lists them), or use drizzle's query builder.`,
+    );
+  }
+}
+for (const file of [...allowed].sort()) {
+  if (!holding.has(file)) {
+    problems.push(
+      `${file}: listed in scripts/check-raw-sql.mjs but holds no raw SQL now; take it off the list.`,
+    );
+  }
+}
+if (problems.length > 0) {
+  console.error(`raw SQL check: ${problems.length} problem(s)\n${problems.join("\n")}`);
+  process.exit(1);
+}
+console.log(
+  `raw SQL check: ${holding.size} files hold raw SQL, all on the list (${STORAGE_MODULES.length} storage modules, ${NOT_YET_MOVED.length} not moved yet)`,
+);
