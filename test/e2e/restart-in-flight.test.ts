@@ -11,6 +11,11 @@ import type http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
+import {
+  nextCronTime,
+  parseCron,
+  readMaintenanceSchedule,
+} from "../../scripts/lib/maintenance.mjs";
 import { createKey, freePort, queryLocal, ROOT } from "../../scripts/lib/stack.mjs";
 import { fakeBin } from "../scripts/fake-bin.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
@@ -150,3 +155,19 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
     await origin.close();
   }
 }, 300_000);
+
+it("reads the schedule as wrangler.toml says it, and stops at a cron it cannot read", () => {
+  const schedule = readMaintenanceSchedule({ root: ROOT, devVars: join(stateDir, "none") });
+  expect(schedule).toEqual({ crons: ["*/10 * * * *"], leaseSeconds: 30 });
+  const at = Date.parse("2026-11-28T08:31:20Z");
+  const next = (cron: string) => nextCronTime(cron, at).toISOString();
+  expect(next("*/10 * * * *")).toBe("2026-11-28T08:40:00.000Z");
+  expect(next("30 9 * * *")).toBe("2026-11-28T09:30:00.000Z");
+  expect(next("0 0 * * SAT,SUN")).toBe("2026-11-29T00:00:00.000Z");
+  expect(next("5,7 1-3/2 * JAN-MAR *")).toBe("2027-01-01T01:05:00.000Z");
+  // Either day field matches when both are given, as cron has it (the 30th is a Monday).
+  expect(next("15 10 1 * MON")).toBe("2026-11-30T10:15:00.000Z");
+  for (const bad of ["* * * * 1", "61 * * * *", "* * *", "L * * * *", "*/0 * * * *"]) {
+    expect(() => parseCron(bad), bad).toThrow(/cron/);
+  }
+});
