@@ -353,7 +353,12 @@ describe("OAuth for MCP clients", () => {
       headers: { authorization: "Bearer someone:something:forged" },
     });
     expect(forged.status).toBe(401);
-    expect(await forged.json()).toEqual(rest.body);
+    // The same body, each naming its own request.
+    const body = await forged.json();
+    expect(body.data.request_id).toBe(forged.headers.get("x-request-id"));
+    expect({ ...body, data: { ...body.data, request_id: rest.body.data.request_id } }).toEqual(
+      rest.body,
+    );
     expect(forged.headers.get("www-authenticate")).toContain('error="invalid_token"');
   });
 

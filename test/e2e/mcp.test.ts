@@ -266,7 +266,9 @@ describe("the MCP server", () => {
   it("answers a missing, malformed, unknown or revoked key exactly as REST does", async () => {
     const { key } = await h.newKey("starter");
     const revoked = await h.newKey("starter");
-    await h.execute(`UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00Z' WHERE account_id = (SELECT id FROM accounts WHERE email = '${revoked.email}')`);
+    await h.execute(
+      `UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00Z' WHERE account_id = (SELECT id FROM accounts WHERE email = '${revoked.email}')`,
+    );
     const cases: Record<string, Record<string, string>> = {
       missing: {},
       malformed: { authorization: "Basic dXNlcjpwYXNz" },
@@ -298,7 +300,12 @@ describe("the MCP server", () => {
       });
       expect(viaMcp.status, label).toBe(401);
       expect(viaRest.status, label).toBe(401);
-      expect(await viaMcp.json(), label).toEqual(viaRest.body);
+      // The same body, each naming its own request.
+      const mcpBody = await viaMcp.json();
+      expect(mcpBody.data.request_id, label).toBe(viaMcp.headers.get("x-request-id"));
+      expect(viaRest.body.data.request_id, label).toBe(viaRest.headers.get("x-request-id"));
+      const withoutRequest = (body: any) => ({ ...body, data: { ...body.data, request_id: null } });
+      expect(withoutRequest(mcpBody), label).toEqual(withoutRequest(viaRest.body));
       // Where an OAuth-only client starts signing in.
       expect(viaMcp.headers.get("www-authenticate"), label).toContain(
         `resource_metadata="${h.stack.baseUrl}/.well-known/oauth-protected-resource/mcp"`,
