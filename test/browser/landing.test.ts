@@ -354,16 +354,18 @@ describe("the landing page", () => {
   });
 
   it("copies the curl sample with its button", async () => {
+    const id = "start-sample-curl-code";
     await context.grantPermissions(["clipboard-read", "clipboard-write"], {
       origin: h.stack.baseUrl,
     });
-    const button = page.locator('button[data-copy="curl-sample"]');
+    const button = page.locator(`button[data-copy="${id}"]`);
     await button.focus();
     await page.keyboard.press("Enter");
-    await page.locator("#curl-sample + .copy-row .copy-status", { hasText: "Copied" }).waitFor();
+    await page.locator(`#${id} + .copy-row .copy-status`, { hasText: "Copied" }).waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    expect(copied).toBe(await page.locator("#curl-sample").innerText());
+    expect(copied).toBe(await page.locator(`#${id}`).innerText());
     expect(copied).toContain(`"${h.stack.baseUrl}/v1/jobs?wait=true"`);
-    expect(copied).toContain("Authorization: Bearer YOUR_API_KEY");
+    expect(copied).toContain("Authorization: Bearer $STILLS_API_KEY");
+    expect(copied).toContain(`${h.stack.baseUrl}/samples/intro.mp4`);
   });
 });

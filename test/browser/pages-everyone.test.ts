@@ -36,6 +36,8 @@ const PUBLIC_PAGES: [string, string][] = [
   ["/", "landing"],
   ["/sign-in", "sign-in"],
 ];
+/** Parts that are not ours to fix: the API reference's embedded UI (test/browser/docs.test.ts). */
+const NOT_OURS = [".docs-reference"];
 
 beforeAll(async () => {
   h = await startHarness();
@@ -70,7 +72,7 @@ async function open(
 }
 
 async function expectAccessible(page: Page, name: string) {
-  const violations = await seriousViolations(page);
+  const violations = await seriousViolations(page, { exclude: NOT_OURS });
   expect(
     violations.map(
       (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
@@ -117,8 +119,15 @@ async function expectFits(page: Page, name: string) {
   const widths = await page.evaluate(() => ({
     page: document.documentElement.scrollWidth,
     screen: window.innerWidth,
+    // What sticks out, named for the failure message.
+    wider: [...document.querySelectorAll("body *")]
+      .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 1)
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join(".")}#${el.id}`),
   }));
-  expect(widths.page, `${name} fits the screen`).toBeLessThanOrEqual(widths.screen);
+  expect(widths.page, `${name} fits the screen: ${widths.wider.join(", ")}`).toBeLessThanOrEqual(
+    widths.screen,
+  );
 }
 
 /** Every image has loaded, lazy ones too (scrolled to once), so screenshots show them. */
@@ -259,6 +268,21 @@ describe("pages for everyone", () => {
       });
     }
     await context.close();
+  });
+
+  it("/docs has the same header on one line, and its skip link lands on the reference", async () => {
+    // The reference UI itself (its errors, layout and axe) is test/browser/docs.test.ts's.
+    for (const viewport of [DESKTOP, PHONE]) {
+      const { context, page } = await open("dark", viewport, false);
+      await page.goto(`${h.stack.baseUrl}/docs`);
+      await expectOneLineHeader(page, `docs (${viewport.width} px)`, viewport === PHONE);
+      expect(await page.locator(".skip-link").getAttribute("href")).toBe("#api-reference");
+      expect(await page.locator("#api-reference").count()).toBe(1);
+      await screenshot(page, `docs-header-${viewport === PHONE ? "phone" : "desktop"}-dark`, {
+        fullPage: false,
+      });
+      await context.close();
+    }
   });
 
   it("the first Tab reaches a skip link that jumps past the header to the content", async () => {

@@ -49,10 +49,11 @@ export async function docsPage(c: Context<AppEnv>) {
       styles={[DOCS_CSS.path]}
       scripts={[DOCS_JS.path, SCALAR_JS.path, COPY_JS.path]}
       head={<meta property="csp-nonce" content={nonce} />}
+      skipTo="api-reference"
     >
       {/* Not <main>: Scalar renders its own main landmark inside the reference. */}
       <div class="docs">
-        <div class="docs-reference">
+        <div class="docs-reference" id="api-reference">
           {/* Empty: Scalar hydrates server-rendered markup when the mount point has children. */}
           <div id="reference" data-url={OPENAPI_PATH} />
           <noscript>

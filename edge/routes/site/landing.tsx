@@ -10,7 +10,7 @@ import landingScript from "../../pages/assets/landing.client.js";
 import landingStyles from "../../pages/assets/landing.css";
 import { CSS_TYPE, JS_TYPE, staticAsset } from "../../pages/assets.ts";
 import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
-import { COPY_JS, CopyableCode } from "../../pages/copyable-code.tsx";
+import { COPY_JS } from "../../pages/copyable-code.tsx";
 import { contentSecurityPolicy, Page } from "../../pages/layout.tsx";
 import { McpSetup } from "../../pages/mcp-setup.tsx";
 import { CATALOG } from "../pricing/index.ts";
@@ -21,15 +21,6 @@ export const LANDING_JS = staticAsset("/assets/landing.js", JS_TYPE, landingScri
 export const LANDING_CSS = staticAsset("/assets/landing.css", CSS_TYPE, landingStyles);
 
 const SOURCES = "YouTube, TikTok, Instagram, Facebook, X, Vimeo or Google Drive";
-
-export function curlSample(origin: string): string {
-  return [
-    `curl -X POST "${origin}/v1/jobs?wait=true" \\`,
-    `  -H "Authorization: Bearer YOUR_API_KEY" \\`,
-    `  -H "Content-Type: application/json" \\`,
-    `  -d '{"url": "${sampleUrl(origin)}", "count": 6}'`,
-  ].join("\n");
-}
 
 function DemoSlots(props: { count: number }) {
   return (
@@ -179,7 +170,8 @@ function Start(props: { origin: string }) {
           <h2 id="start-heading">Call it from your code</h2>
           <p>
             <a href="/sign-in">Sign in with your e-mail</a> to get an API key and 60 free credits a
-            month, then replace <code>YOUR_API_KEY</code> below with it. The answer is a job whose{" "}
+            month, then put it in the environment variable <code>STILLS_API_KEY</code> and run one
+            of these: each asks for six frames of our sample video. The answer is a job whose{" "}
             <code>frames</code> each carry a <code>timestamp</code> in seconds and a signed{" "}
             <code>url</code>.
           </p>
@@ -189,9 +181,11 @@ function Start(props: { origin: string }) {
           </p>
         </div>
         <div>
-          <CopyableCode id="curl-sample" label="curl command">
-            {curlSample(props.origin)}
-          </CopyableCode>
+          <CodeSamples
+            id="start-sample"
+            label="First call"
+            samples={jobSamples({ origin: props.origin })}
+          />
         </div>
       </div>
     </section>
