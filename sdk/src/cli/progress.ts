@@ -49,7 +49,8 @@ export class ProgressLine {
 
   #draw(text: string) {
     if (!this.enabled) return;
-    const width = this.#stream.columns ?? 80;
+    // A terminal that reports no size (0 columns, as a bare pty does) gets 80.
+    const width = this.#stream.columns || 80;
     this.#stream.write(`\r\x1b[2K${text.slice(0, Math.max(10, width - 1))}`);
     this.#drawn = true;
   }
