@@ -431,6 +431,13 @@ export const WaitQuerySchema = z.object({
     .openapi({ type: "boolean", description: "Block up to 50 s for the result" }),
 });
 
+/** POST /v1/jobs's Idempotency-Key header (the MCP extract_frames tool's idempotency_key). */
+export const IdempotencyHeadersSchema = z.object({
+  "idempotency-key": z.string().min(1).max(255).optional().openapi({
+    description: "Makes a retried create return the first job instead of creating another",
+  }),
+});
+
 /**
  * A whole number from a query string. `z.coerce` would read an empty `?skip=` as 0 (and
  * document the parameter as nullable); only digits are a number here.

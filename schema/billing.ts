@@ -1,11 +1,7 @@
 // Credit rules (spec §1, DESIGN.md). Pure, so the edge can reserve with the same formula it
 // settles with, and tests can check charges against it.
 import type { ExtractionMode } from "./messages.ts";
-
-export const FRAMES_INCLUDED_PER_MINUTE = 100;
-export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
-/** A storyboard (contact sheet + thumbnail track) is charged as this many delivered frames. */
-export const STORYBOARD_FRAMES = 1;
+import { FRAMES_INCLUDED_PER_MINUTE, TIMESTAMP_FRAMES_PER_CREDIT } from "./plans.ts";
 
 /**
  * Modes charged per frame, like timestamps: scenes and keyframes deliver moments the video

@@ -83,6 +83,13 @@ export const PLANS: Record<PlanName, Plan> = {
   },
 };
 
+/** Credits for interval and count jobs: frames included per started minute, and per extra credit. */
+export const FRAMES_INCLUDED_PER_MINUTE = 100;
+/** Credits for timestamps, scenes and keyframes jobs: delivered frames per credit. */
+export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
+/** A storyboard (contact sheet + thumbnail track) is charged as this many delivered frames. */
+export const STORYBOARD_FRAMES = 1;
+
 /** The one-time credit pack: added on top of plan credits, never expires. */
 export const CREDIT_PACK = { credits: 500, price_usd: 10 } as const;
 
@@ -98,3 +105,44 @@ export const PUBLIC_REQUESTS_PER_MINUTE = 60;
 export function isPlanName(value: string): value is PlanName {
   return (PLAN_NAMES as readonly string[]).includes(value);
 }
+
+/**
+ * The public price list, as GET /v1/pricing, the MCP get_pricing tool and the landing page
+ * show it. Built once: it only depends on the tables above.
+ */
+export const CATALOG = {
+  object: "pricing",
+  currency: "usd",
+  plans: Object.values(PLANS).map((plan) => ({
+    name: plan.name,
+    price_usd: plan.price_usd,
+    interval: "month",
+    credits_per_month: plan.monthly_credits,
+    limits: plan.limits,
+  })),
+  packs: [
+    {
+      name: "pack",
+      price_usd: CREDIT_PACK.price_usd,
+      credits: CREDIT_PACK.credits,
+      expires: false,
+    },
+  ],
+  credit_rules: {
+    interval_and_count: `1 credit per started minute of processed video, ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included, 1 credit per further ${FRAMES_INCLUDED_PER_MINUTE} frames`,
+    timestamps: `1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} frames`,
+    scenes_and_keyframes: `like timestamps: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames`,
+    storyboard: `counts as ${STORYBOARD_FRAMES} more delivered frame`,
+    skip: "free: a moved frame is still one frame",
+    captions: "free",
+    video: "free: the video's facts come with every completed job",
+    charged: "only when a job completes; failed and demo jobs are free",
+    order: "plan credits are spent before pack credits",
+  },
+  zip_always_above_frames: ZIP_ALWAYS_ABOVE_FRAMES,
+  demo: {
+    frames: DEMO.frames,
+    max_width: DEMO.max_width,
+    max_video_minutes: DEMO.max_seconds / 60,
+  },
+};

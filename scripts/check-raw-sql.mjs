@@ -26,6 +26,7 @@ const STORAGE_MODULES = [
 const NOT_YET_MOVED = [
   "edge/auth/account-events.ts",
   "edge/auth/codes.ts",
+  "edge/auth/keys.ts",
   "edge/billing/checkout.ts",
   "edge/billing/webhook.ts",
   "edge/credits.ts",

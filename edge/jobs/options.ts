@@ -1,10 +1,10 @@
 // The create-job request → normalised JobOptions, and the plan limits that can be checked
 // before the video is fetched.
 import { type CreateJobRequest, inferMode } from "../../schema/api.ts";
-import { chargedPerFrame, creditsFor, STORYBOARD_FRAMES } from "../../schema/billing.ts";
+import { chargedPerFrame, creditsFor } from "../../schema/billing.ts";
 import { plannedFrameCount } from "../../schema/frame-plan.ts";
 import type { JobOptions } from "../../schema/messages.ts";
-import type { Plan, Resolution } from "../../schema/plans.ts";
+import { type Plan, type Resolution, STORYBOARD_FRAMES } from "../../schema/plans.ts";
 import { ApiError } from "../errors.ts";
 
 export const DEFAULT_RESOLUTION: Resolution = 1080;

@@ -1,9 +1,11 @@
-// Tool inputs as the REST API has them. What an agent is shown comes from the REST API's own
-// OpenAPI document (generated from schema/'s zod schemas, with their descriptions and
-// formats); what a call is checked with is those zod schemas. No constraint is written twice.
-import { type ZodType, z } from "zod";
-import { v1Router } from "../routes/v1.ts";
-import { parseArguments } from "./tool.ts";
+// Tool inputs as the REST API has them. What an agent is shown is what the REST API's OpenAPI
+// document says of the same schema/ zod schemas (their descriptions and formats), written by
+// the same generator (@hono/zod-openapi's, which writes /v1/openapi.json); what a call is
+// checked with is those zod schemas. No constraint is written twice, and MCP needs nothing of
+// the route tree (test/edge/mcp.test.ts checks the two documents agree).
+import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
+import { type ZodObject, type ZodType, z } from "zod";
+import { validationError } from "../validation.ts";
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -12,35 +14,56 @@ export interface ToolInput<T> {
   parse(args: Record<string, unknown>): T;
 }
 
-type OpenApiDocument = ReturnType<typeof v1Router.getOpenAPI31Document>;
+type RequestParts = NonNullable<RouteConfig["request"]>;
 type Parameter = { name: string; in: string; description?: string; schema?: JsonSchema };
 
-let document: OpenApiDocument | undefined;
-
-function restDocument(): OpenApiDocument {
-  document ??= v1Router.getOpenAPI31Document({
+/** The document of one operation that takes these request parts, as the REST document writes it. */
+function documentOf(request: RequestParts) {
+  const router = new OpenAPIHono();
+  router.openAPIRegistry.registerPath({ method: "post", path: "/", request, responses: {} });
+  const document = router.getOpenAPI31Document({
     openapi: "3.1.0",
     info: { title: "Stills API", version: "1.0.0" },
   });
-  return document;
+  return { operation: document.paths?.["/"]?.post, schemas: document.components?.schemas ?? {} };
 }
 
-/** A named request body schema of the REST API (e.g. "CreateJobRequest"). */
-export function restBody(name: string): JsonSchema {
-  const schema = restDocument().components?.schemas?.[name];
-  if (!schema) throw new Error(`the REST API documents no schema ${name}`);
+/** A request body schema of the REST API (e.g. CreateJobRequestSchema), as its document has it. */
+export function restBody(body: ZodType): JsonSchema {
+  const { operation, schemas } = documentOf({
+    body: { content: { "application/json": { schema: body } } },
+  });
+  const content = (operation?.requestBody as { content?: Record<string, { schema?: JsonSchema }> })
+    ?.content?.["application/json"]?.schema;
+  const ref = typeof content?.$ref === "string" ? content.$ref.split("/").pop() : undefined;
+  const schema = ref ? schemas[ref] : content;
+  if (!schema) throw new Error("the REST API documents no such body");
   return structuredClone(schema) as JsonSchema;
 }
 
-/** One parameter of a REST operation, as a JSON Schema property with its description. */
-export function restParameter(path: string, method: "get" | "post", name: string): JsonSchema {
-  const operation = restDocument().paths?.[path]?.[method];
+/**
+ * One parameter of a REST operation (a query, path or header field of schema/'s zod object), as
+ * a JSON Schema property with its description.
+ */
+export function restParameter(
+  part: "query" | "params" | "headers",
+  fields: ZodObject,
+  name: string,
+): JsonSchema {
+  const { operation } = documentOf({ [part]: fields });
   const parameter = (operation?.parameters as Parameter[] | undefined)?.find(
     (candidate) => candidate.name === name,
   );
-  if (!parameter?.schema) throw new Error(`${method} ${path} documents no parameter ${name}`);
+  if (!parameter?.schema) throw new Error(`the REST API documents no ${part} parameter ${name}`);
   const schema = structuredClone(parameter.schema);
   return parameter.description ? { ...schema, description: parameter.description } : schema;
+}
+
+/** Checks arguments with a REST schema: a failure names every problem, as REST's answer does. */
+export function parseArguments<S extends ZodType>(schema: S, args: unknown): z.output<S> {
+  const parsed = schema.safeParse(args);
+  if (parsed.success) return parsed.data;
+  throw validationError(parsed.error, args);
 }
 
 /** An input object of the given properties; unknown arguments are refused, as REST does. */

@@ -17,7 +17,6 @@ import { errorContext } from "../app.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
-import { validationError } from "../validation.ts";
 import type { ToolInput } from "./inputs.ts";
 import { portableSchema } from "./portable-schema.ts";
 
@@ -90,13 +89,6 @@ function jsonSchemaOf(schema: ZodType): JsonSchemaObject {
     unrepresentable: "any",
   }) as Record<string, unknown>;
   return { ...json, type: "object" };
-}
-
-/** Checks arguments with a REST schema: a failure names every problem, as REST's answer does. */
-export function parseArguments<S extends ZodType>(schema: S, args: unknown): z.output<S> {
-  const parsed = schema.safeParse(args);
-  if (parsed.success) return parsed.data;
-  throw validationError(parsed.error, args);
 }
 
 /** A successful answer: a short summary an agent reads, and the structured result. */

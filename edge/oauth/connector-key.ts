@@ -3,7 +3,7 @@
 // account's key list, and is cut off by revoking that key. It counts against the account's
 // key cap like any other key, so consents cannot mint keys (and per-key rate limits) at will.
 import type { EventOrigin } from "../auth/account-events.ts";
-import { createKey, MAX_ACTIVE_KEYS } from "../routes/account/data.ts";
+import { createKey, MAX_ACTIVE_KEYS } from "../auth/keys.ts";
 
 const MAX_NAME_LENGTH = 80;
 

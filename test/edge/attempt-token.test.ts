@@ -3,7 +3,7 @@
 // another attempt of job A; an expired token and the shared secret itself are refused too.
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
-import { attemptToken } from "../../edge/routes/internal/attempt-token.ts";
+import { attemptToken } from "../../edge/jobs/attempt-token.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { dispatchedJob, frameBytes, internal, uploadAttempt } from "./support/pipeline.ts";
 

@@ -7,7 +7,7 @@ import { decodeCursor, encodeCursor } from "../../edge/mcp/frame-pages.ts";
 import { jpegSize, toBase64 } from "../../edge/mcp/jpeg.ts";
 import { portableSchema } from "../../edge/mcp/portable-schema.ts";
 import { previewKeyOf } from "../../edge/mcp/previews.ts";
-import { createAccount, freshIp, ORIGIN } from "./support/api.ts";
+import { createAccount, freshIp, ORIGIN, openApiDocument } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { internal, postResult, runFakeExtraction, uploadAttempt } from "./support/pipeline.ts";
 
@@ -102,6 +102,46 @@ describe("the /mcp endpoint", () => {
     expect(preflight.headers.get("access-control-allow-origin")).toBe("*");
     expect(preflight.headers.get("access-control-allow-headers")).toContain("mcp-protocol-version");
     expect(preflight.headers.get("access-control-expose-headers")).toContain("www-authenticate");
+  });
+
+  it("shows each tool's inputs as /v1/openapi.json documents the same fields", async () => {
+    const { auth } = await createAccount();
+    const { result } = await reply(
+      await mcp({ jsonrpc: "2.0", id: 1, method: "tools/list" }, auth),
+    );
+    const input = Object.fromEntries(
+      result.tools.map((tool: any) => [tool.name, tool.inputSchema]),
+    );
+    const doc = (await openApiDocument()) as any;
+    const parameter = (path: string, method: string, name: string) => {
+      const found = doc.paths[path][method].parameters.find((p: any) => p.name === name);
+      return portableSchema(
+        found.description ? { ...found.schema, description: found.description } : found.schema,
+      );
+    };
+    const createJob = doc.components.schemas.CreateJobRequest;
+    const { wait: _wait, ...createFields } = createJob.properties;
+    const { idempotency_key, images, ...extractFields } = input.extract_frames.properties;
+    expect(extractFields).toEqual(portableSchema(createFields));
+    expect(input.extract_frames.required).toEqual(createJob.required);
+    expect(Object.keys(extractFields).length).toBeGreaterThan(10);
+    const { description: ownWords, ...key } = idempotency_key;
+    const { description: restWords, ...restKey } = parameter("/jobs", "post", "idempotency-key");
+    expect(key).toEqual(restKey);
+    expect(key.maxLength).toBe(255);
+    expect(ownWords).not.toBe(restWords);
+    expect(images.type).toBe("boolean");
+    expect(input.get_job.properties).toEqual({
+      job_id: parameter("/jobs/{id}", "get", "id"),
+      wait: parameter("/jobs/{id}", "get", "wait"),
+    });
+    expect(input.list_jobs.properties).toEqual({
+      limit: parameter("/jobs", "get", "limit"),
+      skip: parameter("/jobs", "get", "skip"),
+      status: parameter("/jobs", "get", "status"),
+    });
+    expect(input.create_demo).toEqual(portableSchema(doc.components.schemas.DemoRequest));
+    expect(input.get_demo.properties).toEqual({ demo_id: parameter("/demo/{id}", "get", "id") });
   });
 
   it("returns a job still queued when the wait ends, with its id to poll", async () => {

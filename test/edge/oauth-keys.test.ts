@@ -2,8 +2,8 @@
 // approving again and again cannot mint keys (each with its own rate limit) without end.
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
+import { MAX_ACTIVE_KEYS } from "../../edge/auth/keys.ts";
 import { issueConnectorKey } from "../../edge/oauth/connector-key.ts";
-import { MAX_ACTIVE_KEYS } from "../../edge/routes/account/data.ts";
 import { createAccount } from "./support/api.ts";
 
 it("issues connector keys up to the account's key cap, then refuses", async () => {

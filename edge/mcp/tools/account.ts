@@ -2,7 +2,7 @@
 // exactly as GET /v1/usage and GET /v1/pricing answer them.
 import { z } from "zod";
 import { PricingSchema, UsageSchema } from "../../../schema/api.ts";
-import { CATALOG } from "../../routes/pricing/index.ts";
+import { CATALOG } from "../../../schema/plans.ts";
 import { usageBody } from "../../usage.ts";
 import { zodInput } from "../inputs.ts";
 import { defineTool, toolResult } from "../tool.ts";

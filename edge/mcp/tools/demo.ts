@@ -6,9 +6,15 @@ import { DEMO } from "../../../schema/plans.ts";
 import { DEFAULT_SAMPLE, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { createDemoJob } from "../../jobs/demo.ts";
 import { readDemoJob } from "../../jobs/read.ts";
-import { objectSchema, restBody, restParameter, type ToolInput } from "../inputs.ts";
+import {
+  objectSchema,
+  parseArguments,
+  restBody,
+  restParameter,
+  type ToolInput,
+} from "../inputs.ts";
 import { demoSummary } from "../summaries.ts";
-import { defineTool, parseArguments, toolResult } from "../tool.ts";
+import { defineTool, toolResult } from "../tool.ts";
 
 export const createDemo = defineTool({
   name: "create_demo",
@@ -19,7 +25,7 @@ export const createDemo = defineTool({
     "It runs in the background: read it with get_demo, then view_frames. " +
     `The service's own sample video is this MCP server's URL with /mcp replaced by ${SAMPLE_PATH_PREFIX}${DEFAULT_SAMPLE}.`,
   input: {
-    json: restBody("DemoRequest") as ToolInput<unknown>["json"],
+    json: restBody(DemoRequestSchema) as ToolInput<unknown>["json"],
     parse: (args) => parseArguments(DemoRequestSchema, args),
   },
   output: DemoJobSchema,
@@ -40,7 +46,7 @@ export const getDemo = defineTool({
   title: "Get a demo preview",
   description: "Read a demo preview made by create_demo: its status and frames.",
   input: {
-    json: objectSchema({ demo_id: restParameter("/v1/demo/{id}", "get", "id") }, ["demo_id"]),
+    json: objectSchema({ demo_id: restParameter("params", JobIdParamSchema, "id") }, ["demo_id"]),
     parse: (args) => parseArguments(z.strictObject({ demo_id: JobIdParamSchema.shape.id }), args),
   },
   output: DemoJobSchema,

@@ -7,6 +7,7 @@ import {
   type ApiErrorName,
   type CreateJobRequest,
   CreateJobRequestSchema,
+  IdempotencyHeadersSchema,
   JobIdParamSchema,
   JobListSchema,
   JobSchema,
@@ -17,12 +18,12 @@ import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/
 import { ApiError } from "../../errors.ts";
 import { createJob } from "../../jobs/create.ts";
 import { listJobs, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
-import { createJobRoute } from "../../routes/jobs/routes.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
   asQueryValues,
   type JsonSchema,
   objectSchema,
+  parseArguments,
   restBody,
   restParameter,
   type ToolInput,
@@ -31,13 +32,13 @@ import {
 import { PREVIEW_LONG_SIDE } from "../previews.ts";
 import { reportingProgress } from "../progress.ts";
 import { jobSummary } from "../summaries.ts";
-import { defineTool, parseArguments, toolError, toolResult } from "../tool.ts";
+import { defineTool, toolError, toolResult } from "../tool.ts";
 
 const WAIT_SECONDS = WAIT_LIMIT_MS / 1000;
 
 // The options only MCP has: the Idempotency-Key header as an argument, and images.
 const ExtractOptions = z.strictObject({
-  idempotency_key: createJobRoute.request.headers.shape["idempotency-key"],
+  idempotency_key: IdempotencyHeadersSchema.shape["idempotency-key"],
   images: z
     .boolean()
     .optional()
@@ -51,12 +52,12 @@ function extractFramesInput(): ToolInput<{
   body: CreateJobRequest;
   options: z.output<typeof ExtractOptions>;
 }> {
-  const { properties, required } = restBody("CreateJobRequest") as {
+  const { properties, required } = restBody(CreateJobRequestSchema) as {
     properties: Record<string, JsonSchema>;
     required: string[];
   };
   const { wait: _wait, ...fields } = properties;
-  const idempotency = restParameter("/v1/jobs", "post", "idempotency-key");
+  const idempotency = restParameter("headers", IdempotencyHeadersSchema, "idempotency-key");
   const images = (zodInput(ExtractOptions).json.properties as Record<string, JsonSchema>).images;
   return {
     json: objectSchema(
@@ -142,8 +143,8 @@ export const getJob = defineTool({
   input: {
     json: objectSchema(
       {
-        job_id: restParameter("/v1/jobs/{id}", "get", "id"),
-        wait: restParameter("/v1/jobs/{id}", "get", "wait"),
+        job_id: restParameter("params", JobIdParamSchema, "id"),
+        wait: restParameter("query", WaitQuerySchema, "wait"),
       },
       ["job_id"],
     ),
@@ -175,7 +176,10 @@ export const listJobsTool = defineTool({
   input: {
     json: objectSchema(
       Object.fromEntries(
-        ["limit", "skip", "status"].map((name) => [name, restParameter("/v1/jobs", "get", name)]),
+        ["limit", "skip", "status"].map((name) => [
+          name,
+          restParameter("query", ListJobsQuerySchema, name),
+        ]),
       ),
     ),
     parse: (args) => parseArguments(ListJobsQuerySchema.strict(), asQueryValues(args)),

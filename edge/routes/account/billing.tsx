@@ -7,9 +7,9 @@ import { firstProblem, PurchaseFormSchema } from "../../../schema/sign-in.ts";
 import { billingEnabled, openCustomerPortal, startCheckout } from "../../billing/checkout.ts";
 import type { AppEnv } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
+import { formOf } from "../../pages/forms.ts";
 import { planNameOf } from "../../plan-of.ts";
 import { ledgerPage, ledgerSize, liveAccount } from "./data.ts";
-import { formOf } from "./forms.ts";
 import { SubscriptionState } from "./plan-state.tsx";
 import type { PageContext } from "./ui.tsx";
 import {

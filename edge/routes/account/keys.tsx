@@ -5,10 +5,16 @@
 
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
 import { eventOrigin } from "../../auth/account-events.ts";
+import {
+  activeKeys,
+  createKey,
+  type KeyListRow,
+  MAX_ACTIVE_KEYS,
+  revokeKey,
+} from "../../auth/keys.ts";
 import { baseUrl } from "../../jobs/read.ts";
 import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
-import { activeKeys, createKey, type KeyListRow, MAX_ACTIVE_KEYS, revokeKey } from "./data.ts";
-import { formOf } from "./forms.ts";
+import { formOf } from "../../pages/forms.ts";
 import { keepForOneShowing, takeForShowing } from "./key-reveals.ts";
 import type { PageContext } from "./ui.tsx";
 import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";

@@ -31,7 +31,7 @@ import { ApiError } from "../../errors.ts";
 import { mailSenderFor } from "../../mail/sender.ts";
 import { signInCodeMail } from "../../mail/sign-in-mail.ts";
 import { enforceIpRate } from "../../middleware/rate-limit.ts";
-import { formOf } from "./forms.ts";
+import { formOf } from "../../pages/forms.ts";
 import type { PageContext } from "./ui.tsx";
 import { AccountPage, Notice, renderPage } from "./ui.tsx";
 

@@ -1,8 +1,8 @@
 // What the extractor calls: frame and ZIP uploads into R2, lease renewals of its attempt, and
 // its result, which is settled here and then (edge/queues/results.ts). Every call carries the
-// token the edge issued for one attempt of one job (./attempt-token.ts): a file key must lie
-// under that attempt's {kind}/{job_id}/{attempt_id}/, a renewal must name that attempt, a
-// result must be that attempt's. Files land only under a job that is still unsettled.
+// token the edge issued for one attempt of one job (edge/jobs/attempt-token.ts): a file key
+// must lie under that attempt's {kind}/{job_id}/{attempt_id}/, a renewal must name that
+// attempt, a result must be that attempt's. Files land only under a job that is still unsettled.
 import { eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -16,6 +16,7 @@ import type { AppEnv } from "../../context.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "../../crypto.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
 import { contentTypeOf, parseFileKey, parseUploadKey } from "../../files.ts";
+import { type AttemptClaim, verifyAttemptToken } from "../../jobs/attempt-token.ts";
 import {
   failUnsettled,
   leaseIsLive,
@@ -29,7 +30,6 @@ import { storedJobOptions } from "../../jobs/read.ts";
 import { logEvent } from "../../log.ts";
 import { planOf } from "../../plan-of.ts";
 import { tenantOf } from "../../queues/extract-request.ts";
-import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
 import {
   type CheckedResult,
   ExtractResultSchema,

@@ -1,6 +1,6 @@
 // The paths the extractor calls. Not in the OpenAPI document: only our extractor calls them,
-// with a token the edge issued for one attempt (./attempt-token.ts). Upload keys end in .zip,
-// so `<key>/complete` can never be read as a key of its own.
+// with a token the edge issued for one attempt (edge/jobs/attempt-token.ts). Upload keys end in
+// .zip, so `<key>/complete` can never be read as a key of its own.
 export const INTERNAL_PATHS = {
   FRAME_FILE: "/internal/files/:key{.+}",
   FRAME_FILES: "/internal/file-batches/:kind/:id/:attempt",

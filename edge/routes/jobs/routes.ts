@@ -1,6 +1,7 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import {
   CreateJobRequestSchema,
+  IdempotencyHeadersSchema,
   JobIdParamSchema,
   JobListSchema,
   JobSchema,
@@ -21,12 +22,6 @@ import {
 /** 500 timestamps of a week-long video, two URLs and the options fit in well under this. */
 const CREATE_JOB_BODY_BYTES = 32 * 1024;
 
-const IdempotencyHeaders = z.object({
-  "idempotency-key": z.string().min(1).max(255).optional().openapi({
-    description: "Makes a retried create return the first job instead of creating another",
-  }),
-});
-
 export const createJobRoute = createRoute({
   method: "post",
   path: "/jobs",
@@ -37,7 +32,7 @@ export const createJobRoute = createRoute({
   middleware: [requireApiKey, jsonBody(CREATE_JOB_BODY_BYTES)] as const,
   request: {
     query: WaitQuerySchema,
-    headers: IdempotencyHeaders,
+    headers: IdempotencyHeadersSchema,
     body: {
       required: true,
       content: {

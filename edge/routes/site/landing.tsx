@@ -3,6 +3,7 @@
 // sample, the pricing table and the MCP setup.
 import type { Context } from "hono";
 import type { DemoAllowance } from "../../../schema/api.ts";
+import { CATALOG } from "../../../schema/plans.ts";
 import { sampleUrl } from "../../../schema/samples.ts";
 import type { AppEnv } from "../../context.ts";
 import { demoAllowanceLeft } from "../../jobs/demo-allowance.ts";
@@ -13,7 +14,6 @@ import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import { COPY_JS } from "../../pages/copyable-code.tsx";
 import { contentSecurityPolicy, Page } from "../../pages/layout.tsx";
 import { McpSetup } from "../../pages/mcp-setup.tsx";
-import { CATALOG } from "../pricing/index.ts";
 import { publicOrigin } from "./origin.ts";
 import { PricingTable } from "./pricing-table.tsx";
 

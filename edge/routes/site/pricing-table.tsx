@@ -1,6 +1,6 @@
 // The pricing table of the landing page, rendered from CATALOG, the very object GET /v1/pricing
 // answers with, so the page and the API cannot disagree.
-import { CATALOG } from "../pricing/index.ts";
+import { CATALOG } from "../../../schema/plans.ts";
 
 type CatalogPlan = (typeof CATALOG.plans)[number];
 

@@ -3,7 +3,7 @@
 // and signed URLs run for real inside workerd.
 import { env, exports } from "cloudflare:workers";
 import { expect, vi } from "vitest";
-import { attemptToken } from "../../../edge/routes/internal/attempt-token.ts";
+import { attemptToken } from "../../../edge/jobs/attempt-token.ts";
 import type {
   ExtractRequest,
   ExtractResult,

@@ -2,8 +2,8 @@
 // an empty one (every field then fails its schema, with a message). A body far larger than
 // any of our forms is refused before it is parsed.
 import type { Context } from "hono";
-import type { AppEnv } from "../../context.ts";
-import { ApiError } from "../../errors.ts";
+import type { AppEnv } from "../context.ts";
+import { ApiError } from "../errors.ts";
 
 const MAX_FORM_BYTES = 16 * 1024;
 

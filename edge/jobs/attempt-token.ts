@@ -4,8 +4,8 @@
 //   token = base64url(HMAC-SHA256(INTERNAL_TOKEN, `${kind}:${job_id}:${attempt_id}:${expiry}`))
 //           + "." + expiry (Unix seconds)
 // The edge → extractor POST /extract call keeps the shared secret itself.
-import type { JobKind } from "../../../schema/messages.ts";
-import { hmacSha256, timingSafeEqualHex, toBase64, toHex } from "../../crypto.ts";
+import type { JobKind } from "../../schema/messages.ts";
+import { hmacSha256, timingSafeEqualHex, toBase64, toHex } from "../crypto.ts";
 
 export interface AttemptClaim {
   kind: JobKind;
