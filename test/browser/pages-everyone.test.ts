@@ -276,8 +276,8 @@ describe("pages for everyone", () => {
       const { context, page } = await open("dark", viewport, false);
       await page.goto(`${h.stack.baseUrl}/docs`);
       await expectOneLineHeader(page, `docs (${viewport.width} px)`, viewport === PHONE);
-      expect(await page.locator(".skip-link").getAttribute("href")).toBe("#api-reference");
-      expect(await page.locator("#api-reference").count()).toBe(1);
+      expect(await page.locator(".skip-link").getAttribute("href")).toBe("#reference-start");
+      expect(await page.locator("#reference-start").count()).toBe(1);
       await screenshot(page, `docs-header-${viewport === PHONE ? "phone" : "desktop"}-dark`, {
         fullPage: false,
       });

@@ -49,11 +49,12 @@ export async function docsPage(c: Context<AppEnv>) {
       styles={[DOCS_CSS.path]}
       scripts={[DOCS_JS.path, SCALAR_JS.path, COPY_JS.path]}
       head={<meta property="csp-nonce" content={nonce} />}
-      skipTo="api-reference"
+      skipTo="reference-start"
     >
       {/* Not <main>: Scalar renders its own main landmark inside the reference. */}
       <div class="docs">
-        <div class="docs-reference" id="api-reference">
+        {/* The skip link's target. Not "api-reference": Scalar reads that element as a document. */}
+        <div class="docs-reference" id="reference-start">
           {/* Empty: Scalar hydrates server-rendered markup when the mount point has children. */}
           <div id="reference" data-url={OPENAPI_PATH} />
           <noscript>
