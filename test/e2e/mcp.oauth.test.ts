@@ -354,7 +354,7 @@ describe("OAuth for MCP clients", () => {
     });
     expect(forged.status).toBe(401);
     // The same body, each naming its own request.
-    const body = await forged.json();
+    const body = (await forged.json()) as any;
     expect(body.data.request_id).toBe(forged.headers.get("x-request-id"));
     expect({ ...body, data: { ...body.data, request_id: rest.body.data.request_id } }).toEqual(
       rest.body,

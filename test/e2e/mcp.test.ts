@@ -301,7 +301,7 @@ describe("the MCP server", () => {
       expect(viaMcp.status, label).toBe(401);
       expect(viaRest.status, label).toBe(401);
       // The same body, each naming its own request.
-      const mcpBody = await viaMcp.json();
+      const mcpBody = (await viaMcp.json()) as any;
       expect(mcpBody.data.request_id, label).toBe(viaMcp.headers.get("x-request-id"));
       expect(viaRest.body.data.request_id, label).toBe(viaRest.headers.get("x-request-id"));
       const withoutRequest = (body: any) => ({ ...body, data: { ...body.data, request_id: null } });
