@@ -1,0 +1,171 @@
+"""The API's shapes as typed dictionaries (the served OpenAPI document's schemas)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, Optional, TypedDict, Union
+
+# Optional keys are declared in a `total=False` subclass (NotRequired needs Python 3.11).
+
+JobStatus = Literal["queued", "processing", "completed", "failed", "expired"]
+FINAL_STATUSES = ("completed", "failed", "expired")
+
+
+class JobError(TypedDict):
+    name: str
+    message: str
+    userMessage: str
+
+
+class _FrameFields(TypedDict):
+    index: int
+    timestamp: float
+    status: Literal["ok", "error"]
+    url: Optional[str]
+    error: Optional[str]
+
+
+class Frame(_FrameFields, total=False):
+    pts: Optional[float]
+    scene_score: Optional[float]
+    moved_to: Optional[float]
+    moved_reason: Optional[str]
+    caption: Optional[str]
+
+
+class _JobFields(TypedDict):
+    id: str
+    object: Literal["job"]
+    status: JobStatus
+    url: str
+    platform: str
+    options: Dict[str, Any]
+    duration_seconds: Optional[float]
+    frames_count: Optional[int]
+    frames_failed: int
+    credits_charged: Optional[int]
+    width: Optional[int]
+    height: Optional[int]
+    frames: List[Frame]
+    zip_url: Optional[str]
+    zip_bytes: Optional[int]
+    requested_resolution: Optional[int]
+    delivered_resolution: Optional[int]
+    resolution_note: Optional[str]
+    notice: str
+    error: Optional[JobError]
+    created_at: str
+    started_at: Optional[str]
+    completed_at: Optional[str]
+    expires_at: Optional[str]
+
+
+class Job(_JobFields, total=False):
+    video: Optional[Dict[str, Any]]
+    captions: Optional[Dict[str, Any]]
+    storyboard: Optional[Dict[str, Any]]
+    # Whatever else the API adds (progress, ...) is passed through as it comes.
+
+
+class JobList(TypedDict):
+    total: int
+    limit: int
+    skip: int
+    data: List[Job]
+
+
+class _DemoJobFields(TypedDict):
+    id: str
+    object: Literal["demo_job"]
+    status: JobStatus
+    platform: str
+    duration_seconds: Optional[float]
+    frames_count: Optional[int]
+    frames_failed: int
+    width: Optional[int]
+    height: Optional[int]
+    frames: List[Frame]
+    error: Optional[JobError]
+    created_at: str
+    completed_at: Optional[str]
+    expires_at: Optional[str]
+
+
+class DemoJob(_DemoJobFields, total=False):
+    allowance: Dict[str, Any]
+
+
+class _Credits(TypedDict):
+    available: int
+    plan: int
+    pack: int
+    monthly_allowance: int
+
+
+class _Limits(TypedDict):
+    max_video_minutes: int
+    max_frames_per_job: int
+    max_width: int
+    retention_days: int
+    max_active_jobs: int
+    requests_per_minute: int
+
+
+class Usage(TypedDict):
+    object: Literal["usage"]
+    plan: Literal["free", "starter", "pro", "scale"]
+    credits: _Credits
+    period: Dict[str, Optional[str]]
+    subscription: Optional[Dict[str, Any]]
+    limits: _Limits
+    this_period: Dict[str, Any]
+    recent_ledger: List[Dict[str, Any]]
+
+
+class CreateJobRequest(TypedDict, total=False):
+    url: str
+    mode: Literal["interval", "count", "timestamps", "scenes", "keyframes"]
+    every: float
+    count: int
+    timestamps: List[float]
+    start: float
+    end: float
+    format: Literal["jpg", "png", "webp"]
+    resolution: Union[str, int]
+    max_width: int
+    output: Literal["urls", "zip", "both"]
+    webhook_url: str
+    sensitivity: float
+    skip: List[Literal["black", "blurry", "duplicate"]]
+    storyboard: bool
+    captions: bool
+    captions_language: str
+
+
+class Problem(TypedDict):
+    param: Optional[str]
+    message: str
+
+
+class _ErrorDataFields(TypedDict):
+    name: str
+    userMessage: str
+    errors: List[Problem]
+    request_id: Optional[str]
+    doc_url: str
+
+
+class ErrorData(_ErrorDataFields, total=False):
+    reason: Literal["malformed", "invalid"]
+
+
+class WebhookEvent(TypedDict):
+    type: Literal["job.completed", "job.failed"]
+    timestamp: str
+    data: Job
+
+
+class DownloadedFile(TypedDict):
+    index: int
+    timestamp: float
+    path: str
+    bytes: int

@@ -1,0 +1,92 @@
+"""The Python client's core flows against a running stack, run by test/sdk/python.test.ts.
+
+Reads its inputs as JSON on stdin, prints what it saw as JSON on stdout; the TypeScript test
+checks it against the stack. Runs in a virtual environment where `stills` was pip-installed.
+"""
+
+import json
+import sys
+import tempfile
+import time
+
+import stills
+from stills import Stills, StillsError, WebhookVerificationError
+
+given = json.load(sys.stdin)
+base_url = given["base_url"]
+out = {"module_file": stills.__file__, "version": stills.VERSION}
+
+
+def error_of(call):
+    try:
+        call()
+    except StillsError as error:
+        return {
+            "class": type(error).__name__,
+            "status": error.status,
+            "name": error.name,
+            "user_message": error.user_message,
+            "request_id": error.request_id,
+            "header_request_id": error.headers.get("x-request-id"),
+            "params": [p["param"] for p in error.errors],
+            "doc_url": error.doc_url,
+            "retry_after": error.retry_after,
+        }
+    return None
+
+
+# First, while the exhausted keys are still exhausted: a 429 with retries off, then one retried.
+out["rate_limited"] = error_of(Stills(given["exhausted_key"], base_url, max_retries=0).usage)
+started = time.monotonic()
+out["retried_usage_plan"] = Stills(given["exhausted_key_2"], base_url).usage()["plan"]
+out["retried_seconds"] = time.monotonic() - started
+
+client = Stills()  # STILLS_API_KEY and STILLS_BASE_URL from the environment
+out["base_url"] = client.base_url
+
+job = client.jobs.create({"url": given["video_url"], "count": 4}, wait=True)
+out["created"] = job
+out["got"] = client.jobs.get(job["id"])
+
+running = client.jobs.create({"url": given["video_url"], "every": 2})
+seen = []
+out["waited"] = client.jobs.wait_for(
+    running["id"], on_progress=lambda j: seen.append(j["status"]), poll_interval=0.1
+)
+out["progress_statuses"] = [running["status"]] + seen
+
+out["listed"] = [j["id"] for j in client.jobs.list(limit=1)]
+out["pages"] = [[p["total"], p["skip"], len(p["data"])] for p in client.jobs.pages(limit=1)]
+out["usage"] = client.usage()
+out["pricing_keys"] = sorted(client.pricing().keys())
+
+directory = tempfile.mkdtemp(prefix="stills-py-frames-")
+out["files"] = client.frames.download(job, directory, concurrency=2)
+
+out["errors"] = {
+    "400": error_of(lambda: client.jobs.create({"url": "not a link", "count": 0})),
+    "401": error_of(Stills("stills_live_" + "x" * 38, base_url).usage),
+    "401_none": error_of(Stills("", base_url).usage),
+    "402": error_of(
+        lambda: Stills(given["broke_key"], base_url).jobs.create({"url": given["video_url"], "count": 2})
+    ),
+    "404": error_of(lambda: client.jobs.get("00000000-0000-4000-8000-000000000000")),
+}
+
+hook = given["hook"]
+event = client.webhooks.verify(hook["body"], hook["headers"], given["secret"])
+out["webhook_event"] = {"type": event["type"], "job_id": event["data"]["id"]}
+refusals = {}
+for case, (body, headers) in {
+    "tampered": (hook["body"].replace('"frames_count":2', '"frames_count":3'), hook["headers"]),
+    "old": (hook["body"], dict(hook["headers"], **{"webhook-timestamp": str(int(time.time()) - 600)})),
+    "missing": (hook["body"], {"webhook-id": hook["headers"]["webhook-id"]}),
+}.items():
+    try:
+        client.webhooks.verify(body, headers, given["secret"])
+        refusals[case] = None
+    except WebhookVerificationError as error:
+        refusals[case] = str(error)
+out["webhook_refusals"] = refusals
+
+print(json.dumps(out))
