@@ -24,12 +24,18 @@ async function signedIn(email = `${crypto.randomUUID()}@example.com`) {
 
 const KEY_PATTERN = /stills_live_[0-9A-Za-z]{38}/g;
 
+/** POST, redirect, GET: the key is on the page the 303 leads to (and only there). */
 async function createKeyOnDashboard(visitor: Visitor, name: string) {
   const res = await visitor.post("/dashboard/keys", { name });
-  expect(res.status).toBe(200);
-  const keys = res.text.match(KEY_PATTERN) ?? [];
+  expect(res.status).toBe(303);
+  expect(res.text).not.toMatch(KEY_PATTERN);
+  const location = res.headers.get("location") ?? "";
+  expect(location).toMatch(/^\/dashboard\/keys\?new=[A-Za-z0-9_-]{43}$/);
+  const shown = await visitor.get(location);
+  expect(shown.status).toBe(200);
+  const keys = [...new Set(shown.text.match(KEY_PATTERN) ?? [])];
   expect(keys).toHaveLength(1);
-  return { key: keys[0] ?? "", page: res.text };
+  return { key: keys[0] ?? "", page: shown.text, location };
 }
 
 /** Text of the page without tags, to check what a person reads. */
@@ -52,6 +58,33 @@ describe("API keys", () => {
     expect(usage.body.recent_ledger).toEqual([
       expect.objectContaining({ kind: "grant", plan_delta: 60, pack_delta: 0 }),
     ]);
+  });
+
+  it("shows a new key once, from a one-time store: the same address again shows nothing", async () => {
+    const { visitor, accountId } = await signedIn();
+    const { key, location } = await createKeyOnDashboard(visitor, "one showing");
+    const again = await visitor.get(location);
+    expect(again.status).toBe(200);
+    expect(again.text).not.toContain(key);
+    expect(again.text).toContain("A new key is shown once, right after it is created");
+    const rows = await env.DB.prepare(
+      "SELECT (SELECT count(*) FROM api_keys WHERE account_id = ?1) AS keys, (SELECT count(*) FROM key_reveals WHERE account_id = ?1) AS waiting",
+    )
+      .bind(accountId)
+      .first<{ keys: number; waiting: number }>();
+    expect(rows).toEqual({ keys: 1, waiting: 0 });
+  });
+
+  it("a new key's address shows nothing to another account, and keeps it for its owner", async () => {
+    const owner = await signedIn();
+    const res = await owner.visitor.post("/dashboard/keys", { name: "not yours" });
+    const location = res.headers.get("location") ?? "";
+    const stranger = await signedIn();
+    const seen = await stranger.visitor.get(location);
+    expect(seen.text).not.toMatch(KEY_PATTERN);
+    // The stranger's visit took nothing: the owner still sees the key, once.
+    const shown = await owner.visitor.get(location);
+    expect(shown.text.match(KEY_PATTERN)?.length).toBeGreaterThan(0);
   });
 
   it("shows a key once: afterwards the list has its hint and name, never the key", async () => {
