@@ -12,6 +12,7 @@ import {
   SKIP_REASONS,
   VideoSchema,
 } from "./api.ts";
+import { parseUploadKey } from "./job-files.ts";
 import { RESOLUTIONS } from "./plans.ts";
 
 export type { ExtractionMode } from "./api.ts";
@@ -203,9 +204,11 @@ export type ResultStoryboard = z.infer<typeof ResultStoryboardSchema>;
 export type VideoFacts = z.infer<typeof VideoSchema>;
 
 /**
- * What the extractor posts when a job ends. Checked in full at the edge (the refinements
- * below, and the job-specific ones in edge/routes/internal/result.ts): every number finite
- * (1e400 parses as Infinity), every file key under the result's own attempt.
+ * What the extractor posts when a job ends, checked in full at the edge: every number finite
+ * (1e400 parses as Infinity, and JSON writes Infinity as null), the job id one of the edge's
+ * UUIDs, every file key under the result's own attempt and named as a job names its files.
+ * What only the job knows (how many frames it planned) is checked against it
+ * (edge/routes/internal/result.ts).
  */
 export const ExtractResultSchema = z
   .object({
@@ -266,7 +269,14 @@ export const ExtractResultSchema = z
       return resultFileKeys(r).every((k) => k.startsWith(prefix));
     },
     { message: "every file key must lie under the result's own {kind}/{job_id}/{attempt_id}/" },
-  );
+  )
+  .refine((r) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(r.job_id), {
+    message: "job_id must be a job's UUID",
+    path: ["job_id"],
+  })
+  .refine((r) => resultFileKeys(r).every((k) => parseUploadKey(k) !== null), {
+    message: "a file key is not {kind}/{job_id}/{attempt_id}/{name} with a name a job makes",
+  });
 export type ExtractResult = z.infer<typeof ExtractResultSchema>;
 
 /** Every file key a result names: frames, ZIP, captions, storyboard. */

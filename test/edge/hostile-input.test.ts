@@ -135,6 +135,22 @@ describe("numbers stay finite", () => {
   });
 });
 
+describe("a result's job id", () => {
+  it("is one of the edge's UUIDs, or the result is refused as not a result", async () => {
+    const { request } = await runningJob({ count: 3 });
+    const result = await uploadAttempt(request, { framesOk: 3 });
+    const named = { ...result, job_id: "job-1", frames: [], zip: null, captions: null };
+    const posted = await internal("/internal/results", {
+      method: "POST",
+      body: JSON.stringify(named),
+    });
+    expect(posted.status).toBe(400);
+    expect(((await posted.json()) as { error: string }).error).toBe(
+      "not an extraction result: job_id: job_id must be a job's UUID",
+    );
+  });
+});
+
 describe("settlement never charges more than the job can cost", () => {
   it("refuses 3,000 ok frames with repeated indexes for a job of 6, and charges nothing", async () => {
     const { account, id, request } = await runningJob({ count: 6 });

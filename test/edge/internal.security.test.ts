@@ -4,13 +4,13 @@
 // is the caller's mistake (400), not an outage (503).
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { isJobFileName } from "../../edge/files.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "../../extractor/output/frame-sink.ts";
 import {
   CONTACT_SHEET_FILE_NAME,
   SPRITE_FILE_NAME,
   THUMBNAILS_FILE_NAME,
 } from "../../extractor/storyboard/thumbnail-track.ts";
+import { isJobFileName } from "../../schema/job-files.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { createAccount, ORIGIN } from "./support/api.ts";
 import { createJobRunBy, dispatchedJob, internal, uploadAttempt } from "./support/pipeline.ts";

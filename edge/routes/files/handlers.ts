@@ -1,13 +1,13 @@
 import { eq } from "drizzle-orm";
 import type { Handler } from "hono";
 import { demoJobs, jobs } from "../../../schema/db.ts";
+import { parseFileKey } from "../../../schema/job-files.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
 import {
   checkFileSignature,
   fileHeaders,
   fileLinker,
-  parseFileKey,
   THUMBNAIL_SPRITE_NAME,
   THUMBNAIL_TRACK_NAME,
   withSignedSprite,

@@ -8,14 +8,21 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type ZodError, z } from "zod";
 import { demoJobs, jobs } from "../../../schema/db.ts";
+import { parseFileKey, parseUploadKey } from "../../../schema/job-files.ts";
 import { UNSETTLED_STATUSES } from "../../../schema/job-status.ts";
-import { JOB_KINDS, LeaseRenewalSchema, type ResultMessage } from "../../../schema/messages.ts";
+import {
+  type ExtractResult,
+  ExtractResultSchema,
+  JOB_KINDS,
+  LeaseRenewalSchema,
+  type ResultMessage,
+} from "../../../schema/messages.ts";
 import { PLANS } from "../../../schema/plans.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv } from "../../context.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "../../crypto.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
-import { contentTypeOf, parseFileKey, parseUploadKey } from "../../files.ts";
+import { contentTypeOf } from "../../files.ts";
 import { type AttemptClaim, verifyAttemptToken } from "../../jobs/attempt-token.ts";
 import {
   failUnsettled,
@@ -30,12 +37,7 @@ import { storedJobOptions } from "../../jobs/read.ts";
 import { logEvent } from "../../log.ts";
 import { planOf } from "../../plan-of.ts";
 import { tenantOf } from "../../queues/extract-request.ts";
-import {
-  type CheckedResult,
-  ExtractResultSchema,
-  mostFramesFor,
-  resultMismatch,
-} from "./result.ts";
+import { mostFramesFor, resultMismatch } from "./result.ts";
 
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;
 
@@ -377,7 +379,7 @@ function firstIssue(error: ZodError): string {
   return issue ? `${issue.path.join(".") || "result"}: ${issue.message}` : "invalid";
 }
 
-async function jobOf(c: Context<AppEnv>, result: CheckedResult) {
+async function jobOf(c: Context<AppEnv>, result: ExtractResult) {
   if (result.kind === "demo") {
     const row = await c.env.DB.prepare("SELECT id FROM demo_jobs WHERE id = ?1")
       .bind(result.job_id)

@@ -1,29 +1,8 @@
-// The extractor's result as the edge accepts it. Everything in it is checked before it can
-// touch a job: its shape and bounds (every number finite: 1e400 parses as Infinity, and
-// JSON writes Infinity as null), its file keys, and its frames against what the job asked
-// for, so a faulty or compromised extractor cannot charge for frames the job never planned.
+// What only the job can say of the extractor's result: how many frames it may bring back. Its
+// shape, bounds and file keys are checked by the one ExtractResultSchema (schema/messages.ts).
 import { planFrames } from "../../../schema/frame-plan.ts";
-import {
-  type ExtractResult,
-  type JobOptions,
-  resultFileKeys,
-  ExtractResultSchema as SharedResultSchema,
-} from "../../../schema/messages.ts";
+import type { ExtractResult, JobOptions } from "../../../schema/messages.ts";
 import { DEMO, type Plan } from "../../../schema/plans.ts";
-import { parseUploadKey } from "../../files.ts";
-
-/**
- * The boundary's one schema (schema/messages.ts), and what only the edge knows: job ids are
- * its UUIDs, and file keys name files a job makes, in the shape /files/* serves.
- */
-export const ExtractResultSchema = SharedResultSchema.refine(
-  (r) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(r.job_id),
-  { message: "job_id must be a job's UUID", path: ["job_id"] },
-).refine((r) => resultFileKeys(r).every((k) => parseUploadKey(k) !== null), {
-  message: "a file key is not {kind}/{job_id}/{attempt_id}/{name} with a name a job makes",
-});
-
-export type CheckedResult = ExtractResult;
 
 /**
  * The most frames this job can have come back with: exact for count and timestamps; for
@@ -48,7 +27,7 @@ export function mostFramesFor(
 }
 
 /** Why this result cannot be this job's, or null when it can. */
-export function resultMismatch(result: CheckedResult, mostFrames: number): string | null {
+export function resultMismatch(result: ExtractResult, mostFrames: number): string | null {
   if (result.frames.length > mostFrames) {
     return `${result.frames.length} frames, but the job plans at most ${mostFrames}`;
   }
