@@ -44,7 +44,7 @@ function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
   const current = planNameOf(props.account);
   return (
     // Focusable and named: on a phone the table scrolls sideways, and a keyboard must reach it.
-    <div class="table-scroll" tabindex={0} role="region" aria-label="Plans (scrolls sideways)">
+    <section class="table-scroll" tabindex={0} aria-label="Plans (scrolls sideways)">
       <table class="plans-table">
         <caption class="sr-only">Plans</caption>
         <thead>
@@ -105,7 +105,7 @@ function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
           })}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
 
