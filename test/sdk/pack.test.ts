@@ -28,7 +28,8 @@ function run(
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, {
       cwd: options.cwd,
-      env: { PATH: process.env.PATH ?? "", HOME: options.cwd, ...options.env },
+      // HOME is the app folder: npm keeps its cache there, never in the checkout.
+      env: { PATH: process.env.PATH ?? "", HOME: app, ...options.env },
     });
     let stdout = "";
     let stderr = "";
