@@ -35,23 +35,23 @@ const OWN_STACK = [
   "test/browser/demo.test.ts",
   "test/browser/landing.test.ts",
 ];
-const STACK_FILES = [
-  "test/e2e/**/*.test.ts",
-  "test/browser/**/*.test.ts",
-  "test/sdk/**/*.test.ts",
-];
+const STACK_FILES = ["test/e2e/**/*.test.ts", "test/browser/**/*.test.ts", "test/sdk/**/*.test.ts"];
 
-// Five projects in two groups that run one after the other (sequence.groupOrder), each group
-// two lanes wide for two cores:
-// 0. the edge inside workerd with real D1/R2/Queues/Durable Objects, beside the pure Node
-//    files; and the extractor and the sources on real ffmpeg, one file at a time;
+// Five projects in two groups that run one after the other (sequence.groupOrder); vitest runs
+// a group's files two or three at a time (every project of a group names the same maxWorkers):
+// 0. the edge inside workerd with real D1/R2/Queues/Durable Objects, the pure Node files, and
+//    the extractor and the sources on real ffmpeg;
 // 1. the end-to-end and browser files on the real stack: those that share one stack, started
-//    once by test/e2e/support/shared-stack.ts, one file at a time; beside them, one file at a
-//    time, those with stacks of their own (test/e2e/support/harness.ts).
+//    once by test/e2e/support/shared-stack.ts, and those with stacks of their own
+//    (test/e2e/support/harness.ts).
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("schema/migrations");
   return {
     test: {
+      // vitest's default is one worker less than the cores: one, here, which ran every file of
+      // every project one after another. Group 0 (mostly CPU) runs two files at a time, group 1
+      // (mostly waiting on stacks, origins and leases) three.
+      maxWorkers: 3,
       projects: [
         {
           plugins: [
@@ -72,6 +72,7 @@ export default defineConfig(async () => {
           test: {
             name: "edge",
             include: ["test/edge/**/*.test.ts"],
+            maxWorkers: 2,
             setupFiles: [
               "test/edge/support/apply-migrations.ts",
               "test/edge/support/fake-extractor.ts",
@@ -84,6 +85,7 @@ export default defineConfig(async () => {
             name: "unit",
             environment: "node",
             include: UNIT,
+            maxWorkers: 2,
             sequence: { groupOrder: 0 },
           },
         },
@@ -95,8 +97,7 @@ export default defineConfig(async () => {
             exclude: UNIT,
             testTimeout: 120_000,
             hookTimeout: 180_000,
-            // Two cores: ffmpeg-heavy files one at a time keeps timings sane.
-            fileParallelism: false,
+            maxWorkers: 2,
             sequence: { groupOrder: 0 },
           },
         },
@@ -109,7 +110,7 @@ export default defineConfig(async () => {
             globalSetup: ["test/e2e/support/shared-stack.ts"],
             testTimeout: 120_000,
             hookTimeout: 180_000,
-            fileParallelism: false,
+            maxWorkers: 3,
             sequence: { groupOrder: 1 },
           },
         },
@@ -120,7 +121,7 @@ export default defineConfig(async () => {
             include: OWN_STACK,
             testTimeout: 120_000,
             hookTimeout: 180_000,
-            fileParallelism: false,
+            maxWorkers: 3,
             sequence: { groupOrder: 1 },
           },
         },

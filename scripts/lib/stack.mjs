@@ -126,8 +126,23 @@ export function wrangler(args, options = {}) {
 }
 
 export function applyMigrations(stateDir) {
+  // Read straight from the local file: wrangler takes about two seconds to say there is
+  // nothing to apply, and the admin command asks before every statement.
+  if (migrationsApplied(stateDir)) return;
   const run = wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
   if (run.status !== 0) throw new Error(`D1 migrations failed:\n${run.stdout}\n${run.stderr}`);
+}
+
+/** Whether the local D1 in `stateDir` has every migration in schema/migrations applied. */
+function migrationsApplied(stateDir) {
+  const wanted = readdirSync(join(ROOT, "schema/migrations")).filter((n) => n.endsWith(".sql"));
+  let applied;
+  try {
+    applied = new Set(readLocalD1("SELECT name FROM d1_migrations", stateDir).map((r) => r.name));
+  } catch {
+    return false; // no database yet, or no migrations table: let wrangler make them
+  }
+  return wanted.every((name) => applied.has(name));
 }
 
 /**
@@ -547,6 +562,23 @@ export function queryLocal(sql, stateDir) {
 }
 
 /**
+ * node:sqlite, loaded without its one-time "experimental feature" warning, which would land in
+ * the admin command's stderr (its callers read that stream).
+ */
+function sqlite() {
+  const emitWarning = process.emitWarning;
+  process.emitWarning = (warning, ...rest) => {
+    if (String(warning).includes("SQLite is an experimental feature")) return;
+    emitWarning.call(process, warning, ...rest);
+  };
+  try {
+    return process.getBuiltinModule("node:sqlite");
+  } finally {
+    process.emitWarning = emitWarning;
+  }
+}
+
+/**
  * Reads rows straight from the SQLite file behind a local D1 (no wrangler spawned), opened
  * read-only: for tests that check what the admin command wrote while no stack runs.
  */
@@ -560,7 +592,7 @@ export function readLocalD1(sql, stateDir) {
     : [];
   if (files.length !== 1)
     throw new Error(`expected one D1 database in ${dir}, found ${files.length}`);
-  const { DatabaseSync } = process.getBuiltinModule("node:sqlite");
+  const { DatabaseSync } = sqlite();
   const db = new DatabaseSync(join(dir, files[0]), { readOnly: true });
   try {
     return db.prepare(sql).all();

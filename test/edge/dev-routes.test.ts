@@ -60,7 +60,7 @@ describe("the development SQL route", () => {
 
   it("answers 404 without the token or with another one", async () => {
     asLocalStack();
-    expect((await post("http://127.0.0.1:8787", SELECT, undefined)).status).toBe(404);
+    expect((await post("http://127.0.0.1:8787", SELECT, "")).status).toBe(404);
     expect((await post("http://127.0.0.1:8787", SELECT, `${TOKEN}x`)).status).toBe(404);
     expect((await post("http://localhost:8787", SELECT, "wrong-token-wrong")).status).toBe(404);
   });
