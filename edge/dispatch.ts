@@ -8,13 +8,8 @@
 // process at EXTRACTOR_URL locally: one interface, the same request.
 import type { ExtractRequest } from "../schema/messages.ts";
 import { edgeConfig } from "./config.ts";
-import {
-  failUnsettled,
-  type JobRef,
-  leaseSecondsFor,
-  releaseAttempt,
-  startAttempt,
-} from "./jobs/lifecycle.ts";
+import { type JobRef, leaseSecondsFor, releaseAttempt, startAttempt } from "./jobs/lifecycle.ts";
+import { failUnsettled } from "./jobs/settlement.ts";
 import { logEvent } from "./log.ts";
 import { buildExtractRequest } from "./queues/extract-request.ts";
 

@@ -6,9 +6,9 @@ import { COMPLETED, FAILED, PROCESSING } from "../schema/job-status.ts";
 import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
 import type { JobMessage } from "../schema/messages.ts";
 import { isUniqueViolation } from "./credits.ts";
-import { expire, failUnsettled, UNSETTLED_SQL } from "./jobs/lifecycle.ts";
+import { expire, UNSETTLED_SQL } from "./jobs/lifecycle.ts";
+import { deletePrefix, failUnsettled } from "./jobs/settlement.ts";
 import { errorFields, logEvent } from "./log.ts";
-import { deletePrefix } from "./queues/results.ts";
 
 const EXPIRE_BATCH = 200;
 const STUCK_AFTER_MS = 3 * 3600_000;

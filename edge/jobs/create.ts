@@ -13,11 +13,12 @@ import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
-import { startJob } from "../queues/jobs.ts";
 import { checkSourceUrl, checkWebhookUrl } from "../sources.ts";
-import { failUnsettled, UNSETTLED_SQL } from "./lifecycle.ts";
+import { createdJob } from "./lifecycle.ts";
 import { jobNotice } from "./notice.ts";
 import { checkPlanLimits, creditHold, normaliseOptions } from "./options.ts";
+import { failUnsettled } from "./settlement.ts";
+import { startJob } from "./start.ts";
 
 /** Returns the id of the job this request created (or created before, on a retry). */
 export async function createJob(
@@ -145,27 +146,19 @@ async function recordJob(
   const accountId = c.get("account").id;
   const exists = "EXISTS (SELECT 1 FROM jobs WHERE id = ?1)";
   const statements = [
-    db
-      .prepare(
-        `INSERT INTO jobs (id, account_id, status, url, source_url, platform, options, webhook_url,
-           credits_reserved, requested_resolution, notice, request_id)
-         SELECT ?1, ?2, ?12, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?13
-         WHERE (SELECT count(*) FROM jobs WHERE account_id = ?2
-                  AND status IN (${UNSETTLED_SQL})) < ?11
-           AND (SELECT plan_credits + pack_credits - reserved_credits FROM accounts
-                WHERE id = ?2) >= ?8`,
-      )
-      .bind(
-        job.jobId,
+    createdJob(
+      db,
+      {
+        id: job.jobId,
         accountId,
-        job.url,
-        job.source.url,
-        job.source.platform,
-        JSON.stringify(job.options),
-        job.options.webhook_url ?? null,
-        job.hold,
-        job.options.resolution,
-        jobNotice({
+        url: job.url,
+        sourceUrl: job.source.url,
+        platform: job.source.platform,
+        options: JSON.stringify(job.options),
+        webhookUrl: job.options.webhook_url ?? null,
+        creditsReserved: job.hold,
+        requestedResolution: job.options.resolution,
+        notice: jobNotice({
           id: job.jobId,
           status: QUEUED,
           expiresAt: null,
@@ -174,11 +167,11 @@ async function recordJob(
           resolutionNote: null,
           errorMessage: null,
         }),
-        job.maxActive,
-        QUEUED,
         // The request's id, so a failed job's page can name the request that created it.
-        c.get("requestId") ?? null,
-      ),
+        requestId: c.get("requestId") ?? null,
+      },
+      job.maxActive,
+    ),
     db
       .prepare(
         `INSERT INTO credit_ledger (id, account_id, job_id, kind, reserved_delta, note)

@@ -2,16 +2,15 @@
 // allowance is taken, then the job is recorded and queued. A function of its own so the MCP
 // demo tool creates demos exactly as the REST route does.
 import type { Context } from "hono";
-import { demoJobs } from "../../schema/db.ts";
-import { QUEUED } from "../../schema/job-status.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
-import { startJob } from "../queues/jobs.ts";
 import { checkSourceUrl } from "../sources.ts";
 import { allowanceOf, demoIpHash, takeDemoPreview } from "./demo-allowance.ts";
-import { failUnsettled } from "./lifecycle.ts";
+import { createdDemoJob } from "./lifecycle.ts";
 import { readDemoJob } from "./read.ts";
+import { failUnsettled } from "./settlement.ts";
+import { startJob } from "./start.ts";
 
 export async function createDemoJob(c: Context<AppEnv>, url: string) {
   const source = await checkSourceUrl(url, c.env);
@@ -30,11 +29,10 @@ export async function createDemoJob(c: Context<AppEnv>, url: string) {
     );
   }
   const id = crypto.randomUUID();
-  await c.get("db").insert(demoJobs).values({
+  await createdDemoJob(c.env, {
     id,
     // The address as its limits count it (an IPv6 client by its /64).
     ipHash,
-    status: QUEUED,
     url,
     sourceUrl: source.url,
     platform: source.platform,

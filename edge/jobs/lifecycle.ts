@@ -1,6 +1,8 @@
-// Every status change of a job and of a demo job happens here, each as one conditional UPDATE
-// that succeeds only from an allowed state; routes, queue consumers and the cron call these
-// and hold no status logic of their own.
+// Every status a job or a demo job is written with is written here: its first (create, in the
+// create batch) and every change after, each a conditional statement that succeeds only from
+// an allowed state. Routes, queue consumers, the cron and the rest of edge/jobs/ call these
+// and write no status of their own (`grep -rnE "SET status|INSERT INTO (demo_)?jobs" edge/`
+// finds them here only).
 //
 //                 startAttempt                      settle (result or edge failure)
 //   create ──▶ queued ─────────────▶ processing ──────────────────────▶ completed ──▶ expired
@@ -27,12 +29,8 @@ import {
   QUEUED,
   UNSETTLED_STATUSES,
 } from "../../schema/job-status.ts";
-import type { ExtractErrorName, JobKind, JobMessage } from "../../schema/messages.ts";
+import type { JobKind } from "../../schema/messages.ts";
 import { edgeConfig } from "../config.ts";
-import { holdAndFreeCover } from "../credits.ts";
-import { failJob, failUnaffordable, settleResult } from "../queues/results.ts";
-import { leastCreditsOnceProbed } from "./options.ts";
-import { storedJobOptions } from "./read.ts";
 
 export { isFinalStatus } from "../../schema/job-status.ts";
 
@@ -51,6 +49,22 @@ export function leaseSecondsFor(env: Env): number {
 
 export function tableOf(kind: JobKind): "jobs" | "demo_jobs" {
   return kind === "demo" ? "demo_jobs" : "jobs";
+}
+
+/** A new job's row, as edge/jobs/create.ts records it. */
+export interface NewJobRow {
+  id: string;
+  accountId: string;
+  url: string;
+  sourceUrl: string;
+  platform: string;
+  /** The normalised JobOptions, as JSON. */
+  options: string;
+  webhookUrl: string | null;
+  creditsReserved: number;
+  requestedResolution: number;
+  notice: string;
+  requestId: string | null;
 }
 
 /** The statuses a job is not settled in, as an SQL list built from schema/job-status.ts. */
@@ -101,6 +115,52 @@ export function leaseIsLive(state: AttemptState, now: number): boolean {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * create → queued: the job's row, for the create batch (edge/jobs/create.ts). It is written only
+ * while the account runs fewer than `maxActive` unsettled jobs and has the hold
+ * (`creditsReserved`) free, so concurrent creates cannot pass either limit.
+ */
+export function createdJob(db: D1Database, row: NewJobRow, maxActive: number) {
+  return db
+    .prepare(
+      `INSERT INTO jobs (id, account_id, status, url, source_url, platform, options, webhook_url,
+         credits_reserved, requested_resolution, notice, request_id)
+       SELECT ?1, ?2, ?12, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?13
+       WHERE (SELECT count(*) FROM jobs WHERE account_id = ?2
+                AND status IN (${UNSETTLED_SQL})) < ?11
+         AND (SELECT plan_credits + pack_credits - reserved_credits FROM accounts
+              WHERE id = ?2) >= ?8`,
+    )
+    .bind(
+      row.id,
+      row.accountId,
+      row.url,
+      row.sourceUrl,
+      row.platform,
+      row.options,
+      row.webhookUrl,
+      row.creditsReserved,
+      row.requestedResolution,
+      row.notice,
+      maxActive,
+      QUEUED,
+      row.requestId,
+    );
+}
+
+/** create → queued: a demo job's row (edge/jobs/demo.ts). */
+export async function createdDemoJob(
+  env: Env,
+  row: { id: string; ipHash: string; url: string; sourceUrl: string; platform: string },
+): Promise<void> {
+  await env.DB.prepare(
+    `INSERT INTO demo_jobs (id, ip_hash, status, url, source_url, platform)
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6)`,
+  )
+    .bind(row.id, row.ipHash, QUEUED, row.url, row.sourceUrl, row.platform)
+    .run();
+}
 
 async function changed(statement: D1PreparedStatement): Promise<boolean> {
   const { meta } = await statement.run();
@@ -172,6 +232,23 @@ export function releaseAttempt(
   );
 }
 
+/**
+ * queued | processing → completed | failed: the last statement of the settlement batch
+ * (edge/jobs/settle.ts, run by edge/jobs/settlement.ts), after the `settlements` row that makes
+ * settling first-come. It changes the job only while it is unsettled.
+ */
+export function settledStatus(
+  db: D1Database,
+  job: JobRef,
+  status: "completed" | "failed",
+): D1PreparedStatement {
+  return db
+    .prepare(
+      `UPDATE ${tableOf(job.kind)} SET status = ?2 WHERE id = ?1 AND status IN (${UNSETTLED_SQL})`,
+    )
+    .bind(job.id, status);
+}
+
 /** completed → expired, once its files are gone (edge/maintenance.ts). */
 export function expire(env: Env, job: JobRef): Promise<boolean> {
   return changed(
@@ -179,45 +256,6 @@ export function expire(env: Env, job: JobRef): Promise<boolean> {
       `UPDATE ${tableOf(job.kind)} SET status = ?2 WHERE id = ?1 AND status = ?3`,
     ).bind(job.id, EXPIRED, COMPLETED),
   );
-}
-
-/**
- * queued | processing → completed | failed: the settlement batch (edge/jobs/settle.ts through
- * edge/queues/results.ts), which writes the status only while the job is unsettled and wakes
- * the job's waiters once it is written.
- */
-export const settle = settleResult;
-
-/**
- * processing → failed with InsufficientBalance, uncharged, when the span the probe found
- * (`processedSeconds`, sent by the running attempt with a lease renewal) already costs more
- * than the job's hold and the account's free credits: the job could never be charged, so its
- * attempt stops now instead of decoding to its end. True when the job was stopped.
- */
-export async function stopIfUnaffordable(
-  env: Env,
-  job: JobRef,
-  processedSeconds: number,
-): Promise<boolean> {
-  if (job.kind !== "job") return false;
-  const row = await env.DB.prepare("SELECT account_id, options FROM jobs WHERE id = ?1")
-    .bind(job.id)
-    .first<{ account_id: string | null; options: string | null }>();
-  if (!row?.account_id || !row.options) return false;
-  const least = leastCreditsOnceProbed(storedJobOptions(job.id, row.options), processedSeconds);
-  if (least <= 0 || (await holdAndFreeCover(env.DB, row.account_id, job.id, least))) return false;
-  await failUnaffordable(env, job, least);
-  return true;
-}
-
-/** Any unsettled state → failed, without a result from the extractor. */
-export function failUnsettled(
-  env: Env,
-  job: JobRef | JobMessage,
-  name: ExtractErrorName,
-  message: string,
-): Promise<void> {
-  return failJob(env, { kind: job.kind, id: job.id }, name, message);
 }
 
 /** A completed job past its expiry reads as expired even before the cron run marks it. */

@@ -1,6 +1,7 @@
 // A job's final state in one D1 batch (one transaction): the settlements guard row, its
-// frames, its credits and the job row. Either all of it is written or none of it. This is the
-// settle transition of edge/jobs/lifecycle.ts: the job row changes only while it is unsettled.
+// frames, its credits, the job row's final fields, and last its status, by the settle
+// transition of edge/jobs/lifecycle.ts. Either all of it is written or none of it; the job row
+// changes only while it is unsettled.
 import { UNSETTLED_STATUSES } from "../../schema/job-status.ts";
 import type { ExtractErrorName, ExtractResult, JobOptions } from "../../schema/messages.ts";
 import type { Plan } from "../../schema/plans.ts";
@@ -10,6 +11,7 @@ import {
   isUniqueViolation,
   settlementStatements,
 } from "../credits.ts";
+import { settledStatus } from "./lifecycle.ts";
 import { jobNotice, resolutionNote } from "./notice.ts";
 
 const DEMO_RETENTION_DAYS = 1;
@@ -52,6 +54,11 @@ export async function writeSettlement(
     ...(job.accountId ? settlementStatements(env.DB, job.accountId, result.job_id, cost) : []),
     ...(result.status === "completed" ? [insertFrames(env.DB, result)] : []),
     updateJob(env.DB, job, result),
+    settledStatus(
+      env.DB,
+      { kind: job.table === "demo_jobs" ? "demo" : "job", id: result.job_id },
+      result.status,
+    ),
   ];
   try {
     await env.DB.batch(statements);
@@ -92,7 +99,6 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
   const expiresAt = new Date(now + retentionDays * DAY_MS).toISOString();
   const common = [
     result.job_id,
-    result.status,
     result.duration_seconds,
     result.width,
     result.height,
@@ -104,8 +110,8 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
   if (job.table === "demo_jobs") {
     return db
       .prepare(
-        `UPDATE demo_jobs SET status = ?2, duration_seconds = ?3, width = ?4, height = ?5,
-           error = ?6, completed_at = ?7, expires_at = ?8, frames_count = ${counts},
+        `UPDATE demo_jobs SET duration_seconds = ?2, width = ?3, height = ?4,
+           error = ?5, completed_at = ?6, expires_at = ?7, frames_count = ${counts},
            lease_expires_at = NULL
          WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
       )
@@ -134,12 +140,12 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
   });
   return db
     .prepare(
-      `UPDATE jobs SET status = ?2, duration_seconds = ?3, width = ?4, height = ?5, error = ?6,
-         completed_at = ?7, expires_at = ?8, frames_count = ${counts},
-         processed_seconds = ?9, credits_charged = ${CHARGED_SQL.replace("?", "?1")},
-         zip_key = ?10, zip_bytes = ?11,
-         requested_resolution = coalesce(?12, requested_resolution), delivered_resolution = ?13,
-         resolution_note = ?14, notice = ?15, video = ?16, captions = ?17, storyboard = ?18,
+      `UPDATE jobs SET duration_seconds = ?2, width = ?3, height = ?4, error = ?5,
+         completed_at = ?6, expires_at = ?7, frames_count = ${counts},
+         processed_seconds = ?8, credits_charged = ${CHARGED_SQL.replace("?", "?1")},
+         zip_key = ?9, zip_bytes = ?10,
+         requested_resolution = coalesce(?11, requested_resolution), delivered_resolution = ?12,
+         resolution_note = ?13, notice = ?14, video = ?15, captions = ?16, storyboard = ?17,
          lease_expires_at = NULL
        WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
     )

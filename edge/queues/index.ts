@@ -5,7 +5,7 @@ import {
   ResultMessageSchema,
   WebhookMessageSchema,
 } from "../../schema/messages.ts";
-import { failUnsettled } from "../jobs/lifecycle.ts";
+import { failUnsettled } from "../jobs/settlement.ts";
 import { logEvent } from "../log.ts";
 import { consumeJobs } from "./jobs.ts";
 import { jobIdOf, parsedMessages } from "./parse.ts";

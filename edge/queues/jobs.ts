@@ -1,6 +1,6 @@
-// The jobs-queue consumer: the at-least-once backstop of dispatch. The create and demo routes
-// hand a new job to the extractor at once (edge/dispatch.ts, in waitUntil) and queue one
-// message for it, delayed; every delivery of that message looks at the job and keeps it going:
+// The jobs-queue consumer: the at-least-once backstop of dispatch. A new job is handed to the
+// extractor at once (edge/jobs/start.ts: edge/dispatch.ts, in waitUntil) with one message
+// queued for it, delayed; every delivery of that message looks at the job and keeps it going:
 //   settled, failed, expired or gone    → ack, nothing more (the chain ends)
 //   an attempt holds a live lease       → look again when the lease would run out
 //   queued, or its attempt's lease ran out (the extractor died, hung or lost the call)
@@ -10,49 +10,22 @@
 //                                          the job fails
 // The message is acked and re-sent with its delay rather than retried, so a long job spends no
 // queue retries; a consumer that throws retries the message itself (dead letters end the job).
-import { waitUntil } from "cloudflare:workers";
 import type { JobMessage } from "../../schema/messages.ts";
 import { dispatchJob } from "../dispatch.ts";
 import {
-  failUnsettled,
   isFinalStatus,
-  type JobRef,
   leaseIsLive,
   leaseSecondsFor,
   MAX_ATTEMPTS,
   readAttemptState,
 } from "../jobs/lifecycle.ts";
+import { failUnsettled } from "../jobs/settlement.ts";
 import { logEvent } from "../log.ts";
 import type { ParsedMessage } from "./parse.ts";
 
 /** Growing delays between failed dispatches: 5 s, 10 s, 20 s … capped at 5 minutes. */
 export function retryDelaySeconds(failures: number): number {
   return Math.min(300, 5 * 2 ** Math.max(0, failures - 1));
-}
-
-/** The first look at a new job: soon enough that a busy extractor at creation costs little. */
-export function firstLookDelaySeconds(env: Env): number {
-  return Math.min(10, leaseSecondsFor(env));
-}
-
-/**
- * Starts a job that was just recorded: queues its backstop message first (a job must never
- * depend on this request's waitUntil alone), then hands it to the extractor at once, after the
- * response. Throws when the message could not be queued; the caller fails the job.
- */
-export async function startJob(env: Env, job: JobRef, requestId: string | undefined) {
-  const message: JobMessage = { kind: job.kind, id: job.id };
-  await env.JOBS_QUEUE.send(message, { delaySeconds: firstLookDelaySeconds(env) });
-  waitUntil(
-    dispatchJob(env, job, { requestId }).catch((err) =>
-      // The backstop message tries again.
-      logEvent("error", "job.dispatch_failed", {
-        job: job.id,
-        request: requestId,
-        error: String(err),
-      }),
-    ),
-  );
 }
 
 /** When to look at the job again (seconds), or null when it needs no more looks. */

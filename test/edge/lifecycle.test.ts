@@ -5,7 +5,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import {
   expire,
-  failUnsettled,
   type JobRef,
   MAX_ATTEMPTS,
   readAttemptState,
@@ -14,6 +13,7 @@ import {
   startAttempt,
   visibleStatus,
 } from "../../edge/jobs/lifecycle.ts";
+import { failUnsettled } from "../../edge/jobs/settlement.ts";
 import { redispatchLostAttempts } from "../../edge/maintenance.ts";
 import { keepJobGoing } from "../../edge/queues/jobs.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";

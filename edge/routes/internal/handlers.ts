@@ -25,15 +25,13 @@ import { keepExtractorAwake } from "../../dispatch.ts";
 import { contentTypeOf } from "../../files.ts";
 import { type AttemptClaim, verifyAttemptToken } from "../../jobs/attempt-token.ts";
 import {
-  failUnsettled,
   leaseIsLive,
   leaseSecondsFor,
   readAttemptState,
   renewLease,
-  settle,
-  stopIfUnaffordable,
 } from "../../jobs/lifecycle.ts";
 import { storedJobOptions } from "../../jobs/read.ts";
+import { failUnsettled, settle, stopIfUnaffordable } from "../../jobs/settlement.ts";
 import { logEvent } from "../../log.ts";
 import { planOf } from "../../plan-of.ts";
 import { tenantOf } from "../../queues/extract-request.ts";
