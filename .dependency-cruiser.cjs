@@ -25,6 +25,16 @@ module.exports = {
       to: { path: "^edge/routes/" },
     },
     {
+      name: "jobs-do-not-call-queue-consumers",
+      comment:
+        "edge/jobs/ owns a job's life; the queue consumers (edge/queues/) are thin adapters that " +
+        "call it, never the other way round, so following a result from its route to its " +
+        "settlement never goes back to queues/.",
+      severity: "error",
+      from: { path: "^edge/jobs/" },
+      to: { path: "^edge/queues/" },
+    },
+    {
       name: "schema-is-the-base",
       comment:
         "schema/ holds the shapes both sides share; it imports nothing above it (only schema/ " +

@@ -7,11 +7,11 @@ import type { WebhookMessage } from "../../schema/messages.ts";
 import { checkUrl } from "../../schema/url-safety.ts";
 import { edgeConfig } from "../config.ts";
 import { fileLinker } from "../files.ts";
+import { callbackBase } from "../jobs/extract-request.ts";
 import { logEvent } from "../log.ts";
 import { filesAreLive, jobToApi } from "../serialize.ts";
 import { allowsPrivateNetwork } from "../sources.ts";
 import { signWebhook } from "../webhooks.ts";
-import { callbackBase } from "./extract-request.ts";
 import type { ParsedMessage } from "./parse.ts";
 
 const DELIVERY_TIMEOUT_MS = 10_000;

@@ -24,6 +24,7 @@ import { hmacSha256, timingSafeEqualHex, toHex } from "../../crypto.ts";
 import { keepExtractorAwake } from "../../dispatch.ts";
 import { contentTypeOf } from "../../files.ts";
 import { type AttemptClaim, verifyAttemptToken } from "../../jobs/attempt-token.ts";
+import { tenantOf } from "../../jobs/extract-request.ts";
 import {
   leaseIsLive,
   leaseSecondsFor,
@@ -34,7 +35,6 @@ import { storedJobOptions } from "../../jobs/read.ts";
 import { failUnsettled, settle, stopIfUnaffordable } from "../../jobs/settlement.ts";
 import { logEvent } from "../../log.ts";
 import { planOf } from "../../plan-of.ts";
-import { tenantOf } from "../../queues/extract-request.ts";
 import { mostFramesFor, resultMismatch } from "./result.ts";
 
 const MAX_FRAME_BYTES = 64 * 1024 * 1024;

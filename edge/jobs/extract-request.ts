@@ -6,10 +6,10 @@ import { accounts, demoJobs, jobs } from "../../schema/db.ts";
 import type { ExtractRequest, JobOptions } from "../../schema/messages.ts";
 import { DEMO } from "../../schema/plans.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
-import { attemptToken } from "../jobs/attempt-token.ts";
-import type { JobRef } from "../jobs/lifecycle.ts";
-import { storedJobOptions } from "../jobs/read.ts";
 import { planOf } from "../plan-of.ts";
+import { attemptToken } from "./attempt-token.ts";
+import type { JobRef } from "./lifecycle.ts";
+import { storedJobOptions } from "./read.ts";
 
 export const DEMO_OPTIONS: JobOptions = {
   mode: "count",
