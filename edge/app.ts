@@ -226,5 +226,6 @@ function validationHook(
     });
   }
   const allowPrivate = c?.env && result.target === "json" ? allowsPrivateNetwork(c.env) : undefined;
-  throw validationError(result.error, result.data, allowPrivate);
+  const serviceOrigin = c?.env ? publicBaseUrl(c.env, c.req.url) : undefined;
+  throw validationError(result.error, result.data, allowPrivate, serviceOrigin);
 }

@@ -6,6 +6,7 @@
 import type { ZodError } from "zod";
 import { listOfChoices } from "../schema/api.ts";
 import { detectSource } from "../schema/platform.ts";
+import { isServiceSample } from "../schema/samples.ts";
 import { checkUrl } from "../schema/url-safety.ts";
 import { ApiError, type Problem } from "./errors.ts";
 
@@ -160,6 +161,7 @@ function linkProblems(
   input: unknown,
   already: Problem[],
   allowPrivate: boolean | undefined,
+  serviceOrigin: string | undefined,
 ): Problem[] {
   if (allowPrivate === undefined || input === null || typeof input !== "object") return [];
   const body = input as Record<string, unknown>;
@@ -167,7 +169,13 @@ function linkProblems(
   const problems: Problem[] = [];
   if (typeof body.url === "string" && !named.has("url")) {
     const detected = detectSource(body.url);
-    const safe = detected.ok ? checkUrl(detected.url, { allowPrivate }) : detected;
+    // The service's own sample passes the address rules, as edge/sources.ts lets it.
+    const sample = detected.ok && serviceOrigin && isServiceSample(detected.url, serviceOrigin);
+    const safe = !detected.ok
+      ? detected
+      : sample
+        ? detected
+        : checkUrl(detected.url, { allowPrivate });
     if (!safe.ok) problems.push({ param: "url", message: `url: ${safe.reason}` });
   }
   if (typeof body.webhook_url === "string" && !named.has("webhook_url")) {
@@ -181,11 +189,17 @@ function linkProblems(
  * The API's answer to a body, query or argument set that failed its schema: InvalidUrl when
  * the first problem is the link, else InvalidRequest; `message` is the first problem and
  * data.errors lists them all. `allowPrivate` (the deployment's setting) turns on the link
- * checks; without it only the schema's problems are named.
+ * checks, with the service's own samples (at `serviceOrigin`) let through; without it only the
+ * schema's problems are named.
  */
-export function validationError(error: ZodError, input: unknown, allowPrivate?: boolean) {
+export function validationError(
+  error: ZodError,
+  input: unknown,
+  allowPrivate?: boolean,
+  serviceOrigin?: string,
+) {
   const found = describeProblems(error, input);
-  const problems = [...linkProblems(input, found, allowPrivate), ...found];
+  const problems = [...linkProblems(input, found, allowPrivate, serviceOrigin), ...found];
   // The link first: it is what the caller most needs to fix, and it names the error.
   problems.sort((a, b) => Number(b.param === "url") - Number(a.param === "url"));
   const first = problems[0] ?? { param: null, message: "The request is not valid" };
