@@ -333,10 +333,25 @@ describe("OAuth for MCP clients", () => {
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(revoked.status).toBe(401);
+    // Revoking the key revokes its grant too (issue 33), so the token is one the provider no
+    // longer knows: answered as any other credential that is not a key, as the forged token
+    // below is (before grant revocation it was swapped for the revoked key: "invalid").
     expect(((await revoked.json()) as { data: unknown }).data).toMatchObject({
       name: "InvalidApiKey",
-      reason: "invalid",
+      reason: "malformed",
     });
+    // And it cannot be refreshed back to life.
+    const refreshedAfter = await fetch(`${base}/oauth/token`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: renewed.refresh_token ?? "",
+        client_id: provider.client?.client_id ?? "",
+      }),
+    });
+    expect(refreshedAfter.status).toBe(400);
+    expect(((await refreshedAfter.json()) as { error: string }).error).toBe("invalid_grant");
   });
 
   it("answers a token that is not one as REST answers a malformed key", async () => {
