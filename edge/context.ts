@@ -2,9 +2,14 @@
 import type { DrizzleD1Database } from "drizzle-orm/d1";
 import type { AccountRow } from "../schema/db.ts";
 import type { RateDecision } from "./durable/rate-limiter.ts";
-import type { D1Reads } from "./storage/d1-sessions.ts";
 
 export type Db = DrizzleD1Database;
+
+/** The D1 session a request reads through, and whether a replica may answer it. */
+export interface D1Reads {
+  session: D1DatabaseSession;
+  mayReadReplica: boolean;
+}
 
 export interface AppEnv {
   Bindings: Env;

@@ -5,7 +5,7 @@ import type { PlannedFrame } from "../schema/frame-plan.ts";
 import type { BatchGroup, DecodeContext, DecodedFrame, DecodeGroup } from "./decode.ts";
 import { BatchRun, DecodeRun, decodeBatch, decodeGroup, largePicture, shortRun } from "./decode.ts";
 import { formatSeconds } from "./ffmpeg/args.ts";
-import type { KeyframeRow } from "./ffmpeg/probe.ts";
+import type { KeyframeRow } from "./ffmpeg/mp4-index.ts";
 import { probeKeyframesAt, probeKeyframesBefore } from "./ffmpeg/probe.ts";
 import type { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";

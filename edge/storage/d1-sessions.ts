@@ -23,12 +23,6 @@ export const BOOKMARK_HEADER = "X-D1-Bookmark";
 /** D1's bookmark form (8-8-8-32 hex digits), checked before it reaches D1. */
 export const BOOKMARK_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
-/** The D1 session a request reads through, and whether a replica may answer it. */
-export interface D1Reads {
-  session: D1DatabaseSession;
-  mayReadReplica: boolean;
-}
-
 function useSession(c: Context<AppEnv>, constraint: string, mayReadReplica: boolean): Db {
   const session = c.env.DB.withSession(constraint);
   // drizzle's D1 driver calls only prepare() and batch(), which a session has as well.

@@ -11,7 +11,17 @@
 // before. A keyframe answered here that differs from ffmpeg's own choice costs time, never
 // exactness: a batch input that reads too little is decoded again alone (decode.ts).
 import { open } from "node:fs/promises";
-import type { KeyframeRow } from "./probe.ts";
+
+/**
+ * A keyframe found by probeKeyframesAt (probe.ts: from this index, or by ffprobe): its
+ * stream, time (absolute s) and packet's bytes.
+ */
+export interface KeyframeRow {
+  streamIndex: number;
+  keyframe: number;
+  /** The keyframe's own size in the file, when it is known. */
+  bytes: number | null;
+}
 
 /** Reads `length` bytes at `start` (fewer only at the end of the file). */
 export type ByteReader = (start: number, length: number) => Promise<Buffer>;

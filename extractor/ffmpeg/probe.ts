@@ -2,7 +2,7 @@
 // MediaProbe and VideoProbe only.
 import type { HdrSource, Rational } from "./args.ts";
 import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
-import { keyframesFromMp4, withByteReader } from "./mp4-index.ts";
+import { type KeyframeRow, keyframesFromMp4, withByteReader } from "./mp4-index.ts";
 import { runTool } from "./process.ts";
 
 export interface VideoProbe {
@@ -218,14 +218,6 @@ export async function probeKeyframesBefore(
 ): Promise<(KeyframeRow | null)[]> {
   const found = await probeKeyframesAt(input, video.streamIndex, times, signal);
   return found.map((row) => (row && row.streamIndex === video.streamIndex ? row : null));
-}
-
-/** A keyframe found by probeKeyframesAt: its stream, time (absolute s) and packet's bytes. */
-export interface KeyframeRow {
-  streamIndex: number;
-  keyframe: number;
-  /** The keyframe's own size in the file, when ffprobe says it. */
-  bytes: number | null;
 }
 
 /**

@@ -13,13 +13,14 @@ import {
   listKeyframes,
   parseKeyframeList,
 } from "../../extractor/ffmpeg/keyframes.ts";
+import type { KeyframeRow } from "../../extractor/ffmpeg/mp4-index.ts";
 import {
   type ByteReader,
   keyframesFromMp4,
   keyframeTicksFromMp4,
   openByteReader,
 } from "../../extractor/ffmpeg/mp4-index.ts";
-import { type KeyframeRow, parseKeyframeRows, probeMedia } from "../../extractor/ffmpeg/probe.ts";
+import { parseKeyframeRows, probeMedia } from "../../extractor/ffmpeg/probe.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { makeTestVideo, type TestVideoSpec } from "../support/videos.ts";
 
