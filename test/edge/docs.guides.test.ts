@@ -9,7 +9,15 @@ import { API_ERROR_NAMES, CreateJobRequestSchema } from "../../schema/api.ts";
 import { api, ORIGIN, openApiDocument } from "./support/api.ts";
 import { Visitor } from "./support/visitor.ts";
 
-const GUIDES = ["quick-start", "authentication", "errors", "webhooks", "rate-limits", "credits"];
+const GUIDES = [
+  "quick-start",
+  "authentication",
+  "errors",
+  "webhooks",
+  "rate-limits",
+  "credits",
+  "sdks",
+];
 
 describe("the guides", () => {
   it.each(GUIDES)("/docs/%s is a page of the site, with every guide linked", async (slug) => {

@@ -1,5 +1,5 @@
-// The guides under /docs: quick start, authentication, errors, webhooks, rate limits and
-// credits. Their source is Markdown in docs/guides/, bundled into the worker as text and
+// The guides under /docs: quick start, authentication, errors, webhooks, rate limits,
+// credits and the SDKs. Their source is Markdown in docs/guides/, bundled into the worker as text and
 // rendered here once per origin (micromark, with GitHub's tables; code blocks get the site's
 // copy button), so the same files can be served to models as Markdown (/docs/<guide>.md).
 // `{PUBLIC_BASE_URL}` in a guide becomes this deployment's origin, so every command on these
@@ -14,6 +14,7 @@ import credits from "../../../docs/guides/credits.md";
 import errors from "../../../docs/guides/errors.md";
 import quickStart from "../../../docs/guides/quick-start.md";
 import rateLimits from "../../../docs/guides/rate-limits.md";
+import sdks from "../../../docs/guides/sdks.md";
 import webhooks from "../../../docs/guides/webhooks.md";
 import { PUBLIC_BASE_URL_TOKEN } from "../../../schema/api-examples.ts";
 import type { AppEnv } from "../../context.ts";
@@ -31,6 +32,7 @@ export const GUIDES = [
   { slug: "webhooks", label: "Webhooks", source: webhooks },
   { slug: "rate-limits", label: "Rate limits", source: rateLimits },
   { slug: "credits", label: "Credits", source: credits },
+  { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
 
 export type Guide = (typeof GUIDES)[number];
