@@ -1,7 +1,7 @@
 // The local carrier (`npm start`, tests): the message is printed to the console and kept in
 // D1's mail_outbox, where `npm run admin -- outbox` and the tests read the latest code.
 import { logEvent } from "../log.ts";
-import type { MailMessage, MailSender } from "./sender.ts";
+import type { MailMessage, MailSender } from "./message.ts";
 
 export function localSender(env: Env): MailSender {
   return {

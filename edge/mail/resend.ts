@@ -3,7 +3,7 @@
 // with Resend (both read through edge/config.ts).
 import { edgeConfig } from "../config.ts";
 import { logEvent } from "../log.ts";
-import { type MailMessage, type MailSender, mailUnavailable } from "./sender.ts";
+import { type MailMessage, type MailSender, mailUnavailable } from "./message.ts";
 
 export const RESEND_ENDPOINT = "https://api.resend.com/emails";
 const SEND_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
 // The sign-in mail: short, with the code where a phone's mail preview shows it, and what to do
 // when it was not you who asked.
-import type { MailMessage } from "./sender.ts";
+import type { MailMessage } from "./message.ts";
 
 export function signInCodeMail(to: string, code: string, validMinutes: number): MailMessage {
   return {

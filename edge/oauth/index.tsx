@@ -13,13 +13,13 @@ import { publicRate } from "../middleware/auth.ts";
 import { formOf } from "../pages/forms.ts";
 import { contentSecurityPolicy, pageHeaders } from "../pages/layout.tsx";
 import { issueConnectorKey } from "./connector-key.ts";
+import type { ConnectorProps } from "./connector-props.ts";
 import { AuthorizationProblem, ConsentPage } from "./consent.tsx";
 import { consentCookieFor, withProviderCookieNames } from "./consent-cookie.ts";
 import {
   AUTHORIZATION_SERVER_METADATA_PATH,
   AUTHORIZE_PATH,
   authorizationServer,
-  type ConnectorProps,
   PROTECTED_RESOURCE_PATH,
   protectedResourceMetadata,
   REGISTER_PATH,

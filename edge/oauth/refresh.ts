@@ -7,7 +7,7 @@ import {
   type TokenExchangeCallbackOptions,
   type TokenExchangeCallbackResult,
 } from "@cloudflare/workers-oauth-provider";
-import type { ConnectorProps } from "./server.ts";
+import type { ConnectorProps } from "./connector-props.ts";
 
 /**
  * The token endpoint's check of a refresh: the grant's key must still be live. `invalid_grant`

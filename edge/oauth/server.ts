@@ -20,13 +20,6 @@ const RESOURCE_PATH = "/mcp";
 const ACCESS_TOKEN_TTL_SECONDS = 60 * 60;
 const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 60 * 60;
 
-/** What an access token carries, encrypted in KV with the token as key: its connector's key. */
-export interface ConnectorProps {
-  accountId: string;
-  keyId: string;
-  key: string;
-}
-
 /** The issuer: the public origin (edge/config.ts's one rule). */
 export function issuerOf(env: Env, requestUrl: string): string {
   return publicBaseUrl(env, requestUrl);

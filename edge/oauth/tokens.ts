@@ -6,7 +6,8 @@
 // gets the API-key path's answer for a malformed credential.
 import { KEY_PREFIX } from "../../schema/api-keys.ts";
 import { errorFields, logEvent } from "../log.ts";
-import { authorizationServer, type ConnectorProps, mcpResourceOf } from "./server.ts";
+import type { ConnectorProps } from "./connector-props.ts";
+import { authorizationServer, mcpResourceOf } from "./server.ts";
 
 const RESOURCE_PATH = "/mcp";
 
