@@ -2,7 +2,8 @@
 // language tabs with a copy button on every block. Every sample names the key STILLS_API_KEY
 // (an environment variable, or the key itself right after it is created) and, unless told
 // otherwise, asks for frames of the service's own sample video, so the first copied command
-// works. Pages using it need nothing else: the tabs and copy buttons come from site.client.js,
+// works, with nothing to install; a line under them points to the SDKs guide (/docs/sdks) for
+// those who want a client. Pages using it need nothing else: the tabs and copy buttons come from site.client.js,
 // which every page loads.
 import { sampleUrl } from "../../schema/samples.ts";
 import { CopyableCode } from "./copyable-code.tsx";
@@ -149,6 +150,10 @@ export function CodeSamples(props: { id: string; samples: CodeSample[]; label?: 
           </CopyableCode>
         </div>
       ))}
+      <p class="code-tabs-more">
+        With a client library or from a terminal:{" "}
+        <a href="/docs/sdks">the SDKs and the stills command</a>.
+      </p>
     </div>
   );
 }
