@@ -158,7 +158,9 @@ describe.skipIf(skipReason !== null)("the Python client, pip-installed in a fres
     });
     expect(out.rate_limited.retry_after).toBeGreaterThan(0);
     expect(out.retried_usage_plan).toBe("free");
-    expect(out.retried_seconds).toBeGreaterThanOrEqual(out.rate_limited.retry_after - 0.5);
+    // The retried key's own Retry-After (whole seconds, at least 1) may be shorter than the
+    // first key's: a retry that honoured it took at least about a second.
+    expect(out.retried_seconds).toBeGreaterThanOrEqual(0.9);
 
     expect(out.created).toMatchObject({ status: "completed", frames_count: 4, credits_charged: 1 });
     expect(out.got).toEqual(out.created);
