@@ -11,11 +11,6 @@ import { CopyableCode } from "./copyable-code.tsx";
 /** The placeholder every example uses for an API key: an environment variable's name. */
 export const API_KEY_NAME = "STILLS_API_KEY";
 
-/** The video every example asks for: served by the service itself, so it always answers. */
-export function sampleVideoUrl(origin: string): string {
-  return sampleUrl(origin);
-}
-
 export type SampleLanguage = "curl" | "node" | "python";
 
 export interface CodeSample {
@@ -36,7 +31,7 @@ export interface JobSampleOptions {
 
 /** The body of the default example: six evenly spaced frames of the sample video. */
 export function sampleJobBody(origin: string): Record<string, unknown> {
-  return { url: sampleVideoUrl(origin), count: 6 };
+  return { url: sampleUrl(origin), count: 6 };
 }
 
 /**

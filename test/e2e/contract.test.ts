@@ -1,15 +1,15 @@
 // The contract, as a client author meets it (issue 17): the running stack's OpenAPI document
-// lints clean with Redocly's recommended rules; the client types committed in test/contract
-// are exactly what openapi-typescript generates from it; and a client made from those types
-// with openapi-fetch, pointed at the document's own server URL (the spec's {base_url}), runs
+// lints clean with Redocly's recommended rules; the client types committed in the SDK
+// (sdk/src/openapi.ts) are exactly what openapi-typescript generates from it; and a client made
+// from those types with openapi-fetch, pointed at the document's own server URL (the spec's {base_url}), runs
 // create, poll, wait=true, list with filters, usage, the demo and the error paths against the
 // real stack. The document and the code cannot drift apart unnoticed.
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import createClient from "openapi-fetch";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { components, paths } from "../../sdk/src/openapi.ts";
 import { CLIENT_TYPES_FILE, generateClientTypes, lintDocument } from "../contract/generate.ts";
-import type { components, paths } from "../contract/stills-api.ts";
 import { makeTestVideo } from "../support/videos.ts";
 import { download, type Harness, startHarness } from "./support/harness.ts";
 
