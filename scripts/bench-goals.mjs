@@ -4,7 +4,7 @@
 // timed from this process. Not a part of its own: bench.mjs lists the parts.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readFile, rename } from "node:fs/promises";
+import { readdir, readFile, rename } from "node:fs/promises";
 import http from "node:http";
 
 /** Rounds of each part, unless BENCH_ROUNDS says otherwise (at least 5). */
@@ -171,4 +171,25 @@ export async function waitForJobFinished(stack, jobId) {
     await new Promise((r) => setTimeout(r, 50));
   }
   return null;
+}
+
+/**
+ * RSS of a process and all its descendants (Linux /proc), in kB. Walks only the tree, through
+ * each thread's children list: scanning all of /proc every 100 ms would itself cost CPU and
+ * skew the timings measured alongside. (bench-extract.mjs holds the same walk.)
+ */
+export async function treeRssKb(pid) {
+  let total = 0;
+  try {
+    const status = await readFile(`/proc/${pid}/status`, "utf8");
+    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
+      for (const child of children.split(" ").filter(Boolean))
+        total += await treeRssKb(Number(child));
+    }
+  } catch {
+    // The process ended while we looked.
+  }
+  return total;
 }

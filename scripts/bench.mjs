@@ -11,8 +11,15 @@ const PARTS = {
   range: "bench-range.mjs",
   latency: "bench-latency.mjs",
   http: "bench-http.mjs",
+  load: "bench-load.mjs",
 };
-const wanted = process.argv.slice(2).length > 0 ? process.argv.slice(2) : Object.keys(PARTS);
+// Part names come first; from the first `--flag` on, the rest goes to each part's script
+// (`npm run bench -- load --rounds 5`).
+const args = process.argv.slice(2);
+const firstFlag = args.findIndex((arg) => arg.startsWith("--"));
+const named = firstFlag === -1 ? args : args.slice(0, firstFlag);
+const flags = firstFlag === -1 ? [] : args.slice(firstFlag);
+const wanted = named.length > 0 ? named : Object.keys(PARTS);
 let failed = false;
 for (const part of wanted) {
   const script = join(import.meta.dirname, PARTS[part] ?? "");
@@ -22,7 +29,7 @@ for (const part of wanted) {
     continue;
   }
   console.log(`\n=== ${part} ===`);
-  const run = spawnSync(process.execPath, [script], { stdio: "inherit" });
+  const run = spawnSync(process.execPath, [script, ...flags], { stdio: "inherit" });
   failed ||= run.status !== 0;
 }
 process.exit(failed ? 1 : 0);
