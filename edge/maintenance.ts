@@ -1,8 +1,9 @@
 // The cron run: expires finished jobs past their retention (deleting their files), hands jobs
-// whose attempt lost its lease back to the jobs queue, fails jobs that have been stuck far
-// longer than any extraction can take, and renews plan credits.
+// whose attempt lost its lease, and jobs left queued with no message, back to the jobs queue,
+// fails jobs that have been stuck far longer than any extraction can take, and renews plan
+// credits.
 import { addMonth } from "../schema/accounts.ts";
-import { COMPLETED, FAILED, PROCESSING } from "../schema/job-status.ts";
+import { COMPLETED, FAILED, PROCESSING, QUEUED } from "../schema/job-status.ts";
 import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
 import type { JobMessage } from "../schema/messages.ts";
 import { isUniqueViolation } from "./credits.ts";
@@ -12,6 +13,15 @@ import { errorFields, logEvent } from "./log.ts";
 
 const EXPIRE_BATCH = 200;
 const STUCK_AFTER_MS = 3 * 3600_000;
+/**
+ * A job still queued this long after its creation has no message that will start it
+ * (decision 0180): three times the longest first look (edge/jobs/start.ts, at most 10 s), and
+ * under `npm start`'s second run after a restart (the lease + 2 s: 32 s by default), which so
+ * finds every job that was queued when the stack stopped.
+ */
+export const QUEUED_STRANDED_AFTER_MS = 30_000;
+/** Jobs handed back per table per run, oldest first; the next run takes the rest. */
+const REQUEUE_BATCH = 100;
 
 /**
  * Files go first and the job is marked only once they are gone: a delete that fails leaves
@@ -114,6 +124,38 @@ export async function redispatchLostAttempts(env: Env, now: number): Promise<num
 }
 
 /**
+ * Jobs still queued QUEUED_STRANDED_AFTER_MS after their creation, unsettled: under `wrangler
+ * dev` a restart drops the message that would start them (the creation's own dispatch died
+ * with the process too), and nothing else looks at a queued job. Each gets a message now, as
+ * redispatchLostAttempts does; the consumer starts one attempt at most (edge/jobs/lifecycle.ts
+ * refuses a second start). Returns how many jobs were handed back.
+ */
+export async function redispatchQueuedJobs(env: Env, now: number): Promise<number> {
+  let handed = 0;
+  const before = new Date(now - QUEUED_STRANDED_AFTER_MS).toISOString();
+  for (const [table, kind] of [
+    ["jobs", "job"],
+    ["demo_jobs", "demo"],
+  ] as const) {
+    const { results } = await env.DB.prepare(
+      `SELECT id, attempt_id FROM ${table}
+       WHERE status = ?1 AND created_at <= ?2
+         AND NOT EXISTS (SELECT 1 FROM settlements WHERE job_id = ${table}.id)
+       ORDER BY created_at LIMIT ${REQUEUE_BATCH}`,
+    )
+      .bind(QUEUED, before)
+      .all<{ id: string; attempt_id: string | null }>();
+    for (const { id, attempt_id } of results) {
+      const message: JobMessage = { kind, id };
+      await env.JOBS_QUEUE.send(message);
+      logEvent("warn", "job.requeued", { job: id, attempt: attempt_id ?? undefined, kind });
+      handed++;
+    }
+  }
+  return handed;
+}
+
+/**
  * Plan credits reset to the monthly allowance when a period ends; pack credits stay. An
  * account with a live Stripe subscription is renewed by Stripe's invoice.paid event instead
  * (edge/billing), so the cron leaves it alone: renewing it here too would grant twice. A paid
@@ -160,6 +202,7 @@ export async function purgeExpiredSignIns(env: Env, now: number) {
 export async function runScheduledMaintenance(env: Env, now: number) {
   await attempt("expiring jobs", () => expireJobs(env, now));
   await attempt("redispatching lost attempts", () => redispatchLostAttempts(env, now));
+  await attempt("redispatching queued jobs", () => redispatchQueuedJobs(env, now));
   await attempt("failing stuck jobs", () => failStuckJobs(env, now));
   await attempt("renewing plan credits", () => renewPlanCredits(env, now));
   await attempt("purging expired sign-ins", () => purgeExpiredSignIns(env, now));
