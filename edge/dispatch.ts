@@ -49,9 +49,9 @@ function post(
 }
 
 /**
- * Instances one tenant's jobs spread over. Each instance runs at most EXTRACTOR_TENANT_SLOTS
- * (default 1) of a tenant's jobs, so a tenant holds at most this many instances' worth of the
- * pool (4 of 8), yet a paying account still runs several jobs at once.
+ * Instances one tenant's jobs spread over (4 of 8). Each instance runs its attempts fairly
+ * between tenants and keeps the rest in a bounded room (extractor/scheduler.ts, decision
+ * 0190), so one tenant alone may use all of its instances, and never all of the pool.
  */
 export const TENANT_INSTANCES = 4;
 
@@ -64,9 +64,8 @@ function fnv1a(text: string): number {
 
 /**
  * The pool instance a job runs on. A tenant's jobs go to TENANT_INSTANCES neighbouring
- * instances starting at one its name picks (the job id picks among them), and each instance's
- * per-tenant slot cap then bounds the tenant pool-wide: one account or demo client cannot
- * occupy every instance. A job without a tenant goes by its id.
+ * instances starting at one its name picks (the job id picks among them), so one account or
+ * demo client cannot occupy every instance. A job without a tenant goes by its id.
  */
 export function poolInstanceFor(request: { job_id: string; tenant?: string | null }): number {
   const byJob = fnv1a(request.job_id);
@@ -118,7 +117,10 @@ export async function keepExtractorAwake(
   await container.get(container.idFromName(containerName(job))).keepAwake();
 }
 
-/** A busy extractor is no failure: the job is tried again after this, spending no attempt. */
+/**
+ * A busy extractor (its room full: extractor/scheduler.ts) is no failure: the job is tried
+ * again after this, or the Retry-After it sent, spending no attempt.
+ */
 const BUSY_DELAY_SECONDS = 10;
 
 export type DispatchOutcome =

@@ -1,7 +1,10 @@
 // The extractor's settings, read once from the environment at start and passed down. Every
 // variable is listed here, with its default; a bad value stops the start with its name.
+import { readFileSync } from "node:fs";
+import { availableParallelism, totalmem } from "node:os";
 import { z } from "zod";
 import type { LogSetting } from "./log.ts";
+import { defaultWaitingLimits } from "./scheduler.ts";
 import type { MinimumRate } from "./sources/minimum-rate.ts";
 
 export interface ExtractorConfig {
@@ -9,10 +12,14 @@ export interface ExtractorConfig {
   token: string;
   host: string;
   port: number;
-  /** Jobs run at once; more answer 503 and the queue tries again later. */
+  /** Attempts run at once (extractor/scheduler.ts); more wait for a slot. */
   concurrency: number;
-  /** Slots one tenant (an account, a demo client) may hold at once. */
-  tenantSlots: number;
+  /** Attempts that may wait for a slot; more answer 503 and the queue keeps them. */
+  waitingLimit: number;
+  /** Attempts of one tenant (an account, a demo client) that may wait. */
+  tenantWaitingLimit: number;
+  /** Runs beyond `concurrency` for a tenant that runs nothing, so it never waits behind others. */
+  newcomerSlots: number;
   /** Wall-clock budget of one job. */
   deadlineSeconds: number;
   /** Bytes one job may take from origins. */
@@ -41,8 +48,10 @@ const environment = z.object({
   }),
   EXTRACTOR_HOST: z.string().default("127.0.0.1"),
   EXTRACTOR_PORT: z.coerce.number().int().min(1).max(65_535).default(8788),
-  EXTRACTOR_CONCURRENCY: count(2),
-  EXTRACTOR_TENANT_SLOTS: z.coerce.number().int().min(1).optional(),
+  EXTRACTOR_CONCURRENCY: z.coerce.number().int().min(1).optional(),
+  EXTRACTOR_WAITING_LIMIT: z.coerce.number().int().min(0).optional(),
+  EXTRACTOR_TENANT_WAITING_LIMIT: z.coerce.number().int().min(0).optional(),
+  EXTRACTOR_NEWCOMER_SLOTS: z.coerce.number().int().min(0).optional(),
   EXTRACTOR_JOB_TIMEOUT_SECONDS: seconds(900),
   EXTRACTOR_MAX_SOURCE_BYTES: count(4 * 1024 ** 3),
   STILLS_ALLOW_PRIVATE_NETWORK: z.enum(["0", "1"]).default("0"),
@@ -60,9 +69,26 @@ const environment = z.object({
   EXTRACTOR_LOG: z.enum(["debug", "info", "silent"]).default("info"),
 });
 
-/** No tenant takes more than half the pool, so one client never blocks every other. */
-export function defaultTenantSlots(concurrency: number): number {
-  return Math.max(1, Math.floor(concurrency / 2));
+/** The memory this process may use: the machine's, or its cgroup's limit when lower. */
+function memoryBytes(): number {
+  try {
+    const limit = Number(readFileSync("/sys/fs/cgroup/memory.max", "utf8").trim());
+    if (Number.isFinite(limit) && limit > 0) return Math.min(limit, totalmem());
+  } catch {
+    // No cgroup v2 limit to read ("max" reads as NaN above): the machine's memory it is.
+  }
+  return totalmem();
+}
+
+/** Memory one running attempt may need at worst (a 4K `skip` job peaks near 500 MB). */
+const MEMORY_PER_SLOT = 512 * 1024 ** 2;
+
+/**
+ * One attempt per core: a job's decode already keeps a core busy, and more at once only
+ * shares the same cores out slower. Memory caps it where the cores outnumber half-gigabytes.
+ */
+export function defaultConcurrency(cores: number, memoryBytes: number): number {
+  return Math.max(1, Math.min(cores, Math.floor(memoryBytes / MEMORY_PER_SLOT)));
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtractorConfig {
@@ -74,12 +100,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtractorConfi
     throw new Error(`extractor settings: ${problems.join("; ")}`);
   }
   const e = parsed.data;
+  const concurrency =
+    e.EXTRACTOR_CONCURRENCY ?? defaultConcurrency(availableParallelism(), memoryBytes());
+  const room = defaultWaitingLimits(concurrency);
   return {
     token: e.INTERNAL_TOKEN,
     host: e.EXTRACTOR_HOST,
     port: e.EXTRACTOR_PORT,
-    concurrency: e.EXTRACTOR_CONCURRENCY,
-    tenantSlots: e.EXTRACTOR_TENANT_SLOTS ?? defaultTenantSlots(e.EXTRACTOR_CONCURRENCY),
+    concurrency,
+    waitingLimit: e.EXTRACTOR_WAITING_LIMIT ?? room.waitingLimit,
+    tenantWaitingLimit: e.EXTRACTOR_TENANT_WAITING_LIMIT ?? room.tenantWaitingLimit,
+    newcomerSlots: e.EXTRACTOR_NEWCOMER_SLOTS ?? room.newcomerSlots,
     deadlineSeconds: e.EXTRACTOR_JOB_TIMEOUT_SECONDS,
     maxSourceBytes: e.EXTRACTOR_MAX_SOURCE_BYTES,
     allowPrivate: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",

@@ -42,7 +42,9 @@ if (swept.tempDirs.length > 0 || swept.processGroups.length > 0 || swept.skipped
 const server = createExtractorServer({
   token: config.token,
   concurrency: config.concurrency,
-  tenantSlots: config.tenantSlots,
+  waitingLimit: config.waitingLimit,
+  tenantWaitingLimit: config.tenantWaitingLimit,
+  newcomerSlots: config.newcomerSlots,
   deadlineSeconds: config.deadlineSeconds,
   openSource: sourceOpener(config),
 });
@@ -51,7 +53,9 @@ server.listen(config.port, config.host, () => {
   log("info", "extractor listening", {
     url: `http://${config.host}:${config.port}`,
     concurrency: config.concurrency,
-    tenant_slots: config.tenantSlots,
+    waiting_limit: config.waitingLimit,
+    tenant_waiting_limit: config.tenantWaitingLimit,
+    newcomer_slots: config.newcomerSlots,
   });
 });
 

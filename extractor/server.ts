@@ -1,14 +1,17 @@
 // The extractor's HTTP face (node:http, nothing more is needed):
-//   POST /extract  ExtractRequest → 202 {accepted, attempt_id} as soon as the request is
-//                  checked and a slot is taken; the job then runs in the background: frames go
-//                  to the edge, the attempt's lease is renewed every lease_seconds/3
-//                  (POST /internal/jobs/{kind}/{id}/lease), and the ExtractResult is posted to
-//                  /internal/results. A renewal answered 409 means another attempt took the job
-//                  over (this one was presumed dead): the job is cancelled and posts nothing.
-//                  401 wrong secret, 400 bad request, 503 + Retry-After when every slot is
-//                  taken, or the request's tenant holds all of its own (the same answer, so the
-//                  edge waits without spending an attempt).
-//   GET  /healthz  → 200.
+//   POST /extract  ExtractRequest → 202 {accepted, attempt_id, started} as soon as the request
+//                  is checked and the scheduler (extractor/scheduler.ts) has taken it: it runs
+//                  at once when a slot is free, or waits in a bounded room and starts the moment
+//                  a slot frees, fairly between tenants. From acceptance on, the attempt's lease
+//                  is renewed every lease_seconds/3 (POST /internal/jobs/{kind}/{id}/lease),
+//                  waiting or running; frames go to the edge, and the ExtractResult is posted
+//                  to /internal/results. A renewal answered 409 means another attempt took the
+//                  job over (this one was presumed dead): the attempt is cancelled, or taken out
+//                  of the room, and posts nothing.
+//                  401 wrong secret, 400 bad request, 503 + Retry-After when the room is full
+//                  (or holds all the request's tenant may have waiting): the edge's queue keeps
+//                  the job without spending an attempt.
+//   GET  /healthz  → 200 {running, waiting, capacity}.
 // Nothing holds the edge's call for the length of a job: a job runs as long as its deadline
 // needs, and a dead or hung extractor shows up at the edge as a lease that ran out.
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
@@ -29,6 +32,7 @@ import {
 } from "./output/edge-sink.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
+import { defaultWaitingLimits, FairScheduler } from "./scheduler.ts";
 import type { OpenSource } from "./source-input.ts";
 
 /** How an accepted job ended, for logs and tests. */
@@ -39,7 +43,7 @@ export interface JobEnd {
   /**
    * posted: the edge took the result; refused: it answered 4xx for good; undelivered: it could
    * not be reached (the lease runs out and the edge tries again); cancelled: another attempt
-   * took over, nothing was posted.
+   * took over, nothing was posted (`status` is then "failed" when it never started).
    */
   delivery: "posted" | "refused" | "undelivered" | "cancelled";
 }
@@ -47,10 +51,14 @@ export interface JobEnd {
 export interface ExtractorServerOptions {
   /** The shared secret the edge sends as `Authorization: Bearer …`. */
   token: string;
-  /** Jobs run at once; further requests get 503. */
+  /** Attempts run at once; further ones wait for a slot. */
   concurrency: number;
-  /** Jobs one tenant may run at once (default: all of them); further ones get 503 too. */
-  tenantSlots?: number;
+  /** Attempts that may wait for a slot (default 4 × concurrency); further ones get 503. */
+  waitingLimit?: number;
+  /** Attempts of one tenant that may wait (default half the room); further ones get 503 too. */
+  tenantWaitingLimit?: number;
+  /** Runs beyond `concurrency` for tenants that run nothing (default `concurrency`). */
+  newcomerSlots?: number;
   deadlineSeconds?: number;
   openSource: OpenSource;
   /** For the edge client (tests). */
@@ -59,80 +67,53 @@ export interface ExtractorServerOptions {
   retryAfterSeconds?: number;
   /** Called when an accepted job has ended (tests wait on it). */
   onJobEnd?: (end: JobEnd) => void;
+  /** Called when an accepted attempt takes its slot (tests count them). */
+  onJobStart?: (start: { jobId: string; attemptId: string; tenant: string }) => void;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
 export function createExtractorServer(options: ExtractorServerOptions): Server {
-  let running = 0;
-  const heldByTenant = new Map<string, number>();
-  const tenantSlots = options.tenantSlots ?? options.concurrency;
+  const room = defaultWaitingLimits(options.concurrency);
+  const scheduler = new FairScheduler({
+    capacity: options.concurrency,
+    waitingLimit: options.waitingLimit ?? room.waitingLimit,
+    tenantWaitingLimit: options.tenantWaitingLimit ?? room.tenantWaitingLimit,
+    newcomerSlots: options.newcomerSlots ?? room.newcomerSlots,
+  });
   const expectedAuth = digest(`Bearer ${options.token}`);
   const { openSource } = options;
   const deadlineSeconds = options.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS;
 
-  function busy(res: ServerResponse, why: "pool" | "tenant") {
-    res.setHeader("retry-after", String(options.retryAfterSeconds ?? 5));
-    return reply(res, 503, { error: "busy", why, running, capacity: options.concurrency });
-  }
-
-  function releaseSlot(tenant: string | null) {
-    running--;
-    if (tenant === null) return;
-    const left = (heldByTenant.get(tenant) ?? 1) - 1;
-    if (left > 0) heldByTenant.set(tenant, left);
-    else heldByTenant.delete(tenant);
+  function load() {
+    return {
+      running: scheduler.running,
+      waiting: scheduler.waiting,
+      capacity: scheduler.limits.capacity,
+    };
   }
 
   async function handleExtract(req: IncomingMessage, res: ServerResponse) {
     if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expectedAuth)) {
       return reply(res, 401, { error: "unauthorized" });
     }
-    if (running >= options.concurrency) return busy(res, "pool");
-    // The slot is taken before the body is read, so two requests cannot both see it free.
-    running++;
-    let tenant: string | null = null;
-    let accepted = false;
+    let request: ExtractRequest;
     try {
-      const body = await readJson(req);
-      const parsed = parseExtractRequest(body);
+      const parsed = parseExtractRequest(await readJson(req));
       if (!parsed.ok) return reply(res, 400, { error: "invalid request", issues: parsed.issues });
-      const request = parsed.request;
-      const named = request.tenant ?? `job:${request.job_id}`;
-      const held = heldByTenant.get(named) ?? 0;
-      if (held >= tenantSlots) return busy(res, "tenant");
-      tenant = named;
-      heldByTenant.set(tenant, held + 1);
-      const attemptId = request.attempt_id ?? randomUUID();
-      const requestId = headerValue(req.headers["x-request-id"]);
-      reply(res, 202, { accepted: true, attempt_id: attemptId });
-      accepted = true;
-      const holder = tenant;
-      // Every line the job writes, however deep (sources, ffmpeg, the sink), names it.
-      withLogContext({ request: requestId, job: request.job_id, attempt: attemptId }, () =>
-        runAttempt(request, attemptId, requestId),
-      )
-        .catch((error) =>
-          log("error", "job crashed", {
-            job: request.job_id,
-            attempt: attemptId,
-            error: String(error),
-          }),
-        )
-        .finally(() => releaseSlot(holder));
+      request = parsed.request;
     } catch (error) {
       if (error instanceof BadBody) return reply(res, 400, { error: error.message });
       throw error;
-    } finally {
-      if (!accepted) releaseSlot(tenant);
     }
-  }
-
-  /** One accepted attempt, from its start to its posted result (or its cancellation). */
-  async function runAttempt(request: ExtractRequest, attemptId: string, requestId?: string) {
+    const tenant = request.tenant ?? `job:${request.job_id}`;
+    const attemptId = request.attempt_id ?? randomUUID();
+    const requestId = headerValue(req.headers["x-request-id"]);
     const fields = { job: request.job_id, attempt: attemptId, request: requestId };
-    log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
+    // The attempt's lease is renewed from acceptance, so waiting for a slot never looks like a
+    // dead attempt to the edge; losing it cancels the run, or takes the attempt out of the room.
     const cancel = new AbortController();
+    let leave: (() => boolean) | null = null;
     const lease =
       request.attempt_id && request.lease_seconds
         ? renewLeaseLoop(edgeClient(request), {
@@ -143,13 +124,54 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
             onLost: (why) => {
               log("warn", "job cancelled: its attempt is no longer current", { ...fields, why });
               cancel.abort(new Error(`the attempt was taken over: ${why}`));
+              if (leave?.()) {
+                options.onJobEnd?.({
+                  jobId: request.job_id,
+                  attemptId,
+                  status: "failed",
+                  delivery: "cancelled",
+                });
+              }
             },
           })
         : null;
+    const admission = scheduler.admit(tenant, () => {
+      options.onJobStart?.({ jobId: request.job_id, attemptId, tenant });
+      // Every line the job writes, however deep (sources, ffmpeg, the sink), names it.
+      return withLogContext(fields, () =>
+        runAttempt(request, attemptId, requestId, cancel.signal, lease),
+      ).catch((error) => log("error", "job crashed", { ...fields, error: String(error) }));
+    });
+    if (admission.kind === "full") {
+      lease?.stop();
+      res.setHeader("retry-after", String(options.retryAfterSeconds ?? 2));
+      return reply(res, 503, { error: "busy", why: admission.why, ...load() });
+    }
+    if (admission.kind === "waiting") {
+      leave = admission.cancel;
+      log("info", "job waiting for a slot", { event: "job.waiting", ...fields, ...load() });
+    }
+    reply(res, 202, {
+      accepted: true,
+      attempt_id: attemptId,
+      started: admission.kind === "started",
+    });
+  }
+
+  /** One accepted attempt, from its start to its posted result (or its cancellation). */
+  async function runAttempt(
+    request: ExtractRequest,
+    attemptId: string,
+    requestId: string | undefined,
+    cancelled: AbortSignal,
+    lease: LeaseLoop | null,
+  ) {
+    const fields = { job: request.job_id, attempt: attemptId, request: requestId };
+    log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
     let end: JobEnd | null = null;
     try {
-      const result = await runRequest(request, attemptId, cancel.signal, lease);
-      if (cancel.signal.aborted) {
+      const result = await runRequest(request, attemptId, cancelled, lease);
+      if (cancelled.aborted) {
         end = { jobId: request.job_id, attemptId, status: result.status, delivery: "cancelled" };
         return;
       }
@@ -275,7 +297,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method === "GET" && path === "/healthz") {
-      return reply(res, 200, { ok: true, running, capacity: options.concurrency });
+      return reply(res, 200, { ok: true, ...load() });
     }
     if (req.method === "POST" && path === "/extract") {
       handleExtract(req, res).catch((error) => {

@@ -3,7 +3,8 @@
 // set to 4 KiB/s after a 2 s grace over a 2 s window and a 120 s job deadline. Each such job
 // must end as DownloadFailed within the minimum-rate window, uncharged; and one client (an
 // account, or the demo from one address) holding eight of them must not keep a paying job
-// from starting: it holds one extractor slot, the paying job takes the other.
+// from starting: the slow client may hold both extractor slots, and the paying job, whose
+// account runs nothing there, starts at once beside them (decision 0190).
 import type http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestVideo } from "../support/videos.ts";
@@ -132,8 +133,8 @@ describe("a slow-drip source", () => {
       expect(list.status).toBe(200);
       return ids.map((id) => list.body.data.find((job: { id: string }) => job.id === id));
     };
-    // The account's jobs run one at a time (its share of two slots), each cut after ~2–4 s:
-    // a paying job that had to wait for them would find all eight finished.
+    // The account's jobs run two at a time, each cut after ~2–4 s: a paying job that had to
+    // wait for them would find all eight finished.
     const unfinished = await payingJobAlongside(readSlow);
     expect(unfinished).toBeGreaterThanOrEqual(4);
 

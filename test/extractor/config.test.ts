@@ -1,8 +1,9 @@
 // The extractor's settings (extractor/config.ts): every variable read once at start, with one
 // default each, a bad value refused with its name; and the log lines (extractor/log.ts) carry
 // the request and job context set once around the work.
+import { availableParallelism } from "node:os";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadConfig } from "../../extractor/config.ts";
+import { defaultConcurrency, loadConfig } from "../../extractor/config.ts";
 import { setMediaToolPaths, toolPath } from "../../extractor/ffmpeg/process.ts";
 import { log, logContext, setLogLevel, withLogContext } from "../../extractor/log.ts";
 
@@ -27,8 +28,8 @@ describe("extractor settings", () => {
     expect(config).toMatchObject({
       host: "127.0.0.1",
       port: 8788,
-      concurrency: 2,
-      tenantSlots: 1,
+      waitingLimit: 64,
+      tenantWaitingLimit: 32,
       deadlineSeconds: 900,
       allowPrivate: false,
       mediaTools: { ffmpeg: "ffmpeg", ffprobe: "ffprobe" },
@@ -36,6 +37,33 @@ describe("extractor settings", () => {
       ytdlpExtraArgs: [],
       logLevel: "info",
     });
+  });
+
+  it("run one attempt per core by default, fewer where memory is short", () => {
+    const config = loadConfig(TOKEN);
+    expect(config.concurrency).toBeGreaterThanOrEqual(1);
+    expect(config.concurrency).toBeLessThanOrEqual(availableParallelism());
+    expect(config.newcomerSlots).toBe(config.concurrency);
+    const GiB = 1024 ** 3;
+    expect(defaultConcurrency(2, 8 * GiB)).toBe(2); // production's standard-3
+    expect(defaultConcurrency(16, 4 * GiB)).toBe(8); // half a gigabyte each
+    expect(defaultConcurrency(4, 256 * 1024 ** 2)).toBe(1); // never none
+    const set = loadConfig({
+      ...TOKEN,
+      EXTRACTOR_CONCURRENCY: "3",
+      EXTRACTOR_WAITING_LIMIT: "10",
+      EXTRACTOR_TENANT_WAITING_LIMIT: "4",
+      EXTRACTOR_NEWCOMER_SLOTS: "0",
+    });
+    expect(set).toMatchObject({
+      concurrency: 3,
+      waitingLimit: 10,
+      tenantWaitingLimit: 4,
+      newcomerSlots: 0,
+    });
+    expect(() => loadConfig({ ...TOKEN, EXTRACTOR_CONCURRENCY: "0" })).toThrow(
+      /EXTRACTOR_CONCURRENCY/,
+    );
   });
 
   it("take the media tools, yt-dlp and the log level from their variables", () => {

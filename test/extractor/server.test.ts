@@ -41,14 +41,23 @@ function endOf(jobId: string): Promise<JobEnd> {
   return new Promise((resolve) => endWaiters.set(jobId, resolve));
 }
 
-async function startServer(openSource: OpenSource, concurrency = 2, tenantSlots?: number) {
+/** Attempts as they took their slots, in order. */
+let started: string[] = [];
+
+async function startServer(
+  openSource: OpenSource,
+  concurrency = 2,
+  room: { waitingLimit?: number; tenantWaitingLimit?: number; newcomerSlots?: number } = {},
+) {
+  started = [];
   server = createExtractorServer({
     token: TOKEN,
     concurrency,
-    tenantSlots,
+    ...room,
     openSource,
     retryAfterSeconds: 7,
     onJobEnd,
+    onJobStart: ({ jobId }) => started.push(jobId),
   });
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -205,19 +214,30 @@ describe("POST /extract", () => {
     expect(badResolution.status).toBe(400);
   });
 
-  it("503 with Retry-After when every slot is busy", async () => {
+  it("503 with Retry-After when every slot is busy and the room is full", async () => {
     let release = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
     const video = await makeTestVideo({ durationSeconds: 3 });
-    await startServer(async () => {
-      await gate;
-      return { input: video, close: async () => {}, bytesRead: () => 0 };
-    }, 1);
+    await startServer(
+      async () => {
+        await gate;
+        return { input: video, close: async () => {}, bytesRead: () => 0 };
+      },
+      1,
+      { waitingLimit: 0 },
+    );
     const firstEnd = endOf(request().job_id);
     expect((await post(request())).status).toBe(202);
     const refused = await post(request({ job_id: "another-job" }));
     expect(refused.status).toBe(503);
     expect(refused.headers.get("retry-after")).toBe("7");
+    expect(await refused.json()).toMatchObject({
+      error: "busy",
+      why: "pool",
+      running: 1,
+      waiting: 0,
+      capacity: 1,
+    });
     release();
     expect((await firstEnd).delivery).toBe("posted");
     // The slot is given back once the job has ended.
@@ -225,57 +245,150 @@ describe("POST /extract", () => {
   });
 });
 
-/** An opener that waits for `release` before handing over the video: jobs that hold slots. */
+/**
+ * An opener that holds each job at its source until released: jobs that hold slots. `release`
+ * lets every job through; `releaseJob` one.
+ */
 function gatedOpener(video: string) {
   let release = () => {};
   const gate = new Promise<void>((resolve) => (release = resolve));
   const opened: string[] = [];
+  const own = new Map<string, () => void>();
   const openSource: OpenSource = async (request) => {
     opened.push(request.job_id);
-    await gate;
+    await Promise.race([gate, new Promise<void>((resolve) => own.set(request.job_id, resolve))]);
     return { input: video, close: async () => {}, bytesRead: () => 0 };
   };
-  return { openSource, opened, release: () => release() };
+  return {
+    openSource,
+    opened,
+    release: () => release(),
+    releaseJob: (jobId: string) => {
+      const go = own.get(jobId);
+      if (!go) throw new Error(`${jobId} has not reached its source`);
+      go();
+    },
+  };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe("slots per tenant", () => {
-  it("a tenant holding its slots gets 503 busy while another tenant's job runs", async () => {
+async function accept(body: ExtractRequest) {
+  const response = await post(body);
+  expect(response.status).toBe(202);
+  return (await response.json()) as { accepted: boolean; attempt_id: string; started: boolean };
+}
+
+async function health() {
+  return (await (await fetch(`${base}/healthz`)).json()) as {
+    running: number;
+    waiting: number;
+    capacity: number;
+  };
+}
+
+describe("scheduling (extractor/scheduler.ts)", () => {
+  it("one tenant alone takes every slot, and the rest wait in the room, not in a retry", async () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
     const gated = gatedOpener(video);
-    await startServer(gated.openSource, 3, 1);
-    const first = endOf("job-a-1");
-    expect((await post(request({ job_id: "job-a-1" }))).status).toBe(202);
-    const again = await post(request({ job_id: "job-a-2" }));
+    await startServer(gated.openSource, 3);
+    const ids = ["job-a-1", "job-a-2", "job-a-3", "job-a-4", "job-a-5"];
+    const ends = ids.map(endOf);
+    const answers = [];
+    for (const id of ids) answers.push(await accept(request({ job_id: id })));
+    expect(answers.map((a) => a.started)).toEqual([true, true, true, false, false]);
+    await vi.waitFor(() => expect(gated.opened).toEqual(ids.slice(0, 3)));
+    expect(await health()).toMatchObject({ running: 3, waiting: 2, capacity: 3 });
+    // A slot freed is taken in the same turn: never a free slot while an attempt waits.
+    gated.releaseJob("job-a-2");
+    expect((await ends[1]).delivery).toBe("posted");
+    // (The end is reported just before the run's promise settles and gives the slot back.)
+    await vi.waitFor(() => expect(started).toEqual(["job-a-1", "job-a-2", "job-a-3", "job-a-4"]));
+    expect(await health()).toMatchObject({ running: 3, waiting: 1 });
+    gated.release();
+    for (const end of ends) expect((await end).delivery).toBe("posted");
+    expect(started).toEqual(ids);
+    expect(await health()).toMatchObject({ running: 0, waiting: 0 });
+  });
+
+  it("the next free slot goes to the tenant running the fewest, not to the first in line", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 2, { newcomerSlots: 0 });
+    const a = ["job-a-1", "job-a-2", "job-a-3", "job-a-4"];
+    const ends = [...a, "job-b-1"].map(endOf);
+    for (const id of a) await accept(request({ job_id: id }));
+    // B comes last, behind two of A's waiting attempts.
+    const b = await accept(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }));
+    expect(b.started).toBe(false);
+    await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-a-2"]));
+    gated.releaseJob("job-a-1");
+    await ends[0];
+    await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-a-2", "job-b-1"]));
+    gated.release();
+    for (const end of ends) expect((await end).delivery).toBe("posted");
+    expect(started).toEqual(["job-a-1", "job-a-2", "job-b-1", "job-a-3", "job-a-4"]);
+  });
+
+  it("one tenant fills at most its share of the room; another still gets in", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 1, {
+      waitingLimit: 3,
+      tenantWaitingLimit: 2,
+      newcomerSlots: 0,
+    });
+    const ends = ["job-a-1", "job-a-2", "job-a-3", "job-b-1"].map(endOf);
+    await accept(request({ job_id: "job-a-1" }));
+    await accept(request({ job_id: "job-a-2" }));
+    await accept(request({ job_id: "job-a-3" }));
+    const again = await post(request({ job_id: "job-a-4" }));
     expect(again.status).toBe(503);
     expect(again.headers.get("retry-after")).toBe("7");
     expect(await again.json()).toMatchObject({ error: "busy", why: "tenant" });
-    // Another tenant (a demo client) still gets in while the first holds its slot.
-    const other = endOf("job-b-1");
-    expect(
-      (await post(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }))).status,
-    ).toBe(202);
-    await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-b-1"]));
+    await accept(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }));
+    // The room is full now, for every tenant.
+    const full = await post(request({ job_id: "job-c-1", tenant: "account:c1" }));
+    expect(full.status).toBe(503);
+    expect(await full.json()).toMatchObject({ why: "pool", running: 1, waiting: 3 });
     gated.release();
-    expect((await first).delivery).toBe("posted");
-    expect((await other).delivery).toBe("posted");
-    // Its slot given back, the first tenant runs again.
-    expect((await run(request({ job_id: "job-a-3" }))).end.delivery).toBe("posted");
+    for (const end of ends) expect((await end).delivery).toBe("posted");
+    expect(started).toEqual(["job-a-1", "job-b-1", "job-a-2", "job-a-3"]);
   });
 
-  it("a request without a tenant is its own: never refused for another's slots", async () => {
+  it("a tenant that runs nothing starts at once, even while another holds every slot", async () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
     const gated = gatedOpener(video);
-    await startServer(gated.openSource, 2, 1);
-    const first = endOf("job-x-1");
-    const second = endOf("job-x-2");
-    expect((await post(request({ job_id: "job-x-1", tenant: undefined }))).status).toBe(202);
-    expect((await post(request({ job_id: "job-x-2", tenant: undefined }))).status).toBe(202);
-    await vi.waitFor(() => expect(gated.opened).toEqual(["job-x-1", "job-x-2"]));
+    await startServer(gated.openSource, 2); // newcomers: 2 more by default
+    const a = ["job-a-1", "job-a-2", "job-a-3"];
+    const ends = [...a, "job-b-1"].map(endOf);
+    for (const id of a) await accept(request({ job_id: id }));
+    const b = await accept(request({ job_id: "job-b-1", kind: "demo", tenant: "demo:ab12" }));
+    expect(b.started).toBe(true);
+    await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-a-2", "job-b-1"]));
+    expect(await health()).toMatchObject({ running: 3, waiting: 1, capacity: 2 });
+    // B ends first; A's third still waits for one of A's own slots.
+    gated.releaseJob("job-b-1");
+    expect((await ends[3]).delivery).toBe("posted");
+    await sleep(100); // time for B's slot to be handed on, if it wrongly were
+    expect(started).toEqual(["job-a-1", "job-a-2", "job-b-1"]);
     gated.release();
-    expect((await first).delivery).toBe("posted");
-    expect((await second).delivery).toBe("posted");
+    for (const end of ends) expect((await end).delivery).toBe("posted");
+    expect(started).toEqual(["job-a-1", "job-a-2", "job-b-1", "job-a-3"]);
+  });
+
+  it("a request without a tenant is its own: never held back by another's attempts", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 3);
+    const ends = ["job-a-1", "job-a-2", "job-x-1"].map(endOf);
+    await accept(request({ job_id: "job-a-1" }));
+    await accept(request({ job_id: "job-a-2" }));
+    const x = await accept(request({ job_id: "job-x-1", tenant: undefined }));
+    expect(x.started).toBe(true);
+    await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-a-2", "job-x-1"]));
+    gated.release();
+    for (const end of ends) expect((await end).delivery).toBe("posted");
   });
 });
 
@@ -424,6 +537,49 @@ describe("the attempt's lease", () => {
     } finally {
       edge.leaseStatus = 200;
     }
+  });
+
+  it("is renewed while the attempt waits for a slot, and a 409 then takes it out of the room", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 1);
+    const holder = "1ea5e000-0000-4000-8000-0000000000c1";
+    const waiter = "1ea5e000-0000-4000-8000-0000000000c2";
+    const holderEnd = endOf(holder);
+    const waiterEnd = endOf(waiter);
+    const results = edge.results.length;
+    await accept(request({ job_id: holder }));
+    const before = edge.leases.length;
+    const waiting = await accept(
+      request({
+        job_id: waiter,
+        attempt_id: "1ea5e000-0000-4000-8000-000000000003",
+        lease_seconds: 1,
+      }),
+    );
+    expect(waiting.started).toBe(false);
+    // Waiting, its lease is renewed: the edge never takes a waiting attempt for a dead one.
+    await vi.waitFor(
+      () =>
+        expect(
+          edge.leases.slice(before).filter((l) => l.jobId === waiter).length,
+        ).toBeGreaterThanOrEqual(2),
+      { timeout: 5000, interval: 50 },
+    );
+    expect(await health()).toMatchObject({ running: 1, waiting: 1 });
+    edge.leaseStatus = 409;
+    try {
+      expect(await waiterEnd).toMatchObject({ status: "failed", delivery: "cancelled" });
+      expect(await health()).toMatchObject({ running: 1, waiting: 0 });
+    } finally {
+      edge.leaseStatus = 200;
+    }
+    gated.release();
+    expect((await holderEnd).delivery).toBe("posted");
+    // It never started, opened its source or posted anything.
+    expect(started).toEqual([holder]);
+    expect(gated.opened).toEqual([holder]);
+    expect(edge.results.length).toBe(results + 1);
   });
 });
 

@@ -1,0 +1,190 @@
+// Which accepted attempt runs next on this extractor, and when (decision 0190).
+//
+// Work-conserving: an attempt starts the moment a slot is free. A slot freed by an ending run
+// goes to a waiting attempt in the same turn of the event loop, so no slot stays idle while an
+// attempt waits, and nothing polls.
+//
+// Fair: while attempts wait, the next slot goes to the tenant (an account, a demo client) that
+// runs the fewest attempts now; among equals, to the one whose last start is oldest (a tenant
+// that has not started one yet comes first). Within a tenant, first come, first served.
+// One tenant alone uses every slot. A tenant that runs nothing here does not wait behind
+// others' runs at all: it may start beyond the slots, on one of `newcomerSlots` more, and the
+// cores are shared out by the operating system until the runs end (no run is ever paused, so
+// this is how a small job gets in while long ones hold every slot).
+//
+// Bounded: at most `waitingLimit` attempts wait, and at most `tenantWaitingLimit` of one
+// tenant's, so one tenant cannot fill the room. Beyond that the caller answers 503 and the
+// edge's queue keeps the job (back-pressure: the queue, never this process, holds the excess).
+
+export interface SchedulerLimits {
+  /** Attempts that run at once. */
+  capacity: number;
+  /** Runs beyond `capacity` allowed to tenants that run nothing here (0: none). */
+  newcomerSlots: number;
+  /** Attempts that may wait for a slot, all tenants together. */
+  waitingLimit: number;
+  /** Attempts of one tenant that may wait. */
+  tenantWaitingLimit: number;
+}
+
+/**
+ * The room's defaults: the largest plan's active jobs (25) fit in one tenant's half, so an
+ * account never meets the 503 on an instance of its own.
+ */
+export function defaultWaitingLimits(concurrency: number): {
+  waitingLimit: number;
+  tenantWaitingLimit: number;
+  newcomerSlots: number;
+} {
+  const waitingLimit = Math.max(64, 4 * concurrency);
+  return {
+    waitingLimit,
+    tenantWaitingLimit: Math.floor(waitingLimit / 2),
+    newcomerSlots: concurrency,
+  };
+}
+
+export type Admission =
+  | { kind: "started" }
+  /** `cancel` takes it out of the room; false once it has started (or was cancelled). */
+  | { kind: "waiting"; cancel: () => boolean }
+  | { kind: "full"; why: "pool" | "tenant" };
+
+interface Waiting {
+  run: () => Promise<void>;
+}
+
+export class FairScheduler {
+  readonly limits: SchedulerLimits;
+  #running = 0;
+  readonly #runningByTenant = new Map<string, number>();
+  readonly #waiting = new Map<string, Waiting[]>();
+  #waitingCount = 0;
+  /** When each tenant with attempts here last started one (a counter, not a clock). */
+  readonly #lastStart = new Map<string, number>();
+  #starts = 0;
+
+  constructor(limits: SchedulerLimits) {
+    for (const [name, value] of Object.entries(limits)) {
+      if (!Number.isInteger(value) || value < (name === "capacity" ? 1 : 0)) {
+        throw new Error(`scheduler: ${name} must be a whole number, got ${value}`);
+      }
+    }
+    this.limits = limits;
+  }
+
+  get running(): number {
+    return this.#running;
+  }
+
+  get waiting(): number {
+    return this.#waitingCount;
+  }
+
+  /**
+   * Runs `run` now if a slot is free and nobody waits, else puts it in the room, else refuses.
+   * A started run holds its slot until the promise `run` returns settles.
+   */
+  admit(tenant: string, run: () => Promise<void>): Admission {
+    if (this.#running < this.limits.capacity && this.#waitingCount === 0) {
+      this.#start(tenant, run);
+      return { kind: "started" };
+    }
+    if (this.#isNewcomer(tenant) && this.#running < this.#ceiling()) {
+      this.#start(tenant, run);
+      return { kind: "started" };
+    }
+    const queue = this.#waiting.get(tenant) ?? [];
+    if (queue.length >= this.limits.tenantWaitingLimit) return { kind: "full", why: "tenant" };
+    if (this.#waitingCount >= this.limits.waitingLimit) return { kind: "full", why: "pool" };
+    const entry: Waiting = { run };
+    queue.push(entry);
+    this.#waiting.set(tenant, queue);
+    this.#waitingCount++;
+    // A slot may be free while others wait only for an instant (never across a turn), but the
+    // rule is simple to keep: fill free slots now.
+    this.#fill();
+    return { kind: "waiting", cancel: () => this.#remove(tenant, entry) };
+  }
+
+  #start(tenant: string, run: () => Promise<void>) {
+    this.#running++;
+    this.#runningByTenant.set(tenant, (this.#runningByTenant.get(tenant) ?? 0) + 1);
+    this.#lastStart.set(tenant, ++this.#starts);
+    let settled: Promise<void>;
+    try {
+      settled = run();
+    } catch (error) {
+      settled = Promise.reject(error);
+    }
+    settled
+      .catch(() => {
+        // The caller logs its own failures; the slot is given back either way.
+      })
+      .finally(() => this.#finished(tenant));
+  }
+
+  #finished(tenant: string) {
+    this.#running--;
+    const left = (this.#runningByTenant.get(tenant) ?? 1) - 1;
+    if (left > 0) this.#runningByTenant.set(tenant, left);
+    else this.#runningByTenant.delete(tenant);
+    this.#forgetIfIdle(tenant);
+    this.#fill();
+  }
+
+  /** What is kept per tenant lasts only while it has attempts here: memory stays bounded. */
+  #forgetIfIdle(tenant: string) {
+    if (!this.#runningByTenant.has(tenant) && !this.#waiting.has(tenant)) {
+      this.#lastStart.delete(tenant);
+    }
+  }
+
+  #ceiling(): number {
+    return this.limits.capacity + this.limits.newcomerSlots;
+  }
+
+  #isNewcomer(tenant: string): boolean {
+    return !this.#runningByTenant.has(tenant) && !this.#waiting.has(tenant);
+  }
+
+  /**
+   * Starts waiting attempts while slots are free, the fewest-running tenant first; beyond the
+   * slots, only a tenant that runs nothing, up to the newcomers' ceiling.
+   */
+  #fill() {
+    while (this.#waitingCount > 0 && this.#running < this.#ceiling()) {
+      let chosen: string | null = null;
+      let best: [number, number] = [Number.POSITIVE_INFINITY, Number.POSITIVE_INFINITY];
+      for (const tenant of this.#waiting.keys()) {
+        const rank: [number, number] = [
+          this.#runningByTenant.get(tenant) ?? 0,
+          this.#lastStart.get(tenant) ?? 0,
+        ];
+        if (rank[0] < best[0] || (rank[0] === best[0] && rank[1] < best[1])) {
+          chosen = tenant;
+          best = rank;
+        }
+      }
+      if (chosen === null) return;
+      if (this.#running >= this.limits.capacity && best[0] > 0) return;
+      const queue = this.#waiting.get(chosen) ?? [];
+      const next = queue.shift();
+      if (queue.length === 0) this.#waiting.delete(chosen);
+      if (!next) continue;
+      this.#waitingCount--;
+      this.#start(chosen, next.run);
+    }
+  }
+
+  #remove(tenant: string, entry: Waiting): boolean {
+    const queue = this.#waiting.get(tenant);
+    const at = queue?.indexOf(entry) ?? -1;
+    if (!queue || at < 0) return false;
+    queue.splice(at, 1);
+    if (queue.length === 0) this.#waiting.delete(tenant);
+    this.#waitingCount--;
+    this.#forgetIfIdle(tenant);
+    return true;
+  }
+}

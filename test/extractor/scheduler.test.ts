@@ -1,0 +1,194 @@
+// The extractor's scheduler (extractor/scheduler.ts), by counting, never by timing: a slot is
+// never free while an attempt waits, one tenant alone takes every slot, the next slot goes to
+// the tenant running the fewest, the room is bounded, and a tenant's attempts keep their order.
+import { describe, expect, it } from "vitest";
+import { FairScheduler, type SchedulerLimits } from "../../extractor/scheduler.ts";
+
+/** A scheduler whose runs end when the test says so. */
+function harness(limits: SchedulerLimits) {
+  const scheduler = new FairScheduler(limits);
+  const running = new Map<string, () => void>();
+  const tenantOf = new Map<string, string>();
+  const started: string[] = [];
+  const admit = (tenant: string, id: string) =>
+    scheduler.admit(tenant, () => {
+      started.push(id);
+      tenantOf.set(id, tenant);
+      return new Promise<void>((resolve) => running.set(id, resolve));
+    });
+  /** Ends a run and lets the scheduler hand its slot on (a few microtask turns, no timer). */
+  const end = async (id: string) => {
+    const resolve = running.get(id);
+    if (!resolve) throw new Error(`${id} is not running`);
+    running.delete(id);
+    resolve();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  };
+  /** Tenants with a run now. */
+  const runningTenants = () => new Set([...running.keys()].map((id) => tenantOf.get(id)));
+  return { scheduler, running, started, admit, end, runningTenants };
+}
+
+describe("FairScheduler", () => {
+  it("runs at once while a slot is free, then keeps the rest in the room", () => {
+    const h = harness({ capacity: 2, waitingLimit: 4, tenantWaitingLimit: 4, newcomerSlots: 0 });
+    expect(h.admit("a", "a1").kind).toBe("started");
+    expect(h.admit("a", "a2").kind).toBe("started");
+    expect(h.admit("a", "a3").kind).toBe("waiting");
+    expect(h.started).toEqual(["a1", "a2"]);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([2, 1]);
+  });
+
+  it("hands a freed slot on at once, to the tenant running the fewest", async () => {
+    const h = harness({ capacity: 2, waitingLimit: 8, tenantWaitingLimit: 8, newcomerSlots: 0 });
+    for (const id of ["a1", "a2", "a3", "a4"]) h.admit("a", id);
+    h.admit("b", "b1");
+    h.admit("c", "c1");
+    await h.end("a1");
+    // b and c both run none; b started none more recently than c, and came first: b.
+    expect(h.started).toEqual(["a1", "a2", "b1"]);
+    await h.end("a2");
+    // a runs none now, c none: c has never started, a has.
+    expect(h.started).toEqual(["a1", "a2", "b1", "c1"]);
+    await h.end("b1");
+    await h.end("c1");
+    expect(h.started).toEqual(["a1", "a2", "b1", "c1", "a3", "a4"]);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([2, 0]);
+  });
+
+  it("refuses beyond a tenant's share of the room, then beyond the room", () => {
+    const h = harness({ capacity: 1, waitingLimit: 3, tenantWaitingLimit: 2, newcomerSlots: 0 });
+    h.admit("a", "a1");
+    h.admit("a", "a2");
+    h.admit("a", "a3");
+    expect(h.admit("a", "a4")).toEqual({ kind: "full", why: "tenant" });
+    expect(h.admit("b", "b1").kind).toBe("waiting");
+    expect(h.admit("c", "c1")).toEqual({ kind: "full", why: "pool" });
+    expect(h.scheduler.waiting).toBe(3);
+  });
+
+  it("starts a tenant that runs nothing at once, beyond the slots, up to the newcomers' ceiling", async () => {
+    const h = harness({ capacity: 2, waitingLimit: 8, tenantWaitingLimit: 8, newcomerSlots: 1 });
+    h.admit("a", "a1");
+    h.admit("a", "a2");
+    expect(h.admit("a", "a3").kind).toBe("waiting"); // a runs: it waits for one of the slots
+    expect(h.admit("b", "b1").kind).toBe("started"); // b runs nothing: it does not wait
+    expect(h.admit("c", "c1").kind).toBe("waiting"); // the ceiling (2 + 1) is reached
+    expect(h.scheduler.running).toBe(3);
+    await h.end("b1");
+    expect(h.started).toEqual(["a1", "a2", "b1", "c1"]); // c before a's third
+    await h.end("a1");
+    // Three run, two of them a's: a's next waits for a slot, not a newcomer's place.
+    expect(h.started).toEqual(["a1", "a2", "b1", "c1"]);
+    await h.end("a2");
+    expect(h.started).toEqual(["a1", "a2", "b1", "c1", "a3"]);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([2, 0]);
+  });
+
+  it("takes a cancelled attempt out of the room; it never starts", async () => {
+    const h = harness({ capacity: 1, waitingLimit: 4, tenantWaitingLimit: 4, newcomerSlots: 0 });
+    h.admit("a", "a1");
+    const a2 = h.admit("a", "a2");
+    h.admit("a", "a3");
+    if (a2.kind !== "waiting") throw new Error("a2 should wait");
+    expect(a2.cancel()).toBe(true);
+    expect(a2.cancel()).toBe(false);
+    await h.end("a1");
+    expect(h.started).toEqual(["a1", "a3"]);
+  });
+
+  it("gives the slot back when a run throws or rejects", async () => {
+    const scheduler = new FairScheduler({
+      capacity: 1,
+      waitingLimit: 2,
+      tenantWaitingLimit: 2,
+      newcomerSlots: 0,
+    });
+    const started: string[] = [];
+    scheduler.admit("a", () => {
+      started.push("a1");
+      throw new Error("boom");
+    });
+    scheduler.admit("a", () => {
+      started.push("a2");
+      return Promise.reject(new Error("boom"));
+    });
+    scheduler.admit("a", async () => {
+      started.push("a3");
+    });
+    for (let i = 0; i < 20; i++) await Promise.resolve();
+    expect(started).toEqual(["a1", "a2", "a3"]);
+    expect([scheduler.running, scheduler.waiting]).toEqual([0, 0]);
+  });
+
+  it("in a thousand random events, never leaves a slot free while an attempt waits", async () => {
+    // A seeded generator: the same events every run, yet many interleavings.
+    let seed = 12345;
+    const random = () => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    const limits = { capacity: 3, waitingLimit: 12, tenantWaitingLimit: 6, newcomerSlots: 2 };
+    const h = harness(limits);
+    const tenants = ["a", "b", "c", "d"];
+    const admitted = new Map<string, string[]>(); // per tenant, in admission order
+    let refused = 0;
+    for (let event = 0; event < 1000; event++) {
+      if (random() < 0.55 || h.running.size === 0) {
+        const tenant = tenants[Math.floor(random() * (random() < 0.6 ? 1 : tenants.length))];
+        const id = `${tenant}${event}`;
+        const admission = h.admit(tenant, id);
+        if (admission.kind === "full") refused++;
+        else admitted.set(tenant, [...(admitted.get(tenant) ?? []), id]);
+      } else {
+        const ids = [...h.running.keys()];
+        await h.end(ids[Math.floor(random() * ids.length)]);
+      }
+      const { running, waiting } = h.scheduler;
+      expect(running).toBe(h.running.size);
+      expect(running).toBeLessThanOrEqual(limits.capacity + limits.newcomerSlots);
+      expect(waiting).toBeLessThanOrEqual(limits.waitingLimit);
+      if (waiting > 0) {
+        // No slot is free while an attempt waits...
+        expect(running).toBeGreaterThanOrEqual(limits.capacity);
+        // ...and below the ceiling, everyone waiting already runs something.
+        if (running < limits.capacity + limits.newcomerSlots) {
+          const runs = h.runningTenants();
+          for (const tenant of tenants) {
+            if (admitted.get(tenant)?.some((id) => !h.started.includes(id))) {
+              expect(runs.has(tenant), `${tenant} waits with nothing running`).toBe(true);
+            }
+          }
+        }
+      }
+    }
+    // Every tenant's attempts started in the order they were admitted.
+    for (const [tenant, ids] of admitted) {
+      const order = h.started.filter((id) => id.startsWith(tenant));
+      expect(order).toEqual(ids.slice(0, order.length));
+    }
+    expect(refused).toBeGreaterThan(0); // the room did fill, so its bound was exercised
+    expect(h.started.length).toBeGreaterThan(300);
+  });
+
+  it("refuses limits that make no sense", () => {
+    expect(
+      () =>
+        new FairScheduler({
+          capacity: 0,
+          waitingLimit: 1,
+          tenantWaitingLimit: 1,
+          newcomerSlots: 0,
+        }),
+    ).toThrow(/capacity/);
+    expect(
+      () =>
+        new FairScheduler({
+          capacity: 1,
+          waitingLimit: 1.5,
+          tenantWaitingLimit: 1,
+          newcomerSlots: 0,
+        }),
+    ).toThrow(/waitingLimit/);
+  });
+});
