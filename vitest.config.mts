@@ -1,11 +1,13 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import LongestFirst from "./test/support/longest-first.ts";
 
 // Pure Node files: no ffmpeg run to speak of, no stack. They run in parallel.
 const UNIT = [
   "test/extractor/frame-plan.test.ts",
   "test/extractor/fuzz.test.ts",
   "test/extractor/plans-as-data.test.ts",
+  "test/extractor/scheduler.test.ts",
   "test/extractor/mp4-spans.test.ts",
   "test/extractor/output.test.ts",
   "test/sources/platform.test.ts",
@@ -52,6 +54,8 @@ export default defineConfig(async () => {
       // every project one after another. Group 0 (mostly CPU) runs two files at a time, group 1
       // (mostly waiting on stacks, origins and leases) three.
       maxWorkers: 3,
+      // Longest file first across each group's projects, not one project after another.
+      sequence: { sequencer: LongestFirst },
       projects: [
         {
           plugins: [
