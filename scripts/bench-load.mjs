@@ -8,8 +8,10 @@
 //      jobs (every 0.5 s over 30 s of 720p), two of each kind and one dense per account;
 //   4. ten: one account posts 10 sparse jobs at once;
 //   5. fairness: account A posts 30 jobs of 6 timestamps (1-minute 720p) at once, then account
-//      B one count-6 job; B's latency against B's own job alone just before. Once B's job is
-//      back, the reads of step 1 run again for up to 3 s while A's jobs still run.
+//      B one count-6 job (on files of its own); B's latency against B's job alone just before.
+//      The scale plan lets A have 25 jobs in flight (max_active_jobs); A posts the 5 refused
+//      again as its jobs finish, as a client with a queue would. Once B's job is back, the
+//      reads of step 1 run again for up to 3 s while A's jobs still run.
 // The mixed and ten workloads each alternate with their baseline (which goes first flips per
 // round): the same frames, made the way a careful user scripts them, two ffmpeg at a time (the
 // cores): one `ffmpeg -ss T -i URL -frames:v 1` per frame, one `-vf fps=2` pass per dense job
@@ -29,13 +31,14 @@
 // after the rounds (`--skip-http` leaves it out). MET only if every round meets a goal.
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { mkdir, readdir, readFile, rename } from "node:fs/promises";
+import { mkdir, rename } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { generateVideo, reportGoal, runTimed, serveFile, treeRssKb } from "./bench-goals.mjs";
-import { baselineArgs, jobProblems, KINDS, seededRandom } from "./lib/load-jobs.mjs";
-import { createKey, freePort, stackQuery, stackSql, startStack } from "./lib/stack.mjs";
+import { generateVideo, median, reportGoal, runTimed, serveFile } from "./bench-goals.mjs";
+import { loadClient } from "./lib/load-client.mjs";
+import { byHand, jobProblems, KINDS, seededRandom } from "./lib/load-jobs.mjs";
+import { freePort, startStack } from "./lib/stack.mjs";
 
 const { values: flags } = parseArgs({
   options: { rounds: { type: "string", default: "3" }, "skip-http": { type: "boolean" } },
@@ -45,7 +48,6 @@ const OUT = join(import.meta.dirname, "..", "bench", "out");
 const SPARSE_SOURCE = join(OUT, "http-5min-1080p30.mp4");
 const HD_COPIES = 12;
 const SD_COPIES = 8;
-const READ_CLIENTS = 4;
 const READ_KEYS = 20;
 const READ_SECONDS = 3;
 const A_JOBS = 30;
@@ -105,226 +107,8 @@ const stack = await startStack({
   snapshot: true,
 });
 
-// --- the API as a customer calls it ---
-async function api(method, path, key, body) {
-  const response = await fetch(`${stack.apiUrl}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${key}`,
-      ...(body ? { "content-type": "application/json" } : {}),
-    },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await response.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = { unparsed: text.slice(0, 300) };
-  }
-  return { status: response.status, json };
-}
-
-const FINAL = new Set(["completed", "failed", "expired"]);
-
-/** Follows a created job to its end with wait=true reads; the latency counts from `sentAt`. */
-async function follow(spec, key, sentAt, created) {
-  let job = created;
-  while (!FINAL.has(job?.status) && now() - sentAt < JOB_DEADLINE_MS) {
-    const read = await api("GET", `/jobs/${job.id}?wait=true`, key);
-    if (read.status !== 200) throw new Error(`reading job ${job.id}: ${read.status}`);
-    job = read.json;
-  }
-  const finishedAt = now();
-  return { spec, job, sentAt, finishedAt, seconds: (finishedAt - sentAt) / 1000 };
-}
-
-/** Posts a job (without wait) and follows it; `refused` when the API answered 429. */
-async function submit(spec, key) {
-  const sentAt = now();
-  const posted = await api("POST", "/jobs", key, spec.body);
-  if (posted.status === 429) return { refused: true, spec, answer: posted.json };
-  if (posted.status !== 201) {
-    throw new Error(`POST /jobs answered ${posted.status}: ${JSON.stringify(posted.json)}`);
-  }
-  return { refused: false, run: follow(spec, key, sentAt, posted.json) };
-}
-
-async function runJob(spec, key) {
-  const submitted = await submit(spec, key);
-  if (submitted.refused) throw new Error(`refused: ${JSON.stringify(submitted.answer)}`);
-  return submitted.run;
-}
-
-// --- accounts, and their credits checked against their charges ---
-async function newAccount(label) {
-  const email = `load-${label}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
-  const issued = await createKey({ email, plan: "scale", stack });
-  const [row] = await stackQuery(
-    stack,
-    "SELECT plan_credits + pack_credits AS balance FROM accounts WHERE id = ?",
-    [issued.accountId],
-  );
-  return { email, key: issued.key, accountId: issued.accountId, initial: row.balance };
-}
-
-/** Balance, holds and ledger of an account against the charges of its finished jobs. */
-async function creditProblems(account, results) {
-  const charged = results.reduce((sum, r) => sum + (r.job?.credits_charged ?? 0), 0);
-  const [[row], [ledger]] = await stackSql(stack, [
-    {
-      sql: "SELECT plan_credits + pack_credits AS balance, reserved_credits AS reserved FROM accounts WHERE id = ?",
-      params: [account.accountId],
-    },
-    {
-      sql: `SELECT coalesce(sum(plan_delta + pack_delta), 0) AS total,
-                   coalesce(sum(CASE WHEN job_id IS NOT NULL THEN plan_delta + pack_delta END), 0) AS jobs
-            FROM credit_ledger WHERE account_id = ?`,
-      params: [account.accountId],
-    },
-  ]);
-  const problems = [];
-  const who = `account ${account.accountId}`;
-  if (row.reserved !== 0) problems.push(`${who} still holds ${row.reserved} credits`);
-  if (account.initial - row.balance !== charged) {
-    problems.push(
-      `${who} lost ${account.initial - row.balance} credits, its jobs were charged ${charged}`,
-    );
-  }
-  if (-ledger.jobs !== charged)
-    problems.push(`${who}: the ledger charged ${-ledger.jobs}, the jobs ${charged}`);
-  if (ledger.total !== row.balance)
-    problems.push(`${who}: ledger ${ledger.total} ≠ balance ${row.balance}`);
-  return problems;
-}
-
-/** Every job's frames and charge, one frame of each fetched as a JPEG, then the accounts. */
-async function check(results, accounts) {
-  const problems = results.flatMap((r) => jobProblems(r.spec, r.job));
-  for (const r of results) {
-    const url = r.job?.frames?.[0]?.url;
-    if (!url) continue;
-    const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
-    if (!(bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff)) {
-      problems.push(`${r.spec.kind} job ${r.job.id}: its first frame is not a JPEG`);
-    }
-  }
-  for (const account of accounts) {
-    problems.push(
-      ...(await creditProblems(
-        account,
-        results.filter((r) => r.account === account),
-      )),
-    );
-  }
-  return problems;
-}
-
-// --- memory: the extractor's process tree and workerd, every 100 ms ---
-async function descendants(pid) {
-  const found = [];
-  try {
-    for (const tid of await readdir(`/proc/${pid}/task`)) {
-      const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
-      for (const child of children.split(" ").filter(Boolean)) {
-        found.push(Number(child), ...(await descendants(Number(child))));
-      }
-    }
-  } catch {
-    // The process ended while we looked.
-  }
-  return found;
-}
-async function workerdPid() {
-  for (const pid of await descendants(stack.children.edge.pid)) {
-    const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "");
-    if (comm.trim() === "workerd") return pid;
-  }
-  return null;
-}
-const WORKERD = await workerdPid();
-const memory = { extractorKb: 0, workerdKb: 0 };
-let sampling = false;
-const sampler = setInterval(async () => {
-  if (sampling) return;
-  sampling = true;
-  try {
-    const extractor = stack.children.extractor?.pid;
-    if (extractor) memory.extractorKb = Math.max(memory.extractorKb, await treeRssKb(extractor));
-    if (WORKERD) memory.workerdKb = Math.max(memory.workerdKb, await treeRssKb(WORKERD));
-  } finally {
-    sampling = false;
-  }
-}, 100);
-/** Runs `work` and answers its result with the peaks sampled while it ran. */
-async function withPeaks(work) {
-  memory.extractorKb = 0;
-  memory.workerdKb = 0;
-  const result = await work();
-  await sleep(150); // one more sample after the last job
-  return { result, peaks: { ...memory } };
-}
-
-// --- the authenticated read ---
-let readKeys = [];
-let readJobId = null;
-/** GETs of one completed job from READ_CLIENTS clients until `seconds` pass or `stop()`. */
-async function reads(seconds, stop = () => false) {
-  let ok = 0;
-  let other = 0;
-  let i = 0;
-  const started = now();
-  const deadline = started + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: READ_CLIENTS }, async () => {
-      while (now() < deadline && !stop()) {
-        const response = await fetch(`${stack.apiUrl}/jobs/${readJobId}`, {
-          headers: { authorization: `Bearer ${readKeys[i++ % readKeys.length]}` },
-        });
-        await response.arrayBuffer();
-        if (response.status === 200) ok++;
-        else other++;
-      }
-    }),
-  );
-  const elapsed = (now() - started) / 1000;
-  return { rps: ok / elapsed, seconds: elapsed, other };
-}
-
-// --- the hand-made baseline ---
-async function byHand(specs) {
-  const tasks = specs.flatMap((s) => s.baseline).sort((a, b) => (b.fpsFor ?? 0) - (a.fpsFor ?? 0));
-  const dir = mkdtempSync(join(tmpdir(), "stills-bench-hand-"));
-  try {
-    let next = 0;
-    const started = now();
-    await Promise.all(
-      [0, 1].map(async () => {
-        while (next < tasks.length) {
-          const i = next++;
-          await runTimed("ffmpeg", baselineArgs(tasks[i], join(dir, `t${i}`)));
-        }
-      }),
-    );
-    const seconds = (now() - started) / 1000;
-    const made = (await readdir(dir)).length;
-    const wanted = tasks.reduce((sum, t) => sum + (t.frames ?? 1), 0);
-    if (made !== wanted) throw new Error(`the baseline made ${made} frames, not ${wanted}`);
-    return { seconds, frames: made };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** Submits every entry at once and follows each; wall time from the first POST to the last end. */
-async function workload(entries) {
-  const started = now();
-  const results = await Promise.all(
-    entries.map(async (e) => ({ ...(await runJob(e.spec, e.account.key)), account: e.account })),
-  );
-  const wall = (Math.max(...results.map((r) => r.finishedAt)) - started) / 1000;
-  return { wall, results };
-}
+const client = loadClient(stack);
+const { newAccount, runJob, submit, check, reads, withPeaks, workload } = client;
 
 /** A workload and its baseline, in the order the round says; answers both and the checks. */
 async function timedAgainstHand(entries, accounts, handFirst) {
@@ -441,25 +225,36 @@ async function round(r) {
   // 5. fairness, and the reads under load.
   await phase("fairness", async () => {
     const [a, b] = await Promise.all([newAccount(`a-r${r}`), newAccount(`b-r${r}`)]);
-    const bSolo = await runJob(KINDS.count6(hdUrls[0], rng(7, 0)), b.key);
+    // B's files are its own: A's jobs use the first ten copies, so nothing B asks for is a
+    // source A's jobs are decoding.
+    const bSolo = await runJob(KINDS.count6(hdUrls[10], rng(7, 0)), b.key);
     const { result, peaks } = await withPeaks(async () => {
       const started = now();
-      const aSpecs = Array.from({ length: A_JOBS }, (_, i) =>
-        KINDS.ts6(hdUrls[i % HD_COPIES], rng(8, i)),
-      );
+      const aSpecs = Array.from({ length: A_JOBS }, (_, i) => KINDS.ts6(hdUrls[i % 10], rng(8, i)));
       const aRuns = [];
       const waiting = [];
       let outstanding = A_JOBS;
       // A posts all 30 at once; what its plan refuses (max_active_jobs) it posts again as its
       // own jobs finish, as a client with a queue of its own would.
+      const failures = [];
       const track = (run) => {
-        const tracked = run.then((done) => {
-          outstanding--;
-          postWaiting();
-          return done;
-        });
-        aRuns.push(tracked);
+        aRuns.push(
+          run.finally(afterOne).catch((err) => {
+            failures.push(err.message);
+            return null;
+          }),
+        );
       };
+      const afterOne = () => {
+        outstanding--;
+        postOrFail();
+      };
+      // A job that could not be posted again will never run: count it out, and say why.
+      const postOrFail = () =>
+        postWaiting().catch((err) => {
+          failures.push(err.message);
+          outstanding--;
+        });
       const postWaiting = async () => {
         const spec = waiting.shift();
         if (!spec) return;
@@ -467,7 +262,7 @@ async function round(r) {
         if (!again.refused) track(again.run);
         else {
           waiting.push(spec);
-          setTimeout(postWaiting, 500);
+          setTimeout(postOrFail, 500);
         }
       };
       const first = await Promise.all(aSpecs.map((spec) => submit(spec, a.key)));
@@ -476,10 +271,11 @@ async function round(r) {
         else track(s.run);
       }
       const accepted = A_JOBS - waiting.length;
-      const bDone = await runJob(KINDS.count6(hdUrls[1], rng(7, 1)), b.key);
+      const bDone = await runJob(KINDS.count6(hdUrls[11], rng(7, 1)), b.key);
       const loaded = await reads(READ_SECONDS, () => outstanding === 0);
       while (outstanding > 0 && now() - started < JOB_DEADLINE_MS) await sleep(50);
       const aResults = await Promise.all(aRuns);
+      if (failures.length) throw new Error(`A's jobs: ${failures.join("; ")}`);
       return { accepted, bDone, loaded, aResults, aWall: (now() - started) / 1000 };
     });
     const { accepted, bDone, loaded, aResults, aWall } = result;
@@ -521,15 +317,7 @@ let allMet = false;
 try {
   // The reader: a completed job to read, and keys enough that its limiter never refuses.
   const reader = await newAccount("reader");
-  const { issueKeyStatements } = await import("../schema/accounts.ts");
-  const more = [];
-  for (let k = 1; k < READ_KEYS; k++) more.push(await issueKeyStatements({ email: reader.email }));
-  // Past the first two statements (the account, made already): the key alone.
-  await stackSql(
-    stack,
-    more.flatMap((issued) => issued.statements.slice(2)),
-  );
-  readKeys = [reader.key, ...more.map((issued) => issued.key)];
+  await client.addReadKeys(reader, READ_KEYS);
   // Warm-up, not counted: one job of each kind (the first jobs of a fresh stack run slower).
   const warm = [];
   const files = { ts3: sdUrls[0], count6: hdUrls[0], sparse: sparseUrl, dense: hdUrls[8] };
@@ -537,13 +325,13 @@ try {
     const done = await runJob(KINDS[kind](url, seededRandom(999_000 + i)), reader.key);
     const wrong = jobProblems(done.spec, done.job);
     if (wrong.length) throw new Error(`warm-up: ${wrong.join("; ")}`);
-    readJobId ??= done.job.id;
+    client.read.jobId ??= done.job.id;
     warm.push(`${kind} ${s2(done.seconds)} s`);
   }
   console.log(`warm-up (not counted): ${warm.join(", ")}`);
   for (let r = 0; r < ROUNDS; r++) rounds.push(await round(r));
 } finally {
-  clearInterval(sampler);
+  client.stop();
   await stack.stop();
   await Promise.all(origins.map((o) => o.close()));
   rmSync(stateDir, { recursive: true, force: true });
@@ -570,33 +358,44 @@ function httpRatios() {
   });
 }
 
+// Each goal's line, and a row of the table docs/benchmarks.md carries.
+const table = [];
+function goal(name, values, options) {
+  const met = reportGoal(name, values, options);
+  const fmt = (v) => `${v.toFixed(options.digits ?? 2)}${options.unit ?? ""}`;
+  table.push(
+    `| ${name} | ${options.goal} | ${fmt(median(values))} | ${fmt(Math.min(...values))}–` +
+      `${fmt(Math.max(...values))} | ${met ? "MET" : "NOT MET"} |`,
+  );
+  return met;
+}
 const values = (name) => rounds.map((r) => r.figures[name] ?? Number.NaN);
 console.log(
   `\nload: ${ROUNDS} rounds on the tree as it is; a round with a wrong job has no figures for that phase`,
 );
 const goals = [
-  reportGoal("one account's 10 sparse jobs at once ÷ the same frames by hand", values("ten"), {
+  goal("one account's 10 sparse jobs at once ÷ the same frames by hand", values("ten"), {
     goal: "≤ 0.75",
     meets: (v) => v <= 0.75,
   }),
-  reportGoal("mixed workload of four accounts ÷ the hand-made baseline", values("mixed"), {
+  goal("mixed workload of four accounts ÷ the hand-made baseline", values("mixed"), {
     goal: "≤ 0.75",
     meets: (v) => v <= 0.75,
   }),
-  reportGoal("p95 of job latency under the mixed workload ÷ its kind's solo", values("p95"), {
+  goal("p95 of job latency under the mixed workload ÷ its kind's solo", values("p95"), {
     goal: "≤ 3",
     meets: (v) => v <= 3,
   }),
-  reportGoal("account B's job while A has 30 queued ÷ B's job alone", values("fair"), {
+  goal("account B's job while A has 30 queued ÷ B's job alone", values("fair"), {
     goal: "≤ 2",
     meets: (v) => v <= 2,
   }),
-  reportGoal(
+  goal(
     "peak RSS, extractor + children, during the workloads",
     rounds.map((r) => (r.figures.rss ? gb(Math.max(...r.figures.rss)) : Number.NaN)),
     { goal: "≤ 1.2 GB", meets: (v) => v <= 1.2, unit: " GB" },
   ),
-  reportGoal("authenticated read under the workload ÷ idle", values("reads"), {
+  goal("authenticated read under the workload ÷ idle", values("reads"), {
     goal: "≥ 0.5",
     meets: (v) => v >= 0.5,
   }),
@@ -610,7 +409,7 @@ if (workerd.length) {
 if (!flags["skip-http"]) {
   console.log("\nthe single sparse job over HTTP (bench-http.mjs, its own stack):");
   goals.push(
-    reportGoal("one sparse job over HTTP through the API ÷ fps pass", await httpRatios(), {
+    goal("one sparse job over HTTP through the API ÷ fps pass", await httpRatios(), {
       goal: "≤ 0.075",
       meets: (v) => v <= 0.075,
       digits: 3,
@@ -619,5 +418,8 @@ if (!flags["skip-http"]) {
 }
 const wrong = rounds.flatMap((r) => r.problems);
 if (wrong.length) console.log(`${wrong.length} wrong result(s): see the WRONG lines above`);
+console.log(
+  `\n| measure (${ROUNDS} rounds) | goal | median | spread | status |\n|---|---|---|---|---|\n${table.join("\n")}`,
+);
 allMet = goals.every(Boolean) && wrong.length === 0;
 process.exitCode = allMet ? 0 : 1;
