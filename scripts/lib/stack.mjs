@@ -19,6 +19,7 @@ import {
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { buildExtractor, EXTRACTOR_MAIN } from "../build-extractor.mjs";
+import { startClientAddressProxy } from "./client-address-proxy.mjs";
 import { ensureMediaTools } from "./media-tools.mjs";
 
 /**
@@ -333,6 +334,10 @@ export async function startStack(settings = {}) {
     FILE_URL_SECRET: secrets.FILE_URL_SECRET,
   });
   const baseUrl = `http://127.0.0.1:${port}`;
+  // Clients reach the edge through the proxy on PORT, which tells it their socket's address
+  // (decision 0104); wrangler dev listens on a private port behind it.
+  const workerPort = await freePort();
+  const workerUrl = `http://127.0.0.1:${workerPort}`;
   const extractorUrl = `http://127.0.0.1:${extractorPort}`;
   const shared = {
     STILLS_ALLOW_PRIVATE_NETWORK: env.STILLS_ALLOW_PRIVATE_NETWORK ?? "0",
@@ -394,6 +399,8 @@ export async function startStack(settings = {}) {
     healthUrl: `${extractorUrl}/healthz`,
     log,
   });
+  // First, so a port already taken stops the start before any child runs.
+  const proxy = await startClientAddressProxy({ port, upstream: workerUrl });
   const firstExtractor = extractor.start();
   const edgeStdio = stdioFor("edge");
   const edge = spawn(
@@ -405,7 +412,7 @@ export async function startStack(settings = {}) {
       "--ip",
       "127.0.0.1",
       "--port",
-      String(port),
+      String(workerPort),
       "--inspector-port",
       String(await freePort()),
       "--persist-to",
@@ -452,7 +459,7 @@ export async function startStack(settings = {}) {
         process.kill(-edge.pid, "SIGTERM");
       } catch {}
     }
-    await Promise.all([extractor.stop(), waitExit(edge)]);
+    await Promise.all([extractor.stop(), waitExit(edge), proxy.close()]);
   };
   try {
     await Promise.all([

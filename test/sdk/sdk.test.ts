@@ -16,6 +16,7 @@ import {
   StillsWebhookError,
 } from "../../sdk/src/index.ts";
 import { download, type Harness, startHarness, startReceiver } from "../e2e/support/harness.ts";
+import { fetchFrom, freshLoopbackAddress } from "../support/from-address.ts";
 import { readImagePattern } from "../support/videos.ts";
 import { frameNumberAt, makeSdkVideo, recordingFetch } from "./support.ts";
 
@@ -175,13 +176,12 @@ describe("jobs", () => {
   });
 
   it("reads pricing and runs the demo without a key", async () => {
-    // A network of its own (decision 0104): other files on the shared stack use the demo's
-    // daily allowance per address too.
-    const network = `198.51.100.${1 + Math.floor(Math.random() * 250)}`;
+    // A network of its own: other files on the shared stack use the demo's daily allowance
+    // per address too, and the stack takes the address from the socket (decision 0104).
     const stills = new Stills({
       apiKey: "",
       baseUrl: h.stack.apiUrl,
-      headers: { "cf-connecting-ip": network },
+      fetch: fetchFrom(freshLoopbackAddress()),
     });
     const pricing = await stills.pricing();
     expect(Object.keys(pricing).length).toBeGreaterThan(0);

@@ -1,0 +1,17 @@
+// Types of client-address-proxy.mjs for the TypeScript tests that drive it.
+import type { Socket } from "node:net";
+
+export interface ClientAddressProxy {
+  /** The origin it serves, http://host:port. */
+  url: string;
+  /** Stops listening and ends every connection, the edge's included. */
+  close(): Promise<void>;
+}
+
+export function clientAddress(socket: Socket): string;
+export function startClientAddressProxy(options: {
+  host?: string;
+  port: number;
+  /** The origin of `wrangler dev` behind it. */
+  upstream: string;
+}): Promise<ClientAddressProxy>;
