@@ -30,6 +30,7 @@ const NOT_YET_MOVED = [
   "edge/billing/checkout.ts",
   "edge/billing/webhook.ts",
   "edge/credits.ts",
+  "edge/jobs/attempts.ts",
   "edge/jobs/create.ts",
   "edge/jobs/demo-allowance.ts",
   "edge/jobs/extract-request.ts",
@@ -45,7 +46,6 @@ const NOT_YET_MOVED = [
   "edge/routes/account/key-reveals.ts",
   "edge/routes/account/sign-in.tsx",
   "edge/routes/dev/index.ts",
-  "edge/routes/internal/handlers.ts",
   "edge/usage.ts",
 ];
 

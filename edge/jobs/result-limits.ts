@@ -1,8 +1,8 @@
 // What only the job can say of the extractor's result: how many frames it may bring back. Its
 // shape, bounds and file keys are checked by the one ExtractResultSchema (schema/messages.ts).
-import { planFrames } from "../../../schema/frame-plan.ts";
-import type { ExtractResult, JobOptions } from "../../../schema/messages.ts";
-import { DEMO, type Plan } from "../../../schema/plans.ts";
+import { planFrames } from "../../schema/frame-plan.ts";
+import type { ExtractResult, JobOptions } from "../../schema/messages.ts";
+import { DEMO, type Plan } from "../../schema/plans.ts";
 
 /**
  * The most frames this job can have come back with: exact for count and timestamps; for
