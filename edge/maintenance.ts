@@ -10,6 +10,7 @@ import { isUniqueViolation } from "./credits.ts";
 import { expire, UNSETTLED_SQL } from "./jobs/lifecycle.ts";
 import { deletePrefix, failUnsettled } from "./jobs/settlement.ts";
 import { errorFields, logEvent } from "./log.ts";
+import { pruneOldDeliveries } from "./storage/webhooks.ts";
 
 const EXPIRE_BATCH = 200;
 const STUCK_AFTER_MS = 3 * 3600_000;
@@ -206,4 +207,5 @@ export async function runScheduledMaintenance(env: Env, now: number) {
   await attempt("failing stuck jobs", () => failStuckJobs(env, now));
   await attempt("renewing plan credits", () => renewPlanCredits(env, now));
   await attempt("purging expired sign-ins", () => purgeExpiredSignIns(env, now));
+  await attempt("pruning webhook deliveries", () => pruneOldDeliveries(env.DB, now));
 }

@@ -442,7 +442,7 @@ export const IdempotencyHeadersSchema = z.object({
  * A whole number from a query string. `z.coerce` would read an empty `?skip=` as 0 (and
  * document the parameter as nullable); only digits are a number here.
  */
-function queryInteger(min: number, max: number, fallback: number) {
+export function queryInteger(min: number, max: number, fallback: number) {
   return z
     .string()
     .regex(/^\d{1,9}$/, "must be a whole number")

@@ -30,6 +30,12 @@ export const accounts = sqliteTable("accounts", {
   cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" }).notNull().default(false),
   /** Standard Webhooks signing secret, `whsec_` + base64. */
   webhookSecret: text("webhook_secret").notNull(),
+  /**
+   * The secret a rotation replaced, still signing beside the new one until
+   * `previous_webhook_secret_until` (decision 0211), so receivers can switch without a gap.
+   */
+  previousWebhookSecret: text("previous_webhook_secret"),
+  previousWebhookSecretUntil: text("previous_webhook_secret_until"),
   /** Stripe's customer and subscription of this account, once it has bought something. */
   stripeCustomerId: text("stripe_customer_id"),
   stripeSubscriptionId: text("stripe_subscription_id"),
@@ -316,7 +322,40 @@ export const stripeEvents = sqliteTable("stripe_events", {
   createdAt: createdAt(),
 });
 
+/**
+ * The webhook delivery log (edge/storage/webhooks.ts, decision 0210): one row per event sent to
+ * a receiver, its id the event's `webhook-id`. `attempts` is a JSON array of what each attempt
+ * got (schema/webhook-deliveries.ts WebhookAttempt); `body` the body last sent. Bounded: 30
+ * days, and an account's newest WEBHOOK_DELIVERIES_KEPT rows.
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    type: text("type").notNull(),
+    jobId: text("job_id"),
+    url: text("url").notNull(),
+    body: text("body"),
+    bodyTruncated: integer("body_truncated", { mode: "boolean" }).notNull().default(false),
+    attempts: text("attempts").notNull().default("[]"),
+    attemptsCount: integer("attempts_count").notNull().default(0),
+    lastStatus: integer("last_status"),
+    lastError: text("last_error"),
+    lastAttemptAt: text("last_attempt_at"),
+    deliveredAt: text("delivered_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("webhook_deliveries_account").on(t.accountId, t.createdAt),
+    index("webhook_deliveries_created").on(t.createdAt),
+  ],
+);
+
 export type AccountRow = typeof accounts.$inferSelect;
+export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type DemoJobRow = typeof demoJobs.$inferSelect;
 export type FrameRow = typeof frames.$inferSelect;

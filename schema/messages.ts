@@ -81,12 +81,25 @@ export const ResultMessageSchema = z.object({
 });
 export type ResultMessage = z.infer<typeof ResultMessageSchema>;
 
-/** The webhook-queue message: one event to deliver. */
-export const WebhookMessageSchema = z.object({
-  event_id: z.string(),
-  type: z.enum(["job.completed", "job.failed"]),
-  job_id: z.string(),
-});
+/**
+ * The webhook-queue message: one event to deliver. A job's event goes to the job's
+ * webhook_url (`resend` when the dashboard asked for one more attempt); a test event names its
+ * account and URL. Messages queued before resends and tests existed parse as job events.
+ */
+export const WebhookMessageSchema = z.union([
+  z.object({
+    event_id: z.string(),
+    type: z.enum(["job.completed", "job.failed"]),
+    job_id: z.string(),
+    resend: z.boolean().optional(),
+  }),
+  z.object({
+    event_id: z.string(),
+    type: z.literal("webhook.test"),
+    account_id: z.string(),
+    url: z.string().max(8192),
+  }),
+]);
 export type WebhookMessage = z.infer<typeof WebhookMessageSchema>;
 
 /**

@@ -17,6 +17,7 @@ const SCANNED = ["edge", "schema", "extractor"];
 /** Storage modules: the files that own SQL. */
 const STORAGE_MODULES = [
   "edge/storage/prepared-select.ts",
+  "edge/storage/webhooks.ts",
   "schema/accounts.ts",
   "schema/db.ts",
   "schema/ledger.ts",

@@ -1,17 +1,25 @@
-// The webhook-queue consumer: one delivery attempt per message, retried with growing delays.
-// Redirects are never followed and the URL is checked again at send time.
+// The webhook-queue consumer: one delivery attempt per message, each written to the delivery
+// log (edge/storage/webhooks.ts). A job's event is retried with growing delays; a resend and a
+// test event are one attempt each (decision 0210). Redirects are never followed and the URL is
+// checked again at send time.
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { accounts, frames, jobs } from "../../schema/db.ts";
 import type { WebhookMessage } from "../../schema/messages.ts";
 import { checkUrl } from "../../schema/url-safety.ts";
+import type {
+  WebhookAttempt,
+  WebhookTestData,
+  WebhookTrigger,
+} from "../../schema/webhook-deliveries.ts";
 import { edgeConfig } from "../config.ts";
 import { fileLinker } from "../files.ts";
 import { callbackBase } from "../jobs/extract-request.ts";
 import { logEvent } from "../log.ts";
 import { filesAreLive, jobToApi } from "../serialize.ts";
 import { allowsPrivateNetwork } from "../sources.ts";
-import { signWebhook } from "../webhooks.ts";
+import { type DeliveryTarget, recordAttempt } from "../storage/webhooks.ts";
+import { type SigningSecrets, signatureHeader } from "../webhooks.ts";
 import type { ParsedMessage } from "./parse.ts";
 
 const DELIVERY_TIMEOUT_MS = 10_000;
@@ -26,25 +34,50 @@ interface Delivery {
   outcome: Outcome;
   /** The receiver's answer, when it gave one. */
   status?: number;
+  error?: string;
 }
 
-async function deliver(env: Env, event: WebhookMessage): Promise<Delivery> {
+/** An event ready to send: where, signed with which secrets, carrying what. */
+interface Prepared {
+  target: DeliveryTarget;
+  secrets: SigningSecrets;
+  data: unknown;
+}
+
+export function triggerOf(event: WebhookMessage): WebhookTrigger {
+  if (event.type === "webhook.test") return "test";
+  return "resend" in event && event.resend ? "resend" : "automatic";
+}
+
+async function secretsOf(env: Env, accountId: string): Promise<SigningSecrets | undefined> {
+  const [account] = await drizzle(env.DB)
+    .select({
+      webhookSecret: accounts.webhookSecret,
+      previousWebhookSecret: accounts.previousWebhookSecret,
+      previousWebhookSecretUntil: accounts.previousWebhookSecretUntil,
+    })
+    .from(accounts)
+    .where(eq(accounts.id, accountId));
+  return account;
+}
+
+async function prepare(env: Env, event: WebhookMessage): Promise<Prepared | null> {
+  if (event.type === "webhook.test") {
+    const secrets = await secretsOf(env, event.account_id);
+    if (!secrets) return null;
+    const data: WebhookTestData = {
+      object: "webhook_test",
+      id: event.event_id,
+      message: "A test event from Stills: your endpoint received and can verify it.",
+    };
+    const target = { id: event.event_id, accountId: event.account_id, type: event.type };
+    return { target: { ...target, jobId: null, url: event.url }, secrets, data };
+  }
   const db = drizzle(env.DB);
   const [row] = await db.select().from(jobs).where(eq(jobs.id, event.job_id));
-  if (!row?.webhookUrl) return { outcome: "drop" };
-  const target = checkUrl(row.webhookUrl, {
-    allowPrivate: allowsPrivateNetwork(env),
-    requireHttps: true,
-  });
-  if (!target.ok) {
-    logEvent("warn", "webhook.refused", { job: row.id, reason: target.reason });
-    return { outcome: "drop" };
-  }
-  const [account] = await db
-    .select({ secret: accounts.webhookSecret })
-    .from(accounts)
-    .where(eq(accounts.id, row.accountId));
-  if (!account) return { outcome: "drop" };
+  if (!row?.webhookUrl) return null;
+  const secrets = await secretsOf(env, row.accountId);
+  if (!secrets) return null;
   const frameRows = await db
     .select()
     .from(frames)
@@ -54,55 +87,119 @@ async function deliver(env: Env, event: WebhookMessage): Promise<Delivery> {
     filesAreLive(row) && row.expiresAt
       ? fileLinker(edgeConfig(env).secrets.fileUrlSecret, callbackBase(env), row.expiresAt)
       : null;
-  const timestamp = Math.floor(Date.now() / 1000);
+  const target: DeliveryTarget = {
+    id: event.event_id,
+    accountId: row.accountId,
+    type: event.type,
+    jobId: row.id,
+    url: row.webhookUrl,
+  };
+  return { target, secrets, data: await jobToApi(row, frameRows, linker) };
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error && err.name === "TimeoutError") {
+    return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+  }
+  return String(err).slice(0, 500);
+}
+
+async function deliver(env: Env, event: WebhookMessage, trigger: WebhookTrigger) {
+  const prepared = await prepare(env, event);
+  if (!prepared) return { outcome: "drop" } satisfies Delivery;
+  const { target: where, secrets } = prepared;
+  const now = Date.now();
+  const attempt: WebhookAttempt = {
+    attempted_at: new Date(now).toISOString(),
+    status_code: null,
+    error: null,
+    latency_ms: 0,
+    trigger,
+  };
+  const target = checkUrl(where.url, {
+    allowPrivate: allowsPrivateNetwork(env),
+    requireHttps: true,
+  });
+  if (!target.ok) {
+    logEvent("warn", "webhook.refused", { job: where.jobId ?? undefined, reason: target.reason });
+    await record(env, where, null, { ...attempt, error: `refused: ${target.reason}` });
+    return { outcome: "drop", error: target.reason } satisfies Delivery;
+  }
+  const timestamp = Math.floor(now / 1000);
   const body = JSON.stringify({
     type: event.type,
     timestamp: new Date(timestamp * 1000).toISOString(),
-    data: await jobToApi(row, frameRows, linker),
+    data: prepared.data,
   });
-  const response = await fetch(target.url, {
-    method: "POST",
-    redirect: "manual",
-    signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-    headers: {
-      "content-type": "application/json",
-      "user-agent": "Stills-Webhooks/1",
-      "webhook-id": event.event_id,
-      "webhook-timestamp": String(timestamp),
-      "webhook-signature": await signWebhook(account.secret, event.event_id, timestamp, body),
-    },
-    body,
-  });
-  await response.body?.cancel();
-  const delivered = response.status >= 200 && response.status < 300;
-  return { outcome: delivered ? "delivered" : "retry", status: response.status };
+  let delivery: Delivery;
+  try {
+    const response = await fetch(target.url, {
+      method: "POST",
+      redirect: "manual",
+      signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "Stills-Webhooks/1",
+        "webhook-id": event.event_id,
+        "webhook-timestamp": String(timestamp),
+        "webhook-signature": await signatureHeader(secrets, event.event_id, timestamp, body, now),
+      },
+      body,
+    });
+    attempt.status_code = response.status;
+    await response.body?.cancel();
+    const delivered = response.status >= 200 && response.status < 300;
+    delivery = { outcome: delivered ? "delivered" : "retry", status: response.status };
+  } catch (err) {
+    attempt.error = errorText(err);
+    delivery = { outcome: "retry", error: attempt.error };
+  }
+  attempt.latency_ms = Math.max(0, Date.now() - now);
+  await record(env, where, body, attempt);
+  return delivery;
+}
+
+/** The log is for reading: failing to write it never fails, or repeats, a delivery. */
+async function record(
+  env: Env,
+  target: DeliveryTarget,
+  body: string | null,
+  attempt: WebhookAttempt,
+) {
+  try {
+    await recordAttempt(env.DB, target, body, attempt);
+  } catch (err) {
+    logEvent("error", "webhook.log_failed", { event_id: target.id, error: String(err) });
+  }
 }
 
 export async function consumeWebhooks(messages: ParsedMessage<WebhookMessage>[], env: Env) {
   for (const message of messages) {
     const event = message.body;
+    const trigger = triggerOf(event);
     let delivery: Delivery;
-    let error: string | undefined;
     try {
-      delivery = await deliver(env, event);
+      delivery = await deliver(env, event, trigger);
     } catch (err) {
-      error = String(err);
-      delivery = { outcome: "retry" };
+      delivery = { outcome: "retry", error: String(err) };
     }
     const fields = {
-      job: event.job_id,
+      job: "job_id" in event ? event.job_id : undefined,
       event_id: event.event_id,
       type: event.type,
+      trigger,
       delivery_attempt: message.attempts,
       status: delivery.status,
-      error,
+      error: delivery.error,
     };
-    if (delivery.outcome === "retry") {
+    // A resend or a test is one attempt that someone is watching: never a new retry series.
+    if (delivery.outcome === "retry" && trigger === "automatic") {
       const delaySeconds = webhookRetryDelay(message.attempts);
       logEvent("warn", "webhook.retried", { ...fields, retry_in_seconds: delaySeconds });
       message.retry({ delaySeconds });
     } else {
       if (delivery.outcome === "delivered") logEvent("info", "webhook.delivered", fields);
+      else if (delivery.outcome === "retry") logEvent("warn", "webhook.not_delivered", fields);
       message.ack();
     }
   }
