@@ -11,12 +11,14 @@ import { API_BASE_PATH, DOCUMENT_PATH, describeApi } from "./docs/index.ts";
 import { jobsRouter } from "./jobs/index.ts";
 import { pricingRouter } from "./pricing/index.ts";
 import { usageRouter } from "./usage/index.ts";
+import { webhookDeliveriesRouter } from "./webhook-deliveries/index.ts";
 
 const api = createRouter()
   .route("/", jobsRouter)
   .route("/", usageRouter)
   .route("/", pricingRouter)
-  .route("/", demoRouter);
+  .route("/", demoRouter)
+  .route("/", webhookDeliveriesRouter);
 describeApi(api);
 
 /** Each documented path as a pattern, with the methods it answers (HEAD wherever GET is). */

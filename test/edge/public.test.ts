@@ -36,6 +36,7 @@ describe("GET /v1/openapi.json", () => {
         "GET /jobs/{id}",
         "GET /pricing",
         "GET /usage",
+        "GET /webhook-deliveries",
         "POST /demo",
         "POST /jobs",
       ].sort(),
@@ -49,6 +50,8 @@ describe("GET /v1/openapi.json", () => {
       "Error",
       "CreateJobRequest",
       "JobList",
+      "WebhookDelivery",
+      "WebhookDeliveryList",
     ]) {
       expect(doc.components.schemas, name).toHaveProperty(name);
     }
