@@ -1,7 +1,6 @@
 // What the dashboard reads and changes, apart from how it is shown.
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import { newWebhookSecret } from "../../../schema/accounts.ts";
 import { type AccountRow, accounts, creditLedger, jobs } from "../../../schema/db.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
@@ -13,12 +12,6 @@ import { filesAreLive } from "../../serialize.ts";
 export async function liveAccount(db: Db, accountId: string): Promise<AccountRow> {
   const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
   return account;
-}
-
-export async function rotateWebhookSecret(db: Db, accountId: string): Promise<string> {
-  const secret = newWebhookSecret();
-  await db.update(accounts).set({ webhookSecret: secret }).where(eq(accounts.id, accountId));
-  return secret;
 }
 
 export function ledgerPage(db: Db, accountId: string, limit: number, offset: number) {

@@ -12,7 +12,13 @@ import { overviewPage } from "./overview.tsx";
 import { ACCOUNT_PAGES as P, PAGE_PATHS, SESSION_PATHS } from "./routes.ts";
 import { codePage, sendSignInCode, signInPage, signInWithCode, signOut } from "./sign-in.tsx";
 import { DASHBOARD_CSS, DASHBOARD_JS } from "./ui.tsx";
-import { revealSigningSecret, rotateSigningSecret, webhooksPage } from "./webhooks.tsx";
+import { deliveryPage, submitResend } from "./webhook-deliveries.tsx";
+import {
+  revealSigningSecret,
+  rotateSigningSecret,
+  submitWebhookTest,
+  webhooksPage,
+} from "./webhooks.tsx";
 
 export const accountRouter = createRouter();
 
@@ -44,4 +50,7 @@ accountRouter
   .get(P.webhooks, webhooksPage)
   .post(P.revealWebhookSecret, revealSigningSecret)
   .post(P.rotateWebhookSecret, rotateSigningSecret)
+  .post(P.testWebhook, submitWebhookTest)
+  .get(P.webhookDelivery, deliveryPage)
+  .post(P.resendWebhookDelivery, submitResend)
   .get(P.activity, activityPage);

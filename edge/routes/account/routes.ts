@@ -17,6 +17,9 @@ export const ACCOUNT_PAGES = {
   webhooks: "/dashboard/webhooks",
   revealWebhookSecret: "/dashboard/webhooks/reveal",
   rotateWebhookSecret: "/dashboard/webhooks/rotate",
+  testWebhook: "/dashboard/webhooks/test",
+  webhookDelivery: "/dashboard/webhooks/deliveries/:id",
+  resendWebhookDelivery: "/dashboard/webhooks/deliveries/:id/resend",
   activity: "/dashboard/activity",
 } as const;
 
