@@ -1,5 +1,5 @@
 // Production only: the extractor image (extractor/Dockerfile) as a Cloudflare Container.
-// edge/dispatch.ts sends jobs to a small pool of these by name; locally the same requests go
+// edge/jobs/dispatch.ts sends jobs to a small pool of these by name; locally the same requests go
 // to the Node process at EXTRACTOR_URL instead.
 //
 // A job answers POST /extract with 202 and runs on without an open request, and the library

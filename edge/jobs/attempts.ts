@@ -17,10 +17,10 @@ import {
 } from "../../schema/messages.ts";
 import { PLANS } from "../../schema/plans.ts";
 import { edgeConfig } from "../config.ts";
-import { keepExtractorAwake } from "../dispatch.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
+import { keepExtractorAwake } from "./dispatch.ts";
 import { tenantOf } from "./extract-request.ts";
 import {
   type JobRef,

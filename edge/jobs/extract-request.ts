@@ -94,7 +94,7 @@ export async function buildExtractRequest(
   };
 }
 
-/** Who an attempt's container instance is chosen by (edge/dispatch.ts poolInstanceFor). */
+/** Who an attempt's container instance is chosen by (edge/jobs/dispatch.ts poolInstanceFor). */
 export async function tenantOf(env: Env, job: JobRef): Promise<string | null> {
   const row =
     job.kind === "demo"

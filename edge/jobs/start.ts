@@ -3,8 +3,8 @@
 // attempt, handed to the extractor after the response.
 import { waitUntil } from "cloudflare:workers";
 import type { JobMessage } from "../../schema/messages.ts";
-import { dispatchJob } from "../dispatch.ts";
 import { logEvent } from "../log.ts";
+import { dispatchJob } from "./dispatch.ts";
 import { type JobRef, leaseSecondsFor } from "./lifecycle.ts";
 
 /** The first look at a new job: soon enough that a busy extractor at creation costs little. */

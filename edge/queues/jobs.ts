@@ -1,5 +1,5 @@
 // The jobs-queue consumer: the at-least-once backstop of dispatch. A new job is handed to the
-// extractor at once (edge/jobs/start.ts: edge/dispatch.ts, in waitUntil) with one message
+// extractor at once (edge/jobs/start.ts: edge/jobs/dispatch.ts, in waitUntil) with one message
 // queued for it, delayed; every delivery of that message looks at the job and keeps it going:
 //   settled, failed, expired or gone    → ack, nothing more (the chain ends)
 //   an attempt holds a live lease       → look again when the lease would run out
@@ -11,7 +11,7 @@
 // The message is acked and re-sent with its delay rather than retried, so a long job spends no
 // queue retries; a consumer that throws retries the message itself (dead letters end the job).
 import type { JobMessage } from "../../schema/messages.ts";
-import { dispatchJob } from "../dispatch.ts";
+import { dispatchJob } from "../jobs/dispatch.ts";
 import {
   isFinalStatus,
   leaseIsLive,

@@ -8,7 +8,7 @@ import {
   keepExtractorAwake,
   poolInstanceFor,
   TENANT_INSTANCES,
-} from "../../edge/dispatch.ts";
+} from "../../edge/jobs/dispatch.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { extractorCalls, setExtractor } from "./support/fake-extractor.ts";
 

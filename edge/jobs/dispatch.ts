@@ -6,12 +6,12 @@
 //
 // The extractor is a Cloudflare Container in production (the EXTRACTOR binding), a Node
 // process at EXTRACTOR_URL locally: one interface, the same request.
-import type { ExtractRequest } from "../schema/messages.ts";
-import { edgeConfig } from "./config.ts";
-import { buildExtractRequest } from "./jobs/extract-request.ts";
-import { type JobRef, leaseSecondsFor, releaseAttempt, startAttempt } from "./jobs/lifecycle.ts";
-import { failUnsettled } from "./jobs/settlement.ts";
-import { logEvent } from "./log.ts";
+import type { ExtractRequest } from "../../schema/messages.ts";
+import { edgeConfig } from "../config.ts";
+import { logEvent } from "../log.ts";
+import { buildExtractRequest } from "./extract-request.ts";
+import { type JobRef, leaseSecondsFor, releaseAttempt, startAttempt } from "./lifecycle.ts";
+import { failUnsettled } from "./settlement.ts";
 
 export interface ExtractorClient {
   /** Hands the extractor one attempt; resolves with its answer (202 once it has taken it). */
