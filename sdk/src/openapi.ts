@@ -106,6 +106,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/webhook-deliveries": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The account's webhook deliveries of the last 30 days, newest first, each with its attempts */
+    get: operations["listWebhookDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -417,6 +434,57 @@ export interface components {
     DemoRequest: {
       /** Format: uri */
       url: string;
+    };
+    WebhookDeliveryList: {
+      total: number;
+      limit: number;
+      skip: number;
+      data: components["schemas"]["WebhookDelivery"][];
+    };
+    WebhookDelivery: {
+      /** @description The event's webhook-id header */
+      id: string;
+      /** @enum {string} */
+      object: "webhook_delivery";
+      /** @enum {string} */
+      type: "job.completed" | "job.failed" | "webhook.test";
+      /** @description The job the event is about */
+      job_id: string | null;
+      /** @description Where it was sent */
+      url: string;
+      /**
+       * @description delivered once any attempt got a 2xx; failing when the last attempt did not; pending before the first attempt
+       * @enum {string}
+       */
+      state: "pending" | "delivered" | "failing";
+      last_status_code: number | null;
+      /** @description All attempts, also those not kept */
+      attempts_count: number;
+      /** @description Oldest first; the last 25 are kept */
+      attempts: components["schemas"]["WebhookAttempt"][];
+      /** @description The body last sent (JSON text) */
+      body: string | null;
+      /** @description True when the body was longer than 65536 characters and only its start is kept */
+      body_truncated: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      delivered_at: string | null;
+    };
+    WebhookAttempt: {
+      /**
+       * Format: date-time
+       * @description When the request was sent
+       */
+      attempted_at: string;
+      /** @description The receiver's HTTP status; null when it gave none */
+      status_code: number | null;
+      /** @description Why no answer came (a timeout, a refused address …) */
+      error: string | null;
+      /** @description From sending to the answer's headers */
+      latency_ms: number;
+      /** @enum {string} */
+      trigger: "automatic" | "resend" | "test";
     };
   };
   responses: never;
@@ -1000,6 +1068,97 @@ export interface operations {
       };
       /** @description Not found (JobNotFound) */
       404: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests; Retry-After carries the seconds to wait */
+      429: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          /** @description Seconds to wait */
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The service is temporarily unavailable */
+      503: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        limit?: number;
+        skip?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of deliveries */
+      200: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["WebhookDeliveryList"];
+        };
+      };
+      /** @description Invalid request, unsupported or private video, or a plan limit exceeded */
+      400: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key */
+      401: {
         headers: {
           /** @description Requests allowed per window */
           "X-RateLimit-Limit"?: number;
