@@ -5,10 +5,11 @@
 import { addMonth } from "../schema/accounts.ts";
 import { COMPLETED, FAILED, PROCESSING, QUEUED } from "../schema/job-status.ts";
 import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
-import type { JobMessage } from "../schema/messages.ts";
+import { JOB_KINDS, type JobMessage } from "../schema/messages.ts";
 import { isUniqueViolation } from "./credits.ts";
-import { expire, UNSETTLED_SQL } from "./jobs/lifecycle.ts";
+import { expire } from "./jobs/lifecycle.ts";
 import { deletePrefix, failUnsettled } from "./jobs/settlement.ts";
+import { clearExpiry, leaseRunOut, pastExpiry, queuedSince, unsettledSince } from "./jobs/store.ts";
 import { errorFields, logEvent } from "./log.ts";
 import { pruneOldDeliveries } from "./storage/webhooks.ts";
 
@@ -32,17 +33,8 @@ const REQUEUE_BATCH = 100;
 export async function expireJobs(env: Env, now: number): Promise<number> {
   let expired = 0;
   const due = new Date(now).toISOString();
-  for (const [table, kind] of [
-    ["jobs", "job"],
-    ["demo_jobs", "demo"],
-  ] as const) {
-    const { results } = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status = ?2 AND expires_at <= ?1
-       ORDER BY expires_at LIMIT ${EXPIRE_BATCH}`,
-    )
-      .bind(due, COMPLETED)
-      .all<{ id: string }>();
-    for (const { id } of results) {
+  for (const kind of JOB_KINDS) {
+    for (const id of await pastExpiry(env.DB, kind, COMPLETED, due, EXPIRE_BATCH)) {
       const done = await attempt(`expiring ${kind} ${id}`, async () => {
         await deletePrefix(env, `${kind}/${id}/`);
         await expire(env, { kind, id });
@@ -50,16 +42,10 @@ export async function expireJobs(env: Env, now: number): Promise<number> {
       if (done) expired++;
     }
     // Failed jobs keep their status; what their attempts left is deleted, once.
-    const failed = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status = ?2 AND expires_at <= ?1
-       ORDER BY expires_at LIMIT ${EXPIRE_BATCH}`,
-    )
-      .bind(due, FAILED)
-      .all<{ id: string }>();
-    for (const { id } of failed.results) {
+    for (const id of await pastExpiry(env.DB, kind, FAILED, due, EXPIRE_BATCH)) {
       await attempt(`cleaning up failed ${kind} ${id}`, async () => {
         await deletePrefix(env, `${kind}/${id}/`);
-        await env.DB.prepare(`UPDATE ${table} SET expires_at = NULL WHERE id = ?1`).bind(id).run();
+        await clearExpiry(env.DB, { kind, id });
       });
     }
   }
@@ -80,16 +66,8 @@ async function attempt(what: string, step: () => Promise<unknown>): Promise<bool
 
 async function failStuckJobs(env: Env, now: number) {
   const before = new Date(now - STUCK_AFTER_MS).toISOString();
-  for (const [table, kind] of [
-    ["jobs", "job"],
-    ["demo_jobs", "demo"],
-  ] as const) {
-    const { results } = await env.DB.prepare(
-      `SELECT id FROM ${table} WHERE status IN (${UNSETTLED_SQL}) AND created_at <= ?1 LIMIT 100`,
-    )
-      .bind(before)
-      .all<{ id: string }>();
-    for (const { id } of results) {
+  for (const kind of JOB_KINDS) {
+    for (const id of await unsettledSince(env.DB, kind, before, 100)) {
       await failUnsettled(env, { kind, id }, "ExtractionFailed", "the job did not finish in time");
     }
   }
@@ -102,19 +80,9 @@ async function failStuckJobs(env: Env, now: number) {
  */
 export async function redispatchLostAttempts(env: Env, now: number): Promise<number> {
   let handed = 0;
-  for (const [table, kind] of [
-    ["jobs", "job"],
-    ["demo_jobs", "demo"],
-  ] as const) {
-    const { results } = await env.DB.prepare(
-      `SELECT id, attempt_id FROM ${table}
-       WHERE status = ?1 AND (lease_expires_at IS NULL OR lease_expires_at <= ?2)
-         AND NOT EXISTS (SELECT 1 FROM settlements WHERE job_id = ${table}.id)
-       LIMIT 100`,
-    )
-      .bind(PROCESSING, new Date(now).toISOString())
-      .all<{ id: string; attempt_id: string | null }>();
-    for (const { id, attempt_id } of results) {
+  for (const kind of JOB_KINDS) {
+    const lost = await leaseRunOut(env.DB, kind, PROCESSING, new Date(now).toISOString(), 100);
+    for (const { id, attempt_id } of lost) {
       const message: JobMessage = { kind, id };
       await env.JOBS_QUEUE.send(message);
       logEvent("warn", "job.lease_lost", { job: id, attempt: attempt_id ?? undefined, kind });
@@ -134,19 +102,9 @@ export async function redispatchLostAttempts(env: Env, now: number): Promise<num
 export async function redispatchQueuedJobs(env: Env, now: number): Promise<number> {
   let handed = 0;
   const before = new Date(now - QUEUED_STRANDED_AFTER_MS).toISOString();
-  for (const [table, kind] of [
-    ["jobs", "job"],
-    ["demo_jobs", "demo"],
-  ] as const) {
-    const { results } = await env.DB.prepare(
-      `SELECT id, attempt_id FROM ${table}
-       WHERE status = ?1 AND created_at <= ?2
-         AND NOT EXISTS (SELECT 1 FROM settlements WHERE job_id = ${table}.id)
-       ORDER BY created_at LIMIT ${REQUEUE_BATCH}`,
-    )
-      .bind(QUEUED, before)
-      .all<{ id: string; attempt_id: string | null }>();
-    for (const { id, attempt_id } of results) {
+  for (const kind of JOB_KINDS) {
+    const stranded = await queuedSince(env.DB, kind, QUEUED, before, REQUEUE_BATCH);
+    for (const { id, attempt_id } of stranded) {
       const message: JobMessage = { kind, id };
       await env.JOBS_QUEUE.send(message);
       logEvent("warn", "job.requeued", { job: id, attempt: attempt_id ?? undefined, kind });

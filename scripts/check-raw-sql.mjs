@@ -16,6 +16,7 @@ const SCANNED = ["edge", "schema", "extractor"];
 
 /** Storage modules: the files that own SQL. */
 const STORAGE_MODULES = [
+  "edge/jobs/store.ts",
   "edge/storage/prepared-select.ts",
   "edge/storage/webhooks.ts",
   "schema/accounts.ts",
@@ -31,14 +32,6 @@ const NOT_YET_MOVED = [
   "edge/billing/checkout.ts",
   "edge/billing/webhook.ts",
   "edge/credits.ts",
-  "edge/jobs/attempts.ts",
-  "edge/jobs/create.ts",
-  "edge/jobs/demo-allowance.ts",
-  "edge/jobs/extract-request.ts",
-  "edge/jobs/lifecycle.ts",
-  "edge/jobs/read.ts",
-  "edge/jobs/settle.ts",
-  "edge/jobs/settlement.ts",
   "edge/mail/local.ts",
   "edge/maintenance.ts",
   "edge/middleware/auth.ts",

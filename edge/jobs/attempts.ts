@@ -3,10 +3,7 @@
 // lease while it is the job's current attempt, and hand in its result, which is checked against
 // the job and settled here (or, when settling fails, later by the results queue). The route
 // (edge/routes/internal/) parses the HTTP and answers each refusal with its status.
-import { eq } from "drizzle-orm";
-import { drizzle } from "drizzle-orm/d1";
 import { z } from "zod";
-import { demoJobs, jobs } from "../../schema/db.ts";
 import { UNSETTLED_STATUSES } from "../../schema/job-status.ts";
 import {
   type ExtractResult,
@@ -32,6 +29,7 @@ import {
 import { storedJobOptions } from "./read.ts";
 import { mostFramesFor, resultMismatch } from "./result-limits.ts";
 import { failUnsettled, settle, stopIfUnaffordable } from "./settlement.ts";
+import { jobStatus, resultJob } from "./store.ts";
 
 /**
  * Why an attempt's call is refused: `invalid` (the call itself is wrong), `not-this-attempt`
@@ -76,14 +74,10 @@ export async function mayWriteFiles(
   claim: AttemptClaim,
 ): Promise<AttemptRefusal | null> {
   if (!(await attemptTokenFits(env, authorization, claim))) return NOT_THIS_ATTEMPT;
-  const table = claim.kind === "job" ? jobs : demoJobs;
-  const [row] = await drizzle(env.DB)
-    .select({ status: table.status })
-    .from(table)
-    .where(eq(table.id, claim.jobId));
-  if (!row) return { refused: "no-such-job", error: "no such job" };
-  if (!(UNSETTLED_STATUSES as readonly string[]).includes(row.status)) {
-    return { refused: "too-late", error: `job is ${row.status}` };
+  const status = await jobStatus(env.DB, { kind: claim.kind, id: claim.jobId });
+  if (status === null) return { refused: "no-such-job", error: "no such job" };
+  if (!(UNSETTLED_STATUSES as readonly string[]).includes(status)) {
+    return { refused: "too-late", error: `job is ${status}` };
   }
   return null;
 }
@@ -210,19 +204,9 @@ export async function acceptResult(
 }
 
 async function jobOf(env: Env, result: ExtractResult) {
-  if (result.kind === "demo") {
-    const row = await env.DB.prepare("SELECT id FROM demo_jobs WHERE id = ?1")
-      .bind(result.job_id)
-      .first();
-    return row ? { options: null, plan: PLANS.free } : null;
-  }
-  const row = await env.DB.prepare(
-    `SELECT jobs.options, accounts.plan FROM jobs
-     LEFT JOIN accounts ON accounts.id = jobs.account_id WHERE jobs.id = ?1`,
-  )
-    .bind(result.job_id)
-    .first<{ options: string; plan: string | null }>();
+  const row = await resultJob(env.DB, { kind: result.kind, id: result.job_id });
   if (!row) return null;
+  if (result.kind === "demo") return { options: null, plan: PLANS.free };
   return {
     options: storedJobOptions(result.job_id, row.options),
     plan: planOf(row.plan),

@@ -1,10 +1,8 @@
 // Creating a job: check the source, apply plan limits, hold what the job is sure to cost, record
 // the job and queue it. An Idempotency-Key makes a retried create return the first job unchanged.
-import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Context } from "hono";
 import type { CreateJobRequest } from "../../schema/api.ts";
-import { idempotencyKeys, jobs } from "../../schema/db.ts";
-import { QUEUED, UNSETTLED_STATUSES } from "../../schema/job-status.ts";
+import { QUEUED } from "../../schema/job-status.ts";
 import type { JobOptions } from "../../schema/messages.ts";
 import type { Plan } from "../../schema/plans.ts";
 import type { AppEnv } from "../context.ts";
@@ -19,6 +17,7 @@ import { jobNotice } from "./notice.ts";
 import { checkPlanLimits, creditHold, normaliseOptions } from "./options.ts";
 import { failUnsettled } from "./settlement.ts";
 import { startJob } from "./start.ts";
+import { activeJobCount, idempotentJob, jobCreationStatements } from "./store.ts";
 
 /** Returns the id of the job this request created (or created before, on a retry). */
 export async function createJob(
@@ -82,11 +81,7 @@ export async function createJob(
 }
 
 async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: string) {
-  const [row] = await c
-    .get("db")
-    .select()
-    .from(idempotencyKeys)
-    .where(and(eq(idempotencyKeys.accountId, c.get("account").id), eq(idempotencyKeys.key, key)));
+  const row = await idempotentJob(c.get("db"), c.get("account").id, key);
   if (!row) return null;
   if (row.requestHash !== requestHash) {
     throw new ApiError(
@@ -102,13 +97,7 @@ async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: s
 
 /** Why the job was not recorded: too many running jobs, or too few credits. */
 async function refusal(c: Context<AppEnv>, plan: Plan, hold: number) {
-  const [{ active }] = await c
-    .get("db")
-    .select({ active: sql<number>`count(*)` })
-    .from(jobs)
-    .where(
-      and(eq(jobs.accountId, c.get("account").id), inArray(jobs.status, [...UNSETTLED_STATUSES])),
-    );
+  const active = await activeJobCount(c.get("db"), c.get("account").id);
   if (active >= plan.limits.max_active_jobs) {
     return new ApiError(
       "RateLimited",
@@ -144,7 +133,6 @@ async function recordJob(
 ): Promise<boolean> {
   const db = c.env.DB;
   const accountId = c.get("account").id;
-  const exists = "EXISTS (SELECT 1 FROM jobs WHERE id = ?1)";
   const statements = [
     createdJob(
       db,
@@ -172,29 +160,16 @@ async function recordJob(
       },
       job.maxActive,
     ),
-    db
-      .prepare(
-        `INSERT INTO credit_ledger (id, account_id, job_id, kind, reserved_delta, note)
-         SELECT 'reserve:' || ?1, ?2, ?1, 'reserve', ?3, 'held until the job finishes'
-         WHERE ${exists}`,
-      )
-      .bind(job.jobId, accountId, job.hold),
-    db
-      .prepare(
-        `UPDATE accounts SET reserved_credits = reserved_credits + ?3 WHERE id = ?2 AND ${exists}`,
-      )
-      .bind(job.jobId, accountId, job.hold),
+    ...jobCreationStatements(db, {
+      jobId: job.jobId,
+      accountId,
+      hold: job.hold,
+      idempotency:
+        job.idempotencyKey === undefined
+          ? undefined
+          : { key: job.idempotencyKey, requestHash: job.requestHash },
+    }),
   ];
-  if (job.idempotencyKey !== undefined) {
-    statements.push(
-      db
-        .prepare(
-          `INSERT INTO idempotency_keys (account_id, key, request_hash, job_id)
-           SELECT ?2, ?3, ?4, ?1 WHERE ${exists}`,
-        )
-        .bind(job.jobId, accountId, job.idempotencyKey, job.requestHash),
-    );
-  }
   const [inserted] = await db.batch(statements);
   return inserted.meta.changes === 1;
 }

@@ -9,6 +9,7 @@ import { sha256Hex } from "../crypto.ts";
 import type { RateDecision } from "../durable/rate-limiter.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { ipSubject } from "../middleware/rate-limit.ts";
+import { demoJobOrigin } from "./store.ts";
 
 const DAY_MS = 86_400_000;
 
@@ -47,9 +48,7 @@ export async function demoAllowanceLeft(c: Context<AppEnv>): Promise<DemoAllowan
  */
 export async function giveBackDemoPreview(env: Env, jobId: string): Promise<void> {
   try {
-    const row = await env.DB.prepare("SELECT ip_hash, created_at FROM demo_jobs WHERE id = ?1")
-      .bind(jobId)
-      .first<{ ip_hash: string; created_at: string }>();
+    const row = await demoJobOrigin(env.DB, jobId);
     if (!row) return;
     const day = Math.floor(Date.parse(row.created_at) / DAY_MS);
     const given = await demoLimiter(env, row.ip_hash).giveBackDaily(day, jobId);

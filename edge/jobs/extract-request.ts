@@ -2,7 +2,7 @@
 // plan, where to send files and the result, and a token valid for this attempt only.
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { accounts, demoJobs, jobs } from "../../schema/db.ts";
+import { accounts } from "../../schema/db.ts";
 import type { ExtractRequest, JobOptions } from "../../schema/messages.ts";
 import { DEMO } from "../../schema/plans.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
@@ -10,6 +10,7 @@ import { planOf } from "../plan-of.ts";
 import { attemptToken } from "./attempt-token.ts";
 import type { JobRef } from "./lifecycle.ts";
 import { storedJobOptions } from "./read.ts";
+import { demoJobRow, jobRowById, tenantOf as tenantOfJob } from "./store.ts";
 
 export const DEMO_OPTIONS: JobOptions = {
   mode: "count",
@@ -51,7 +52,7 @@ export async function buildExtractRequest(
   const db = drizzle(env.DB);
   const attempt = { attempt_id: attemptId, lease_seconds: leaseSeconds };
   if (job.kind === "demo") {
-    const [row] = await db.select().from(demoJobs).where(eq(demoJobs.id, job.id));
+    const row = await demoJobRow(db, job.id);
     if (!row) return null;
     return {
       job_id: row.id,
@@ -68,7 +69,7 @@ export async function buildExtractRequest(
       ...attempt,
     };
   }
-  const [row] = await db.select().from(jobs).where(eq(jobs.id, job.id));
+  const row = await jobRowById(db, job.id);
   if (!row) return null;
   const [account] = await db
     .select({ plan: accounts.plan })
@@ -95,14 +96,6 @@ export async function buildExtractRequest(
 }
 
 /** Who an attempt's container instance is chosen by (edge/jobs/dispatch.ts poolInstanceFor). */
-export async function tenantOf(env: Env, job: JobRef): Promise<string | null> {
-  const row =
-    job.kind === "demo"
-      ? await env.DB.prepare("SELECT 'demo:' || ip_hash AS tenant FROM demo_jobs WHERE id = ?1")
-          .bind(job.id)
-          .first<{ tenant: string }>()
-      : await env.DB.prepare("SELECT 'account:' || account_id AS tenant FROM jobs WHERE id = ?1")
-          .bind(job.id)
-          .first<{ tenant: string }>();
-  return row?.tenant ?? null;
+export function tenantOf(env: Env, job: JobRef): Promise<string | null> {
+  return tenantOfJob(env.DB, job);
 }

@@ -4,26 +4,19 @@
 // go to the primary: a job it does not know yet, and wait=true's re-reads.
 // wait=true holds its request on the job's JobWaiter (edge/durable/job-waiter.ts), which
 // settlement wakes; it then reads D1 again, so D1 stays the record.
-import { and, asc, count, desc, eq, getTableColumns, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import {
-  type DemoJobRow,
-  demoJobs,
-  type FrameRow,
-  frames,
-  type JobRow,
-  jobs,
-} from "../../schema/db.ts";
+import type { DemoJobRow, FrameRow, JobRow } from "../../schema/db.ts";
 import { COMPLETED, EXPIRED, isFinalStatus } from "../../schema/job-status.ts";
 import { type JobOptions, JobOptionsSchema } from "../../schema/messages.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
-import type { AppEnv, Db } from "../context.ts";
+import type { AppEnv } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
 import { type FileLinker, fileLinker, presignSettings } from "../files.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
-import { type D1Reader, foldedRows, rowDecoder } from "../storage/prepared-select.ts";
+import type { D1Reader } from "../storage/prepared-select.ts";
+import { accountJobRow, demoJobRow, frameRowsOf, jobPage, jobWithFrames } from "./store.ts";
 
 export const WAIT_LIMIT_MS = 50_000;
 /**
@@ -106,26 +99,15 @@ function linkerFor(
   };
 }
 
-function frameRows(db: Db, jobId: string) {
-  return db.select().from(frames).where(eq(frames.jobId, jobId)).orderBy(asc(frames.index));
-}
-
 export function jobNotFound(id: string) {
   return new ApiError("JobNotFound", `No job with id ${id}`, {
     userMessage: "We couldn't find that job.",
   });
 }
 
-function jobRow(c: Context<AppEnv>, db: Db, id: string) {
-  return db
-    .select()
-    .from(jobs)
-    .where(and(eq(jobs.id, id), eq(jobs.accountId, c.get("account").id)));
-}
-
 /** The job's row as the primary has it now (wait=true polls here, never on a replica). */
 async function findJobOnPrimary(c: Context<AppEnv>, id: string): Promise<JobRow> {
-  const [row] = await jobRow(c, freshPrimary(c), id);
+  const row = await accountJobRow(freshPrimary(c), id, c.get("account").id);
   // Another account's job answers exactly like a missing one.
   if (!row) throw jobNotFound(id);
   return row;
@@ -147,26 +129,6 @@ async function waitUntilFinal<T extends { status: string }>(
     row = await load();
   }
   return row;
-}
-
-/** Decodes the job's columns of the read's statement as a drizzle select of the job would. */
-const JOB_ROWS = rowDecoder(jobs);
-const JOB_COLUMNS = Object.values(getTableColumns(jobs))
-  .map((column) => `"jobs"."${column.name}"`)
-  .join(", ");
-const FRAMES_OF_THE_JOB = foldedRows(frames, `"frames"."job_id" = "jobs"."id"`, "index");
-
-/**
- * The job and its frames in one statement: the frames travel folded in a column of the job's
- * row (a batch of two statements cost a measurable share of a read on local D1).
- */
-function jobWithFrames(d1: D1Reader, id: string, accountId: string) {
-  return d1
-    .prepare(
-      `select ${JOB_COLUMNS}, ${FRAMES_OF_THE_JOB.sql} as "folded_frames" ` +
-        `from "jobs" where "jobs"."id" = ? and "jobs"."account_id" = ?`,
-    )
-    .bind(id, accountId);
 }
 
 type JobWithFrames = { row: JobRow; frameList: FrameRow[] };
@@ -218,12 +180,7 @@ async function findJobWithFrames(c: Context<AppEnv>, id: string): Promise<JobWit
     if (known.row.accountId !== accountId) throw jobNotFound(id);
     return known;
   }
-  const load = async (d1: D1Reader) => {
-    const result = await jobWithFrames(d1, id, accountId).all();
-    const [answer] = result.results as { folded_frames?: unknown }[];
-    const [row] = JOB_ROWS(result);
-    return { row, frameList: row ? FRAMES_OF_THE_JOB.rows(answer?.folded_frames) : [] };
-  };
+  const load = (d1: D1Reader) => jobWithFrames(d1, id, accountId);
   let found = await load(d1Of(c));
   // A job created a moment ago may not have reached this replica: the primary decides.
   if (!found.row && mayBeBehind(c)) {
@@ -258,37 +215,21 @@ export async function listJobs(
   c: Context<AppEnv>,
   query: { limit: number; skip: number; status?: string },
 ) {
-  const db = c.get("db");
-  const where = and(
-    eq(jobs.accountId, c.get("account").id),
-    query.status ? eq(jobs.status, query.status) : undefined,
-    // A completed job past its expiry reads "expired" before the cron run marks it, so the
-    // filter must not list it as completed either.
-    query.status === COMPLETED
-      ? sql`(${jobs.expiresAt} IS NULL OR ${jobs.expiresAt} > ${new Date().toISOString()})`
-      : undefined,
+  const { total, rows } = await jobPage(
+    c.get("db"),
+    c.get("account").id,
+    query,
+    new Date().toISOString(),
   );
-  const [[{ total }], rows] = await Promise.all([
-    db.select({ total: count() }).from(jobs).where(where),
-    db
-      .select()
-      .from(jobs)
-      .where(where)
-      // rowid breaks ties between jobs created in the same millisecond.
-      .orderBy(desc(jobs.createdAt), sql`rowid DESC`)
-      .limit(query.limit)
-      .offset(query.skip),
-  ]);
   // Rows carry no file URLs (spec §4): read a single job for them.
   const data = await Promise.all(rows.map((row) => jobToApi(row, [], null)));
   return { total, limit: query.limit, skip: query.skip, data };
 }
 
 async function findDemo(c: Context<AppEnv>, id: string): Promise<DemoJobRow> {
-  const load = (db: Db) => db.select().from(demoJobs).where(eq(demoJobs.id, id));
-  let [row] = await load(c.get("db"));
+  let row = await demoJobRow(c.get("db"), id);
   // The landing page reads its demo straight after creating it, without a bookmark.
-  if (!row && mayBeBehind(c)) [row] = await load(freshPrimary(c));
+  if (!row && mayBeBehind(c)) row = await demoJobRow(freshPrimary(c), id);
   if (!row) throw jobNotFound(id);
   return row;
 }
@@ -296,5 +237,5 @@ async function findDemo(c: Context<AppEnv>, id: string): Promise<DemoJobRow> {
 export async function readDemoJob(c: Context<AppEnv>, id: string) {
   const row = await findDemo(c, id);
   // Read after findDemo: the session it switched to (if any) is at least as new as the row.
-  return demoJobToApi(row, await frameRows(c.get("db"), id), linkerFor(c, row));
+  return demoJobToApi(row, await frameRowsOf(c.get("db"), id), linkerFor(c, row));
 }

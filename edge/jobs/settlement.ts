@@ -17,6 +17,7 @@ import type { JobRef } from "./lifecycle.ts";
 import { leastCreditsOnceProbed, resultCredits } from "./options.ts";
 import { storedJobOptions } from "./read.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "./settle.ts";
+import { jobAccountAndOptions, jobStatus, settledAttempt, settlingRow } from "./store.ts";
 
 // For failures the edge decides itself (failJob) and for a result without a user message. "Try
 // again" only where trying again can help: the edge's own ExtractionFailed is a job it could
@@ -90,48 +91,28 @@ async function enqueueWebhook(env: Env, result: Settlement) {
   await env.WEBHOOKS_QUEUE.send(event);
 }
 
-interface JobRow {
-  account_id: string | null;
-  options: string | null;
-  webhook_url: string | null;
-  plan: string | null;
-}
-
-async function loadJob(env: Env, result: { kind: "job" | "demo"; job_id: string }) {
-  const query =
-    result.kind === "demo"
-      ? "SELECT NULL AS account_id, NULL AS options, NULL AS webhook_url, NULL AS plan FROM demo_jobs WHERE id = ?1"
-      : `SELECT jobs.account_id, jobs.options, jobs.webhook_url, accounts.plan
-         FROM jobs LEFT JOIN accounts ON accounts.id = jobs.account_id WHERE jobs.id = ?1`;
-  return env.DB.prepare(query).bind(result.job_id).first<JobRow>();
-}
-
 /**
  * queued | processing → completed | failed with this result: the settlement batch, which
  * writes the job's final state only while it is unsettled, then its waiters and webhook.
  */
 export async function settle(env: Env, reported: Settlement) {
   const result = withUserMessage(reported);
-  const row = await loadJob(env, result);
+  const row = await settlingRow(env.DB, { kind: result.kind, id: result.job_id });
   if (!row) return;
 
-  const previous = await env.DB.prepare("SELECT attempt_id FROM settlements WHERE job_id = ?1")
-    .bind(result.job_id)
-    .first<{ attempt_id: string }>();
-  if (previous) {
-    if (previous.attempt_id !== result.attempt_id) {
+  const previous = await settledAttempt(env.DB, result.job_id);
+  if (previous !== null) {
+    if (previous !== result.attempt_id) {
       // Another attempt already finished this job: this one's files are orphans.
       await deleteAttemptFiles(env, result);
     } else if (row.webhook_url) {
       // A redelivery of the settled result: the send after the batch may be what failed.
       // Receivers drop the duplicate by its stable webhook-id. The job's own status says
       // which event it was (a result refused for its cost ended failed).
-      const settled = await env.DB.prepare("SELECT status FROM jobs WHERE id = ?1")
-        .bind(result.job_id)
-        .first<{ status: string }>();
+      const settled = await jobStatus(env.DB, { kind: "job", id: result.job_id });
       await enqueueWebhook(env, {
         ...result,
-        status: settled?.status === "failed" ? "failed" : result.status,
+        status: settled === "failed" ? "failed" : result.status,
       });
     }
     return;
@@ -223,9 +204,7 @@ export async function stopIfUnaffordable(
   processedSeconds: number,
 ): Promise<boolean> {
   if (job.kind !== "job") return false;
-  const row = await env.DB.prepare("SELECT account_id, options FROM jobs WHERE id = ?1")
-    .bind(job.id)
-    .first<{ account_id: string | null; options: string | null }>();
+  const row = await jobAccountAndOptions(env.DB, job.id);
   if (!row?.account_id || !row.options) return false;
   const least = leastCreditsOnceProbed(storedJobOptions(job.id, row.options), processedSeconds);
   if (least <= 0 || (await holdAndFreeCover(env.DB, row.account_id, job.id, least))) return false;

@@ -1,5 +1,5 @@
 // The results-queue consumer: a result the result route stored but could not settle in the
-// request (edge/routes/internal/handlers.ts) is settled here, from R2, by the job's own
+// request (edge/jobs/attempts.ts acceptResult) is settled here, from R2, by the job's own
 // settlement (edge/jobs/settlement.ts), which settles a job once however often it arrives.
 import { ExtractResultSchema, type ResultMessage } from "../../schema/messages.ts";
 import { settle } from "../jobs/settlement.ts";
