@@ -158,7 +158,7 @@ function DeliveryDetails(props: { delivery: WebhookDelivery }) {
           </dd>
         </div>
       </dl>
-      <form method="post" action={`${deliveryPath(delivery.id)}/resend`}>
+      <form method="post" action={`${deliveryPath(delivery.id)}/resend`} class="resend-form">
         <button type="submit" class="button-secondary">
           Resend<span class="sr-only"> this delivery</span>
         </button>
