@@ -1,5 +1,6 @@
 // The app's environment type, shared by middleware and handlers.
 import type { DrizzleD1Database } from "drizzle-orm/d1";
+import type { Context } from "hono";
 import type { AccountRow } from "../schema/db.ts";
 import type { RateDecision } from "./durable/rate-limiter.ts";
 
@@ -24,4 +25,20 @@ export interface AppEnv {
     /** X-Request-Id (edge/app.ts): in every log line and sent on to the extractor. */
     requestId: string;
   };
+}
+
+/**
+ * What a domain function takes of a request in place of Hono's context (issue 35): the
+ * bindings, the request's database handle, the account its key belongs to, and its id.
+ */
+export interface Requester {
+  env: Env;
+  db: Db;
+  account: AccountRow;
+  requestId: string | undefined;
+}
+
+/** The request's Requester: routes and MCP tools hand it to edge/jobs/. */
+export function requesterOf(c: Context<AppEnv>): Requester {
+  return { env: c.env, db: c.get("db"), account: c.get("account"), requestId: c.get("requestId") };
 }

@@ -1,11 +1,10 @@
 // Creating a job: check the source, apply plan limits, hold what the job is sure to cost, record
 // the job and queue it. An Idempotency-Key makes a retried create return the first job unchanged.
-import type { Context } from "hono";
 import type { CreateJobRequest } from "../../schema/api.ts";
 import { QUEUED } from "../../schema/job-status.ts";
 import type { JobOptions } from "../../schema/messages.ts";
 import type { Plan } from "../../schema/plans.ts";
-import type { AppEnv } from "../context.ts";
+import type { Requester } from "../context.ts";
 import { isUniqueViolation } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
@@ -21,11 +20,11 @@ import { activeJobCount, idempotentJob, jobCreationStatements } from "./store.ts
 
 /** Returns the id of the job this request created (or created before, on a retry). */
 export async function createJob(
-  c: Context<AppEnv>,
+  c: Requester,
   body: CreateJobRequest,
   idempotencyKey: string | undefined,
 ): Promise<{ jobId: string; replayed: boolean }> {
-  const account = c.get("account");
+  const account = c.account;
   const plan = planOf(account);
 
   const { wait: _wait, ...request } = body;
@@ -65,7 +64,7 @@ export async function createJob(
   if (!created) throw await refusal(c, plan, hold);
 
   const job = { kind: "job" as const, id: jobId };
-  const requestId = c.get("requestId");
+  const requestId = c.requestId;
   logEvent("info", "job.created", { job: jobId, request: requestId, account: account.id });
   try {
     await startJob(c.env, job, requestId);
@@ -80,8 +79,8 @@ export async function createJob(
   return { jobId, replayed: false };
 }
 
-async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: string) {
-  const row = await idempotentJob(c.get("db"), c.get("account").id, key);
+async function findIdempotentJob(c: Requester, key: string, requestHash: string) {
+  const row = await idempotentJob(c.db, c.account.id, key);
   if (!row) return null;
   if (row.requestHash !== requestHash) {
     throw new ApiError(
@@ -96,8 +95,8 @@ async function findIdempotentJob(c: Context<AppEnv>, key: string, requestHash: s
 }
 
 /** Why the job was not recorded: too many running jobs, or too few credits. */
-async function refusal(c: Context<AppEnv>, plan: Plan, hold: number) {
-  const active = await activeJobCount(c.get("db"), c.get("account").id);
+async function refusal(c: Requester, plan: Plan, hold: number) {
+  const active = await activeJobCount(c.db, c.account.id);
   if (active >= plan.limits.max_active_jobs) {
     return new ApiError(
       "RateLimited",
@@ -119,7 +118,7 @@ async function refusal(c: Context<AppEnv>, plan: Plan, hold: number) {
  * therefore cannot pass either limit. False when a limit refused the job.
  */
 async function recordJob(
-  c: Context<AppEnv>,
+  c: Requester,
   job: {
     jobId: string;
     url: string;
@@ -132,7 +131,7 @@ async function recordJob(
   },
 ): Promise<boolean> {
   const db = c.env.DB;
-  const accountId = c.get("account").id;
+  const accountId = c.account.id;
   const statements = [
     createdJob(
       db,
@@ -156,7 +155,7 @@ async function recordJob(
           errorMessage: null,
         }),
         // The request's id, so a failed job's page can name the request that created it.
-        requestId: c.get("requestId") ?? null,
+        requestId: c.requestId ?? null,
       },
       job.maxActive,
     ),

@@ -15,6 +15,7 @@ import {
   WaitQuerySchema,
 } from "../../../schema/api.ts";
 import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
+import { requesterOf } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { createJob } from "../../jobs/create.ts";
 import { listJobs, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
@@ -108,7 +109,7 @@ export const extractFrames = defineTool({
     openWorldHint: true,
   },
   async run(c, { body, options }, extra) {
-    const { jobId } = await createJob(c, body, options.idempotency_key);
+    const { jobId } = await createJob(requesterOf(c), body, options.idempotency_key);
     const job = await reportingProgress(extra, `Extracting (job ${jobId})`, WAIT_SECONDS, () =>
       readJob(c, jobId, true),
     );

@@ -1,5 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
-import type { AppEnv } from "../../context.ts";
+import { type AppEnv, requesterOf } from "../../context.ts";
 import { createJob } from "../../jobs/create.ts";
 import { listJobs, readJob } from "../../jobs/read.ts";
 import { readAfterWrite } from "../../storage/d1-sessions.ts";
@@ -8,7 +8,7 @@ import type { createJobRoute, getJobRoute, listJobsRoute } from "./routes.ts";
 export const createJobHandler: RouteHandler<typeof createJobRoute, AppEnv> = async (c) => {
   const body = c.req.valid("json");
   const query = c.req.valid("query");
-  const { jobId } = await createJob(c, body, c.req.valid("header")["idempotency-key"]);
+  const { jobId } = await createJob(requesterOf(c), body, c.req.valid("header")["idempotency-key"]);
   const wait = query.wait ?? body.wait ?? false;
   // Read back on the primary, so the answer's X-D1-Bookmark covers the new job: a client
   // that sends it with its next reads reads its own write on any replica.
