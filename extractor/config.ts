@@ -20,6 +20,8 @@ export interface ExtractorConfig {
   tenantWaitingLimit: number;
   /** Runs beyond `concurrency` for a tenant that runs nothing, so it never waits behind others. */
   newcomerSlots: number;
+  /** Niceness of every media process (extractor/priority.ts). */
+  mediaNice: number;
   /** Wall-clock budget of one job. */
   deadlineSeconds: number;
   /** Bytes one job may take from origins. */
@@ -52,6 +54,7 @@ const environment = z.object({
   EXTRACTOR_WAITING_LIMIT: z.coerce.number().int().min(0).optional(),
   EXTRACTOR_TENANT_WAITING_LIMIT: z.coerce.number().int().min(0).optional(),
   EXTRACTOR_NEWCOMER_SLOTS: z.coerce.number().int().min(0).optional(),
+  EXTRACTOR_MEDIA_NICE: z.coerce.number().int().min(0).max(19).default(5),
   EXTRACTOR_JOB_TIMEOUT_SECONDS: seconds(900),
   EXTRACTOR_MAX_SOURCE_BYTES: count(4 * 1024 ** 3),
   STILLS_ALLOW_PRIVATE_NETWORK: z.enum(["0", "1"]).default("0"),
@@ -111,6 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtractorConfi
     waitingLimit: e.EXTRACTOR_WAITING_LIMIT ?? room.waitingLimit,
     tenantWaitingLimit: e.EXTRACTOR_TENANT_WAITING_LIMIT ?? room.tenantWaitingLimit,
     newcomerSlots: e.EXTRACTOR_NEWCOMER_SLOTS ?? room.newcomerSlots,
+    mediaNice: e.EXTRACTOR_MEDIA_NICE,
     deadlineSeconds: e.EXTRACTOR_JOB_TIMEOUT_SECONDS,
     maxSourceBytes: e.EXTRACTOR_MAX_SOURCE_BYTES,
     allowPrivate: e.STILLS_ALLOW_PRIVATE_NETWORK === "1",

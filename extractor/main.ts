@@ -6,6 +6,7 @@ import { checkMediaTools, setMediaToolPaths } from "./ffmpeg/process.ts";
 import { sweepLeftovers } from "./leftovers.ts";
 import { log, setLogLevel } from "./log.ts";
 import { chooseMediaUser, useMediaIdentity } from "./media-sandbox.ts";
+import { setMediaNice } from "./priority.ts";
 import { createExtractorServer } from "./server.ts";
 import { sourceOpener } from "./source-input.ts";
 import { setYtDlpCommand } from "./sources/ytdlp.ts";
@@ -20,6 +21,7 @@ try {
   config = loadConfig();
   setLogLevel(config.logLevel);
   setMediaToolPaths(config.mediaTools);
+  setMediaNice(config.mediaNice);
   setYtDlpCommand(config.ytdlp, config.ytdlpExtraArgs);
   const media = chooseMediaUser(config.mediaUser);
   useMediaIdentity(media.identity);
@@ -56,6 +58,7 @@ server.listen(config.port, config.host, () => {
     waiting_limit: config.waitingLimit,
     tenant_waiting_limit: config.tenantWaitingLimit,
     newcomer_slots: config.newcomerSlots,
+    media_nice: config.mediaNice,
   });
 });
 

@@ -30,6 +30,7 @@ import {
   type LeaseLoop,
   renewLeaseLoop,
 } from "./output/edge-sink.ts";
+import { RunPriority, withRunPriority } from "./priority.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
 import { defaultWaitingLimits, FairScheduler } from "./scheduler.ts";
@@ -67,8 +68,14 @@ export interface ExtractorServerOptions {
   retryAfterSeconds?: number;
   /** Called when an accepted job has ended (tests wait on it). */
   onJobEnd?: (end: JobEnd) => void;
-  /** Called when an accepted attempt takes its slot (tests count them). */
-  onJobStart?: (start: { jobId: string; attemptId: string; tenant: string }) => void;
+  /** Called when an accepted attempt takes its slot (tests count them and read its share). */
+  onJobStart?: (start: {
+    jobId: string;
+    attemptId: string;
+    tenant: string;
+    newcomer: boolean;
+    priority: RunPriority;
+  }) => void;
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -83,6 +90,13 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
   });
   const expectedAuth = digest(`Bearer ${options.token}`);
   const { openSource } = options;
+  // Each running attempt's share of the cores; while newcomers (runs beyond the slots) run,
+  // every other run yields to them (extractor/priority.ts).
+  const shares = new Map<RunPriority, { newcomer: boolean }>();
+  let newcomers = 0;
+  function rebalance() {
+    for (const [priority, { newcomer }] of shares) priority.setYielding(newcomers > 0 && !newcomer);
+  }
   const deadlineSeconds = options.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS;
 
   function load() {
@@ -136,11 +150,25 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           })
         : null;
     const admission = scheduler.admit(tenant, () => {
-      options.onJobStart?.({ jobId: request.job_id, attemptId, tenant });
-      // Every line the job writes, however deep (sources, ffmpeg, the sink), names it.
+      const priority = new RunPriority();
+      const newcomer = scheduler.running > scheduler.limits.capacity;
+      shares.set(priority, { newcomer });
+      if (newcomer) newcomers++;
+      rebalance();
+      options.onJobStart?.({ jobId: request.job_id, attemptId, tenant, newcomer, priority });
+      // Every line the job writes, however deep (sources, ffmpeg, the sink), names it, and
+      // every media process it starts takes its share.
       return withLogContext(fields, () =>
-        runAttempt(request, attemptId, requestId, cancel.signal, lease),
-      ).catch((error) => log("error", "job crashed", { ...fields, error: String(error) }));
+        withRunPriority(priority, () =>
+          runAttempt(request, attemptId, requestId, cancel.signal, lease),
+        ),
+      )
+        .catch((error) => log("error", "job crashed", { ...fields, error: String(error) }))
+        .finally(() => {
+          shares.delete(priority);
+          if (newcomer) newcomers--;
+          rebalance();
+        });
     });
     if (admission.kind === "full") {
       lease?.stop();

@@ -8,6 +8,7 @@ import type { Readable } from "node:stream";
 import { PassThrough } from "node:stream";
 import { log } from "../log.ts";
 import { mediaIdentity, mediaSpawnOptions } from "../media-sandbox.ts";
+import { adoptMediaProcess } from "../priority.ts";
 
 export type MediaTool = "ffmpeg" | "ffprobe";
 
@@ -46,6 +47,8 @@ export interface RunOptions {
 }
 
 export interface RunningTool {
+  /** The process (undefined when it could not start). */
+  readonly pid?: number;
   readonly commandLine: string;
   /** Settles when the process has exited and stderr is drained. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -111,6 +114,9 @@ function launch(
     ...mediaSpawnOptions(MEDIA_TOOL_ENV),
     stdio: ["ignore", stdout, "pipe"],
   });
+  // Its share of the cores: its run's (extractor/priority.ts).
+  const released = child.pid === undefined ? () => {} : adoptMediaProcess(child.pid);
+  child.on("close", released);
   const tail: string[] = [];
   let exited = false;
   const kill = () => {
@@ -168,6 +174,7 @@ function launch(
   return {
     child,
     running: {
+      pid: child.pid,
       commandLine,
       exited: exitedPromise,
       stderrClosed: stderrDone,

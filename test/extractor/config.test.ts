@@ -30,6 +30,7 @@ describe("extractor settings", () => {
       port: 8788,
       waitingLimit: 64,
       tenantWaitingLimit: 32,
+      mediaNice: 5,
       deadlineSeconds: 900,
       allowPrivate: false,
       mediaTools: { ffmpeg: "ffmpeg", ffprobe: "ffprobe" },
@@ -54,13 +55,18 @@ describe("extractor settings", () => {
       EXTRACTOR_WAITING_LIMIT: "10",
       EXTRACTOR_TENANT_WAITING_LIMIT: "4",
       EXTRACTOR_NEWCOMER_SLOTS: "0",
+      EXTRACTOR_MEDIA_NICE: "0",
     });
     expect(set).toMatchObject({
       concurrency: 3,
       waitingLimit: 10,
       tenantWaitingLimit: 4,
       newcomerSlots: 0,
+      mediaNice: 0,
     });
+    expect(() => loadConfig({ ...TOKEN, EXTRACTOR_MEDIA_NICE: "20" })).toThrow(
+      /EXTRACTOR_MEDIA_NICE/,
+    );
     expect(() => loadConfig({ ...TOKEN, EXTRACTOR_CONCURRENCY: "0" })).toThrow(
       /EXTRACTOR_CONCURRENCY/,
     );

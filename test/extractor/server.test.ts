@@ -4,6 +4,7 @@ import type { Server } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import type { RunPriority } from "../../extractor/priority.ts";
 import { createExtractorServer, type JobEnd } from "../../extractor/server.ts";
 import type { OpenSource } from "../../extractor/source-input.ts";
 import { sourceOpener } from "../../extractor/source-input.ts";
@@ -41,8 +42,9 @@ function endOf(jobId: string): Promise<JobEnd> {
   return new Promise((resolve) => endWaiters.set(jobId, resolve));
 }
 
-/** Attempts as they took their slots, in order. */
+/** Attempts as they took their slots, in order, and each one's share of the cores. */
 let started: string[] = [];
+const shares = new Map<string, { newcomer: boolean; priority: RunPriority }>();
 
 async function startServer(
   openSource: OpenSource,
@@ -57,7 +59,10 @@ async function startServer(
     openSource,
     retryAfterSeconds: 7,
     onJobEnd,
-    onJobStart: ({ jobId }) => started.push(jobId),
+    onJobStart: ({ jobId, newcomer, priority }) => {
+      started.push(jobId);
+      shares.set(jobId, { newcomer, priority });
+    },
   });
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -367,11 +372,24 @@ describe("scheduling (extractor/scheduler.ts)", () => {
     expect(b.started).toBe(true);
     await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-a-2", "job-b-1"]));
     expect(await health()).toMatchObject({ running: 3, waiting: 1, capacity: 2 });
+    // While B, the newcomer, runs, A's runs yield their share of the cores to it.
+    const share = (id: string) => shares.get(id);
+    expect(share("job-b-1")).toMatchObject({ newcomer: true });
+    expect(share("job-b-1")?.priority.yielding).toBe(false);
+    expect([share("job-a-1")?.priority.yielding, share("job-a-2")?.priority.yielding]).toEqual([
+      true,
+      true,
+    ]);
     // B ends first; A's third still waits for one of A's own slots.
     gated.releaseJob("job-b-1");
     expect((await ends[3]).delivery).toBe("posted");
     await sleep(100); // time for B's slot to be handed on, if it wrongly were
     expect(started).toEqual(["job-a-1", "job-a-2", "job-b-1"]);
+    // B gone, A's runs take their share back.
+    expect([share("job-a-1")?.priority.yielding, share("job-a-2")?.priority.yielding]).toEqual([
+      false,
+      false,
+    ]);
     gated.release();
     for (const end of ends) expect((await end).delivery).toBe("posted");
     expect(started).toEqual(["job-a-1", "job-a-2", "job-b-1", "job-a-3"]);

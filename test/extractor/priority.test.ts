@@ -1,0 +1,80 @@
+// Each media process's share of the cores (extractor/priority.ts), read back from the kernel:
+// the base niceness outside a run, its run's inside one, and a run that yields to a newcomer
+// drops its live processes and its next ones, then (with the privilege this machine's root has)
+// takes its share back.
+import { getPriority } from "node:os";
+import { afterEach, describe, expect, it } from "vitest";
+import { type RunningTool, startTool } from "../../extractor/ffmpeg/process.ts";
+import {
+  mediaNice,
+  RunPriority,
+  setMediaNice,
+  withRunPriority,
+  YIELD_STEPS,
+} from "../../extractor/priority.ts";
+
+const running: RunningTool[] = [];
+afterEach(async () => {
+  for (const tool of running.splice(0)) {
+    tool.kill();
+    await tool.exited.catch(() => {});
+  }
+  setMediaNice(5);
+});
+
+/** An ffmpeg that runs until killed (a test pattern decoded to nothing, in real time). */
+function longFfmpeg(): RunningTool {
+  const tool = startTool("ffmpeg", [
+    "-hide_banner",
+    "-re",
+    "-f",
+    "lavfi",
+    "-i",
+    "testsrc=size=64x64:rate=5",
+    "-f",
+    "null",
+    "-",
+  ]);
+  running.push(tool);
+  if (tool.pid === undefined) throw new Error("ffmpeg did not start");
+  return tool;
+}
+
+const niceOf = (tool: RunningTool) => getPriority(tool.pid as number);
+
+describe("media processes' niceness", () => {
+  it("outside a run: the base (EXTRACTOR_MEDIA_NICE)", () => {
+    expect(mediaNice()).toBe(5);
+    expect(niceOf(longFfmpeg())).toBe(5);
+    setMediaNice(7);
+    expect(niceOf(longFfmpeg())).toBe(7);
+  });
+
+  it("a run's processes take its share; yielding lowers the live ones and the next ones", () => {
+    const run = new RunPriority();
+    const first = withRunPriority(run, () => longFfmpeg());
+    expect(niceOf(first)).toBe(5);
+    run.setYielding(true);
+    expect(niceOf(first)).toBe(5 + YIELD_STEPS);
+    const second = withRunPriority(run, () => longFfmpeg());
+    expect(niceOf(second)).toBe(5 + YIELD_STEPS);
+    // Another run is not touched.
+    const other = withRunPriority(new RunPriority(), () => longFfmpeg());
+    expect(niceOf(other)).toBe(5);
+    run.setYielding(false);
+    expect(run.nice).toBe(5);
+    expect(niceOf(withRunPriority(run, () => longFfmpeg()))).toBe(5);
+    // Taking a share back needs CAP_SYS_NICE: as root (this machine, the container) it works.
+    if (process.getuid?.() === 0) {
+      expect([niceOf(first), niceOf(second)]).toEqual([5, 5]);
+    }
+  });
+
+  it("never beyond 19, whatever the base", () => {
+    setMediaNice(15);
+    const run = new RunPriority();
+    run.setYielding(true);
+    expect(run.nice).toBe(19);
+    expect(niceOf(withRunPriority(run, () => longFfmpeg()))).toBe(19);
+  });
+});
