@@ -1,10 +1,8 @@
 // The demo's per-address daily allowance (DESIGN.md "Demo"), counted in a RateLimiter object
 // named by the address's hash, the one demo_jobs.ip_hash keeps: a preview that fails is given
 // back by its settlement, which knows only the row (docs/decisions/0131).
-import type { Context } from "hono";
 import type { DemoAllowance } from "../../schema/api.ts";
 import { edgeConfig } from "../config.ts";
-import type { AppEnv } from "../context.ts";
 import { sha256Hex } from "../crypto.ts";
 import type { RateDecision } from "../durable/rate-limiter.ts";
 import { errorFields, logEvent } from "../log.ts";
@@ -18,8 +16,8 @@ function demoLimiter(env: Env, ipHash: string) {
 }
 
 /** The hash a demo row and the allowance name the client by (an IPv6 client by its /64). */
-export function demoIpHash(c: Context<AppEnv>): Promise<string> {
-  return sha256Hex(ipSubject(c.get("clientIp")));
+export function demoIpHash(clientIp: string): Promise<string> {
+  return sha256Hex(ipSubject(clientIp));
 }
 
 export function allowanceOf(decision: RateDecision, now = Date.now()): DemoAllowance {
@@ -31,14 +29,14 @@ export function allowanceOf(decision: RateDecision, now = Date.now()): DemoAllow
 }
 
 /** Takes one preview of today's allowance for this client address. */
-export async function takeDemoPreview(c: Context<AppEnv>, ipHash: string) {
-  return demoLimiter(c.env, ipHash).takeDaily(edgeConfig(c.env).demoDailyLimit);
+export async function takeDemoPreview(env: Env, ipHash: string) {
+  return demoLimiter(env, ipHash).takeDaily(edgeConfig(env).demoDailyLimit);
 }
 
 /** What is left of today's allowance for the visitor, without taking any (the landing page). */
-export async function demoAllowanceLeft(c: Context<AppEnv>): Promise<DemoAllowance> {
-  const limiter = demoLimiter(c.env, await demoIpHash(c));
-  return allowanceOf(await limiter.peekDaily(edgeConfig(c.env).demoDailyLimit));
+export async function demoAllowanceLeft(env: Env, clientIp: string): Promise<DemoAllowance> {
+  const limiter = demoLimiter(env, await demoIpHash(clientIp));
+  return allowanceOf(await limiter.peekDaily(edgeConfig(env).demoDailyLimit));
 }
 
 /**

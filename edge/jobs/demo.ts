@@ -16,8 +16,8 @@ export async function createDemoJob(c: Context<AppEnv>, url: string) {
   const source = await checkSourceUrl(url, c.env);
   // Counted after the link is accepted, so a typo does not use up the day's allowance (and
   // given back if the preview fails: edge/jobs/demo-allowance.ts).
-  const ipHash = await demoIpHash(c);
-  const allowance = await takeDemoPreview(c, ipHash);
+  const ipHash = await demoIpHash(c.get("clientIp"));
+  const allowance = await takeDemoPreview(c.env, ipHash);
   if (!allowance.allowed) {
     throw new ApiError(
       "DemoLimitReached",

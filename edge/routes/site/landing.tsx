@@ -195,7 +195,7 @@ function Start(props: { origin: string }) {
 export async function landingPage(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
   // The visitor's own allowance: the page is never cached (no Cache-Control is sent for it).
-  const allowance = await demoAllowanceLeft(c);
+  const allowance = await demoAllowanceLeft(c.env, c.get("clientIp"));
   c.header("Cache-Control", "private, no-cache");
   // Frame URLs are signed for PUBLIC_BASE_URL, which may be another host than this page's.
   c.header("Content-Security-Policy", contentSecurityPolicy({ imageOrigins: [origin] }));
