@@ -15,3 +15,9 @@ export function startClientAddressProxy(options: {
   /** The origin of `wrangler dev` behind it. */
   upstream: string;
 }): Promise<ClientAddressProxy>;
+/** The same proxy in a process of its own (what scripts/lib/stack.mjs runs). */
+export function spawnClientAddressProxy(options: {
+  host?: string;
+  port: number;
+  upstream: string;
+}): Promise<ClientAddressProxy>;

@@ -160,3 +160,63 @@ export async function startClientAddressProxy({ host = "127.0.0.1", port, upstre
       }),
   };
 }
+
+/**
+ * The same proxy in a process of its own, as the stack runs it: in the process that started
+ * the stack (a bench driving hundreds of jobs, a test decoding frames) every request would
+ * wait on that process's own work. Resolves once it listens; `close()` ends it. It also ends
+ * when its parent does (its stdin closes).
+ */
+export async function spawnClientAddressProxy({ host = "127.0.0.1", port, upstream }) {
+  const { spawn } = await import("node:child_process");
+  const child = spawn(
+    process.execPath,
+    [new URL(import.meta.url).pathname, "--host", host, "--port", String(port), upstream],
+    { stdio: ["pipe", "pipe", "inherit"] },
+  );
+  const exited = new Promise((resolveExit) => child.once("exit", (code) => resolveExit(code)));
+  await new Promise((resolveListen, reject) => {
+    let said = "";
+    child.stdout.setEncoding("utf8");
+    child.stdout.on("data", (chunk) => {
+      said += chunk;
+      if (said.includes("listening\n")) resolveListen();
+    });
+    exited.then((code) =>
+      reject(new Error(`the address proxy on ${host}:${port} exited (${code}): ${said.trim()}`)),
+    );
+  });
+  return {
+    url: `http://${host}:${port}`,
+    close: async () => {
+      if (child.exitCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+// node client-address-proxy.mjs --host H --port P UPSTREAM: what spawnClientAddressProxy runs.
+if (process.argv[1] && new URL(import.meta.url).pathname === process.argv[1]) {
+  const { parseArgs } = await import("node:util");
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { host: { type: "string", default: "127.0.0.1" }, port: { type: "string" } },
+  });
+  try {
+    const proxy = await startClientAddressProxy({
+      host: values.host,
+      port: Number(values.port),
+      upstream: positionals[0],
+    });
+    const end = () => proxy.close().then(() => process.exit(0));
+    process.on("SIGTERM", end);
+    process.on("SIGINT", end);
+    process.stdin.on("end", end);
+    process.stdin.on("error", end);
+    process.stdin.resume();
+    process.stdout.write("listening\n");
+  } catch (err) {
+    process.stdout.write(`${err.code ?? err.message}\n`);
+    process.exit(1);
+  }
+}

@@ -19,7 +19,7 @@ import {
 import { createServer } from "node:net";
 import { join, resolve } from "node:path";
 import { buildExtractor, EXTRACTOR_MAIN } from "../build-extractor.mjs";
-import { startClientAddressProxy } from "./client-address-proxy.mjs";
+import { spawnClientAddressProxy } from "./client-address-proxy.mjs";
 import { ensureMediaTools } from "./media-tools.mjs";
 
 /**
@@ -400,7 +400,7 @@ export async function startStack(settings = {}) {
     log,
   });
   // First, so a port already taken stops the start before any child runs.
-  const proxy = await startClientAddressProxy({ port, upstream: workerUrl });
+  const proxy = await spawnClientAddressProxy({ port, upstream: workerUrl });
   const firstExtractor = extractor.start();
   const edgeStdio = stdioFor("edge");
   const edge = spawn(
