@@ -221,7 +221,7 @@ export type VideoFacts = z.infer<typeof VideoSchema>;
  * (1e400 parses as Infinity, and JSON writes Infinity as null), the job id one of the edge's
  * UUIDs, every file key under the result's own attempt and named as a job names its files.
  * What only the job knows (how many frames it planned) is checked against it
- * (edge/routes/internal/result.ts).
+ * (edge/jobs/result-limits.ts).
  */
 export const ExtractResultSchema = z
   .object({
