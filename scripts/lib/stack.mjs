@@ -8,10 +8,12 @@ import {
   closeSync,
   cpSync,
   existsSync,
+  fstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -172,13 +174,20 @@ async function waitForHttp(url, child, timeoutMs) {
 /** The last lines of a log file (logDir mode), at most the last 256 KiB of it. */
 export function readTail(file, lines = 200) {
   if (!existsSync(file)) return "";
-  const text = readFileSync(file, "utf8");
-  return text
-    .slice(-256 * 1024)
-    .split("\n")
-    .slice(-lines - 1)
-    .join("\n");
+  // Only the end is read: a shared stack's log grows through the whole suite.
+  const fd = openSync(file, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, TAIL_BYTES);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    return buffer.toString("utf8").split("\n").slice(-lines - 1).join("\n");
+  } finally {
+    closeSync(fd);
+  }
 }
+
+const TAIL_BYTES = 256 * 1024;
 
 /** The last lines a child wrote to a piped stderr (quiet mode), so the pipe never fills. */
 function keepTail(child, lines = 200) {
