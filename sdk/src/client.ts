@@ -52,7 +52,7 @@ export class Stills {
     this.jobs = new Jobs(this.#transport);
     this.demo = new Demo(this.#transport);
     this.frames = new Frames(fetchImpl);
-    this.webhooks = new Webhooks();
+    this.webhooks = new Webhooks(this.#transport);
   }
 
   /** Plan, credits, limits and this period's usage. */

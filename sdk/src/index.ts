@@ -10,6 +10,7 @@ export type { DownloadedFile, DownloadOptions } from "./frames.ts";
 export { frameFileName } from "./frames.ts";
 export type { CreateOptions, GetOptions, JobPager, WaitOptions } from "./jobs.ts";
 export type { components, operations, paths } from "./openapi.ts";
+export type { Page, Pager } from "./pager.ts";
 export type { RetryPolicy } from "./transport.ts";
 export {
   type ApiErrorName,
@@ -29,6 +30,8 @@ export {
   type Pricing,
   type Problem,
   type Usage,
+  type WebhookDelivery,
+  type WebhookDeliveryList,
   type WebhookEvent,
 } from "./types.ts";
 export { VERSION } from "./version.ts";

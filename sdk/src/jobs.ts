@@ -1,14 +1,9 @@
 // Jobs: create, read, list every page, wait for the end.
 import { StillsTimeoutError } from "./errors.ts";
+import { Pager } from "./pager.ts";
 import { sleep } from "./runtime.ts";
 import { newIdempotencyKey, type Transport } from "./transport.ts";
-import {
-  type CreateJobRequest,
-  isFinal,
-  type Job,
-  type JobList,
-  type ListJobsQuery,
-} from "./types.ts";
+import { type CreateJobRequest, isFinal, type Job, type ListJobsQuery } from "./types.ts";
 
 export interface WaitOptions {
   /** Give up (StillsTimeoutError) after this many ms. Default 10 minutes. */
@@ -81,7 +76,8 @@ export class Jobs {
    * `.pages()` gives the pages themselves.
    */
   list(query: Partial<ListJobsQuery> = {}): JobPager {
-    return new JobPager(this.#transport, query);
+    const { limit, skip, status } = query;
+    return new Pager<Job>(this.#transport, "/jobs", { limit, skip, status });
   }
 
   #read(id: string, wait: boolean, signal?: AbortSignal): Promise<Job> {
@@ -118,36 +114,5 @@ function waitOptions(wait: boolean | WaitOptions | undefined, signal?: AbortSign
   return wait === true ? { signal } : { signal, ...wait };
 }
 
-export class JobPager implements AsyncIterable<Job> {
-  readonly #transport: Transport;
-  readonly #query: Partial<ListJobsQuery>;
-
-  constructor(transport: Transport, query: Partial<ListJobsQuery>) {
-    this.#transport = transport;
-    this.#query = query;
-  }
-
-  /** Each page as the API returns it, from `skip` (default 0) to the last. */
-  async *pages(): AsyncGenerator<JobList> {
-    let skip = this.#query.skip ?? 0;
-    for (;;) {
-      const page = await this.#transport.request<JobList>("GET", "/jobs", {
-        query: { limit: this.#query.limit, skip, status: this.#query.status },
-      });
-      yield page;
-      skip += page.data.length;
-      if (page.data.length === 0 || skip >= page.total) return;
-    }
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<Job> {
-    for await (const page of this.pages()) yield* page.data;
-  }
-
-  /** Every job in one array (reads every page). */
-  async toArray(): Promise<Job[]> {
-    const jobs: Job[] = [];
-    for await (const job of this) jobs.push(job);
-    return jobs;
-  }
-}
+/** Every job of a list, across its pages (sdk/src/pager.ts). */
+export type JobPager = Pager<Job>;

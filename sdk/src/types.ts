@@ -18,6 +18,8 @@ export type ErrorData = ErrorBody["data"];
 export type ApiErrorName = ErrorData["name"];
 export type Problem = Schemas["Problem"];
 export type JobStatus = Job["status"];
+export type WebhookDelivery = Schemas["WebhookDelivery"];
+export type WebhookDeliveryList = Schemas["WebhookDeliveryList"];
 export type ListJobsQuery = NonNullable<operations["listJobs"]["parameters"]["query"]>;
 
 /** Statuses a job never leaves. */
@@ -30,4 +32,10 @@ export function isFinal(job: { status: JobStatus }): boolean {
 /** The body of a webhook delivery (Standard Webhooks), after its signature was checked. */
 export type WebhookEvent =
   | { type: "job.completed"; timestamp: string; data: Job }
-  | { type: "job.failed"; timestamp: string; data: Job };
+  | { type: "job.failed"; timestamp: string; data: Job }
+  /** Sent from the dashboard's "Send a test event". */
+  | {
+      type: "webhook.test";
+      timestamp: string;
+      data: { object: "webhook_test"; id: string; message: string };
+    };

@@ -2,8 +2,10 @@
 // `v1,` + base64 HMAC-SHA256 of `${webhook-id}.${webhook-timestamp}.${body}`, keyed with the
 // base64 bytes after `whsec_`. Web Crypto only, so it runs wherever the SDK does.
 import { StillsWebhookError } from "./errors.ts";
+import { Pager } from "./pager.ts";
 import { webCrypto } from "./runtime.ts";
-import type { WebhookEvent } from "./types.ts";
+import type { Transport } from "./transport.ts";
+import type { WebhookDelivery, WebhookEvent } from "./types.ts";
 
 export type WebhookHeaders =
   | Headers
@@ -20,6 +22,24 @@ export interface VerifyOptions {
 const encoder = new TextEncoder();
 
 export class Webhooks {
+  readonly #transport: Transport | null;
+
+  constructor(transport: Transport | null = null) {
+    this.#transport = transport;
+  }
+
+  /**
+   * The account's deliveries of the last 30 days, newest first, each with its attempts
+   * (GET /v1/webhook-deliveries): `for await (const delivery of stills.webhooks.deliveries())`.
+   */
+  deliveries(query: { limit?: number; skip?: number } = {}): Pager<WebhookDelivery> {
+    if (!this.#transport) throw new Error("deliveries() needs a client: new Stills(…).webhooks");
+    return new Pager<WebhookDelivery>(this.#transport, "/webhook-deliveries", {
+      limit: query.limit,
+      skip: query.skip,
+    });
+  }
+
   /**
    * Checks a delivery and returns its event. `payload` is the raw body, exactly as received
    * (verify before parsing). Throws StillsWebhookError when a header is missing, the timestamp

@@ -7,7 +7,7 @@ import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   type Job,
   Stills,
@@ -338,6 +338,22 @@ describe("webhooks", () => {
       const event = await stills.webhooks.verify(hook.body, headers, secret);
       expect(event.type).toBe("job.completed");
       expect(event.data).toMatchObject({ id: job.id, status: "completed", frames_count: 2 });
+
+      // The same delivery in the account's log (written right after the attempt), read through
+      // every page, one delivery a page.
+      await vi.waitFor(
+        async () => {
+          const logged = await stills.webhooks.deliveries({ limit: 1 }).toArray();
+          expect(logged.find((delivery) => delivery.job_id === job.id)).toMatchObject({
+            id: headers["webhook-id"],
+            type: "job.completed",
+            state: "delivered",
+            last_status_code: 200,
+            body: hook.body,
+          });
+        },
+        { timeout: 10_000, interval: 200 },
+      );
       // The same with a Fetch Headers object, as a Worker or a Request handler has it.
       await expect(
         stills.webhooks.verify(hook.body, new Headers(headers), secret),
