@@ -9,9 +9,9 @@
 //      2160p with ZIP                                                       goal < 300 MB
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { generateVideo, median, ROUNDS, reportGoal } from "./bench-goals.mjs";
+import { generateVideo, median, ROUNDS, reportGoal, treeRssKb } from "./bench-goals.mjs";
 import { buildExtractor, EXTRACTOR_CLI } from "./build-extractor.mjs";
 import { extractorMallocEnv } from "./lib/stack.mjs";
 
@@ -44,27 +44,6 @@ function runChild(command, args, { sampleMemory = false } = {}) {
       else resolve({ seconds, stdout, stderr, peakMb: peakKb / 1024 });
     });
   });
-}
-
-/**
- * RSS of a process and all its descendants (Linux /proc). Walks only the tree, through each
- * thread's children list: scanning all of /proc every few ms would itself cost CPU and skew
- * the timings measured alongside.
- */
-async function treeRssKb(pid) {
-  let total = 0;
-  try {
-    const status = await readFile(`/proc/${pid}/status`, "utf8");
-    total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    for (const tid of await readdir(`/proc/${pid}/task`)) {
-      const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
-      for (const child of children.split(" ").filter(Boolean))
-        total += await treeRssKb(Number(child));
-    }
-  } catch {
-    // The process ended while we looked.
-  }
-  return total;
 }
 
 async function job(source, options, name, { strategy = "auto", sampleMemory = false } = {}) {

@@ -176,7 +176,7 @@ export async function waitForJobFinished(stack, jobId) {
 /**
  * RSS of a process and all its descendants (Linux /proc), in kB. Walks only the tree, through
  * each thread's children list: scanning all of /proc every 100 ms would itself cost CPU and
- * skew the timings measured alongside. (bench-extract.mjs holds the same walk.)
+ * skew the timings measured alongside.
  */
 export async function treeRssKb(pid) {
   let total = 0;

@@ -150,7 +150,7 @@ describe("a slow-drip source", () => {
     expect(usage.this_period.credits_reserved).toBe(0);
   }, 300_000);
 
-  it("the demo from one address is one tenant too: its slow previews leave the other slot free", async () => {
+  it("the demo from one address is one tenant too: its slow previews do not hold up a paying job", async () => {
     const ids: string[] = [];
     for (let i = 8; i < 14; i++) {
       const created = await call(h.stack, "POST", "/demo", {
