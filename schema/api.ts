@@ -135,6 +135,35 @@ export const StoryboardSchema = z
   })
   .openapi("Storyboard");
 
+/**
+ * What a processing job is doing now. `waiting`: accepted by an extractor, waiting for a free
+ * slot; then the stages in this order (a stage may be skipped, never revisited).
+ */
+export const PROGRESS_STAGES = [
+  "waiting",
+  "fetching",
+  "probing",
+  "extracting",
+  "encoding",
+  "uploading",
+  "finishing",
+] as const;
+export type ProgressStage = (typeof PROGRESS_STAGES)[number];
+
+export const ProgressSchema = z
+  .object({
+    stage: z.enum(PROGRESS_STAGES),
+    frames_done: z.number().int().min(0).openapi({
+      description: "Frames made so far; never goes back, and ends equal to frames_count",
+    }),
+    frames_total: z.number().int().min(0).nullable().openapi({
+      description: "Frames the job will make, once known (null before the video is probed)",
+    }),
+    updated_at: dateTime.openapi({ description: "When the extractor last reported" }),
+  })
+  .openapi("Progress");
+export type Progress = z.infer<typeof ProgressSchema>;
+
 const JOB_STATUS = z.enum(JOB_STATUSES);
 
 export const JobSchema = z
@@ -162,6 +191,10 @@ export const JobSchema = z
     video: VideoSchema.nullable().optional(),
     captions: CaptionsSchema.nullable().optional(),
     storyboard: StoryboardSchema.nullable().optional(),
+    progress: ProgressSchema.nullable().optional().openapi({
+      description:
+        "Additive. While processing: the stage and frames done, at most about a second old; null while queued",
+    }),
     created_at: dateTime,
     started_at: nullableDateTime,
     completed_at: nullableDateTime,

@@ -157,6 +157,27 @@ export interface components {
       video?: components["schemas"]["Video"];
       captions?: components["schemas"]["Captions"];
       storyboard?: components["schemas"]["Storyboard"];
+      /** @description Additive. While processing: the stage and frames done, at most about a second old; null while queued */
+      progress?: {
+        /** @enum {string} */
+        stage:
+          | "waiting"
+          | "fetching"
+          | "probing"
+          | "extracting"
+          | "encoding"
+          | "uploading"
+          | "finishing";
+        /** @description Frames made so far; never goes back, and ends equal to frames_count */
+        frames_done: number;
+        /** @description Frames the job will make, once known (null before the video is probed) */
+        frames_total: number | null;
+        /**
+         * Format: date-time
+         * @description When the extractor last reported
+         */
+        updated_at: string;
+      } | null;
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
