@@ -354,8 +354,36 @@ export const webhookDeliveries = sqliteTable(
   ],
 );
 
+/**
+ * The account's recent API requests (decision 0250): one row per request made with one of its
+ * keys to /v1/* or /mcp, written behind the response. Bounded to the newest API_REQUESTS_KEPT
+ * per account and API_REQUEST_DAYS (schema/api-requests.ts); `route` is the route's pattern,
+ * never the path as sent or its query.
+ */
+export const apiRequests = sqliteTable(
+  "api_requests",
+  {
+    id: integer("id").primaryKey({ autoIncrement: false }),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    requestId: text("request_id").notNull(),
+    method: text("method").notNull(),
+    route: text("route").notNull(),
+    status: integer("status").notNull(),
+    latencyMs: integer("latency_ms").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [
+    index("api_requests_account").on(t.accountId, t.id),
+    index("api_requests_request_id").on(t.accountId, t.requestId),
+    index("api_requests_created").on(t.createdAt),
+  ],
+);
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
+export type ApiRequestRow = typeof apiRequests.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type DemoJobRow = typeof demoJobs.$inferSelect;
 export type FrameRow = typeof frames.$inferSelect;
