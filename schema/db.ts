@@ -172,6 +172,8 @@ export const frames = sqliteTable(
     movedTo: real("moved_to"),
     movedReason: text("moved_reason"),
     caption: text("caption"),
+    /** The frame's small picture for galleries (extractor/output/thumbnails.ts); null before. */
+    thumbKey: text("thumb_key"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.index] })],
 );
