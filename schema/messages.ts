@@ -160,6 +160,8 @@ export const extractRequestSchema = ExtractRequestSchema;
 
 /** The errors a job can end with once its video has been fetched (DESIGN.md). */
 export const EXTRACT_ERROR_NAMES = [
+  // A direct link that answered something other than a video (decision 0260).
+  "InvalidUrl",
   "NoVideoFound",
   "PrivateContent",
   "DownloadFailed",

@@ -234,17 +234,20 @@ const NON_VIDEO_HOSTS = [
   "dropbox.com",
 ];
 
+/** Whether a link's path ends in a video file's extension (.mp4, .mov, .webm, .m4v). */
+export function hasVideoExtension(url: URL): boolean {
+  const path = url.pathname.toLowerCase();
+  return DIRECT_VIDEO_EXTENSIONS.some((ext) => path.endsWith(ext));
+}
+
 /**
  * Everything else: a direct file link. A path ending in a video extension is a file; any other
- * http(s) URL may be one too (a CDN URL, a signed storage URL), and only the answer's content
- * type can tell: the edge asks with a HEAD request at creation and refuses an answer that does
- * not say video (edge/sources.ts). Known non-video sites are refused here without asking.
+ * http(s) URL may be one too (a CDN URL, a signed storage URL, a page with a video in it), and
+ * only the answer can tell: the extractor reads it and fails a link that is no video with
+ * InvalidUrl (decision 0260). Known non-video sites are refused here without asking.
  */
 const direct = ({ host, original }: Link): SourceDetection => {
-  const path = original.pathname.toLowerCase();
-  if (DIRECT_VIDEO_EXTENSIONS.some((ext) => path.endsWith(ext))) {
-    return ok("direct", original.toString());
-  }
+  if (hasVideoExtension(original)) return ok("direct", original.toString());
   if (NON_VIDEO_HOSTS.some((known) => host === known || host.endsWith(`.${known}`))) {
     return { ok: false, reason: `${host} is not a supported video source` };
   }

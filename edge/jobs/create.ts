@@ -34,7 +34,7 @@ export async function createJob(
     if (previous) return { jobId: previous, replayed: true };
   }
 
-  const source = await checkSourceUrl(body.url, c.env);
+  const source = checkSourceUrl(body.url, c.env);
   const options = normaliseOptions(body, plan);
   if (options.webhook_url !== undefined) checkWebhookUrl(options.webhook_url, c.env);
   checkPlanLimits(options, plan);

@@ -13,7 +13,7 @@ import { failUnsettled } from "./settlement.ts";
 import { startJob } from "./start.ts";
 
 export async function createDemoJob(c: Context<AppEnv>, url: string) {
-  const source = await checkSourceUrl(url, c.env);
+  const source = checkSourceUrl(url, c.env);
   // Counted after the link is accepted, so a typo does not use up the day's allowance (and
   // given back if the preview fails: edge/jobs/demo-allowance.ts).
   const ipHash = await demoIpHash(c.get("clientIp"));

@@ -23,6 +23,7 @@ import { jobAccountAndOptions, jobStatus, settledAttempt, settlingRow } from "./
 // again" only where trying again can help: the edge's own ExtractionFailed is a job it could
 // not queue, run or finish (the extractor's carries its own message).
 const USER_MESSAGES: Record<ExtractErrorName, string> = {
+  InvalidUrl: "That link isn't a supported public video URL.",
   NoVideoFound: "We couldn't find a video at that link.",
   PrivateContent: "This video is private, deleted or needs a login, so we can't read it.",
   DownloadFailed: "We couldn't download the video from this link.",

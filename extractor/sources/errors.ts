@@ -11,6 +11,19 @@ const USER_MESSAGES: Partial<Record<ExtractErrorName, string>> = {
   DownloadFailed: "The video could not be downloaded from this link.",
 };
 
+/**
+ * The caller's own direct link answered something that is not a video (a page without one, a
+ * text file, a playlist): the link is wrong, as the edge said with 400 InvalidUrl when it still
+ * asked at creation (decision 0260).
+ */
+export function notAVideoLink(what: string): SourceError {
+  return new SourceError(
+    "InvalidUrl",
+    `the link is not a video file (${what}); use a direct .mp4, .mov or .webm link or a supported platform`,
+    "That link isn't a supported public video URL.",
+  );
+}
+
 /** A link that answered 404 or 410: still PrivateContent (the spec's rule), in true words. */
 const NOT_FOUND_MESSAGE =
   "This link was not found: the video may have been deleted, or the address is mistyped.";

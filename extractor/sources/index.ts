@@ -7,6 +7,7 @@ import { log } from "../log.ts";
 import {
   asSourceError,
   downloadFailed,
+  notAVideoLink,
   noVideoFound,
   privateContent,
   SourceError,
@@ -118,12 +119,19 @@ export async function openSource(
     let info: PlatformInfo | null = null;
     let opened: Opened;
     if (platform === "direct") {
-      opened = await openMedia(url, fetchOptions);
+      opened = await openMedia(url, fetchOptions, true);
       if (opened.kind === "page") {
+        // A page can wrap a video (yt-dlp's generic extractor finds it); one that names none
+        // fails at once, as fast as the edge's own check used to (decision 0260).
+        if (!mayHoldVideo(opened.html)) throw notAVideoLink("a page without a video");
         const resolved = await resolveWithYtDlp(
           opened.url.toString(),
           ytDlpOptions(options, policy, signal),
-        );
+        ).catch((error: unknown) => {
+          throw error instanceof SourceError && error.name === "NoVideoFound"
+            ? notAVideoLink(`a page without a video: ${error.message}`)
+            : error;
+        });
         resolutionNote = resolved.resolutionNote;
         info = resolved.info;
         opened = await openResolved(resolved, fetchOptions);
@@ -175,6 +183,17 @@ export async function openSource(
     await media?.close();
     throw asSourceError(cause, "opening the source");
   }
+}
+
+// What yt-dlp's generic extractor looks for in a page (media tags, embeds, players, Open Graph
+// and Twitter cards, JSON-LD, manifest and file links). A page with none of them holds no video
+// it could find, so it is not worth starting yt-dlp for.
+const VIDEO_HINTS =
+  /<(video|source|iframe|embed|object)\b|og:video|twitter:player|application\/ld\+json|\.(m3u8|mpd|mp4|m4v|webm|mov|flv)\b|player/i;
+
+/** Whether a page may hold a video yt-dlp can find. */
+export function mayHoldVideo(html: string): boolean {
+  return VIDEO_HINTS.test(html);
 }
 
 async function fetchSmallFile(

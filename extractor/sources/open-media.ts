@@ -3,7 +3,7 @@
 // page. A video becomes a ServedMedia for the relay; a page goes back to the caller.
 import { Readable } from "node:stream";
 import { DownloadedOrigin } from "./downloaded-origin.ts";
-import { downloadFailed, errorForStatus, noVideoFound } from "./errors.ts";
+import { downloadFailed, errorForStatus, notAVideoLink, noVideoFound } from "./errors.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
 import { BLOCK_BYTES, RangedOrigin } from "./ranged-origin.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
@@ -16,7 +16,20 @@ export type Opened =
   | { kind: "media"; media: ServedMedia; contentLength: number | null; url: URL }
   | { kind: "page"; url: URL; html: string; contentType: string };
 
-export async function openMedia(url: string | URL, fetchOptions: FetchOptions): Promise<Opened> {
+/**
+ * `callersLink`: the URL is the one the caller gave (a direct link), so an answer that is no
+ * video means the link is wrong (InvalidUrl); for a URL a platform resolved to, it means the
+ * platform gave no video (NoVideoFound).
+ */
+export async function openMedia(
+  url: string | URL,
+  fetchOptions: FetchOptions,
+  callersLink = false,
+): Promise<Opened> {
+  const notVideo = (where: string, verdict: string) =>
+    callersLink
+      ? notAVideoLink(verdict)
+      : noVideoFound(`${where} answered ${verdict}, not a video`);
   const response = await safeFetch(url, {
     ...fetchOptions,
     headers: { ...fetchOptions.headers, range: `bytes=0-${BLOCK_BYTES - 1}` },
@@ -40,7 +53,7 @@ export async function openMedia(url: string | URL, fetchOptions: FetchOptions): 
     const head = await readBody(response.body, BLOCK_BYTES);
     const verdict = judgeContent(contentType, head);
     if (verdict === "page") return page(response.url, head, contentType);
-    if (verdict !== "media") throw noVideoFound(`${where} answered ${verdict}, not a video`);
+    if (verdict !== "media") throw notVideo(where, verdict);
     const total = Number(totalFromRange);
     const media = new RangedOrigin(response.url, total, contentType || "video/mp4", fetchOptions);
     media.seed(0, head);
@@ -59,7 +72,7 @@ export async function openMedia(url: string | URL, fetchOptions: FetchOptions): 
   }
   if (verdict !== "media") {
     rest.destroy();
-    throw noVideoFound(`${where} answered ${verdict}, not a video`);
+    throw notVideo(where, verdict);
   }
   const announced = response.headers["content-length"];
   const length = announced !== undefined ? Number(announced) : null;

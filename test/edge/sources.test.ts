@@ -1,5 +1,5 @@
-// Links are judged at creation: platform detection, address rules, and for a direct link
-// without a video extension, a HEAD request whose answer must say video.
+// Links are judged at creation by their form: platform detection and address rules, and no
+// request to the link (the extractor is the one that fetches it).
 import { describe, expect, it } from "vitest";
 import { api, createAccount } from "./support/api.ts";
 import { setOutbound } from "./support/fake-extractor.ts";
@@ -9,49 +9,41 @@ async function create(url: string) {
   return api("POST", "/v1/jobs", { body: { url, count: 1 }, headers: account.auth });
 }
 
-describe("a direct link without a video extension", () => {
-  it("is accepted when its answer says video, after following redirects", async () => {
-    const seen: string[] = [];
-    setOutbound((request) => {
-      seen.push(`${request.method} ${request.url} ${request.redirect}`);
-      if (request.url === "https://cdn.example.com/v/123") {
-        return new Response(null, { status: 302, headers: { location: "/blob/abc?sig=x" } });
-      }
-      return new Response(null, { headers: { "content-type": "video/mp4" } });
-    });
-    const res = await create("https://cdn.example.com/v/123");
+// The edge never fetches a link (decision 0260): whether a direct link is a video is the
+// extractor's to find out, and its InvalidUrl is checked in test/sources/open-source.test.ts
+// and test/e2e/direct-links.test.ts.
+it("accepts a direct link without a video extension without asking it", async () => {
+  let asked = 0;
+  setOutbound(() => {
+    asked++;
+    return new Response(null, { headers: { "content-type": "text/html" } });
+  });
+  for (const url of ["https://cdn.example.com/v/123", "https://files.example.com/download?id=42"]) {
+    const res = await create(url);
     expect(res.status).toBe(201);
     expect(res.body.platform).toBe("direct");
-    expect(seen).toEqual([
-      "HEAD https://cdn.example.com/v/123 manual",
-      "HEAD https://cdn.example.com/blob/abc?sig=x manual",
-    ]);
-  });
+    expect(res.body.url).toBe(url);
+  }
+  expect(asked).toBe(0);
+});
 
-  it.each([
-    [
-      "an HTML page",
-      () => new Response(null, { headers: { "content-type": "text/html" } }),
-      "not a video file",
-    ],
-    ["a 404", () => new Response(null, { status: 404 }), "HTTP 404"],
-    [
-      "a redirect to a private address",
-      () => new Response(null, { status: 301, headers: { location: "http://10.0.0.7/v.mp4" } }),
-      "redirect of the link was refused",
-    ],
-    [
-      "endless redirects",
-      () => new Response(null, { status: 302, headers: { location: "/again" } }),
-      "more than 5 times",
-    ],
-  ])("is refused with 400 InvalidUrl when it is %s", async (_label, answer, reason) => {
-    setOutbound(answer);
-    const res = await create("https://files.example.com/download?id=42");
+it("still refuses a direct link by its form and address, before any request", async () => {
+  let asked = 0;
+  setOutbound(() => {
+    asked++;
+    return new Response(null, { status: 500 });
+  });
+  for (const [url, reason] of [
+    ["http://10.0.0.7/v", "private"],
+    ["https://github.com/owner/repo", "not a supported video source"],
+    ["ftp://files.example.com/v.mp4", ""],
+  ]) {
+    const res = await create(url);
     expect(res.status).toBe(400);
     expect(res.body.data.name).toBe("InvalidUrl");
     expect(res.body.message).toContain(reason);
-  });
+  }
+  expect(asked).toBe(0);
 });
 
 it("does not ask a link with a video extension or a platform link", async () => {

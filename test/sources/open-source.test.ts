@@ -53,6 +53,11 @@ beforeAll(async () => {
       .writeHead(200, { "content-type": "text/html" })
       .end("<!doctype html><title>News</title><p>No video here.</p>");
   });
+  server.route("/player-page", (_req, res) => {
+    res
+      .writeHead(200, { "content-type": "text/html" })
+      .end('<!doctype html><title>Show</title><div class="player">Coming soon</div>');
+  });
   server.route("/notes.txt", (_req, res) =>
     res.writeHead(200, { "content-type": "text/plain" }).end("hello"),
   );
@@ -191,14 +196,28 @@ describe("openSource, direct links", () => {
     if (status < 500) expect(error.userMessage).not.toMatch(/try again/i);
   });
 
-  it("fails an HTML page without a video with NoVideoFound", async () => {
-    const error = await failureOf(openSource(`${server.origin}/article`, "direct", lax));
-    expect(error.name).toBe("NoVideoFound");
+  // The caller's own link that is no video is a wrong link: InvalidUrl, as the edge said with
+  // 400 when it still asked at creation (decision 0260).
+  it("fails an HTML page without a video with InvalidUrl, without starting yt-dlp", async () => {
+    const error = await failureOf(
+      openSource(`${server.origin}/article`, "direct", { ...lax, ytDlpBinary: "/nonexistent" }),
+    );
+    expect(error.name).toBe("InvalidUrl");
+    expect(error.message).toContain("not a video file (a page without a video)");
+    expect(error.userMessage).toBe("That link isn't a supported public video URL.");
+    // The page named no video, so no yt-dlp ran (a missing binary would fail otherwise).
+    expect(error.message).not.toMatch(/yt-dlp/);
   });
 
-  it("fails a text answer with NoVideoFound", async () => {
+  it("fails a page that looks like a player but holds no video with InvalidUrl", async () => {
+    const error = await failureOf(openSource(`${server.origin}/player-page`, "direct", lax));
+    expect(error.name).toBe("InvalidUrl");
+    expect(error.message).toContain("not a video file (a page without a video: yt-dlp");
+  });
+
+  it("fails a text answer with InvalidUrl, naming its content type", async () => {
     const error = await failureOf(openSource(`${server.origin}/notes.txt`, "direct", lax));
-    expect(error.name).toBe("NoVideoFound");
+    expect(error.name).toBe("InvalidUrl");
     expect(error.message).toContain("text/plain");
   });
 
