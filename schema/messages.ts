@@ -9,6 +9,7 @@ import {
   MAX_COUNT,
   MAX_MEDIA_SECONDS,
   MAX_WIDTH,
+  PROGRESS_STAGES,
   SKIP_REASONS,
   VideoSchema,
 } from "./api.ts";
@@ -178,6 +179,19 @@ const pixels = z.number().int().min(0).max(65_535);
 const fileKey = z.string().max(300);
 /** The most frames a result may carry: far above every plan's limit. */
 export const MOST_RESULT_FRAMES = 100_000;
+
+/**
+ * POST /internal/jobs/job/{job_id}/progress: what the running attempt is doing, about every
+ * second. Kept by the edge in the job's Durable Object (decision 0230), shown as job.progress.
+ */
+export const ProgressReportSchema = z.object({
+  attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
+  stage: z.enum(PROGRESS_STAGES),
+  frames_done: z.number().int().min(0).max(MOST_RESULT_FRAMES),
+  /** Null until the plan is known. */
+  frames_total: z.number().int().min(0).max(MOST_RESULT_FRAMES).nullable(),
+});
+export type ProgressReport = z.infer<typeof ProgressReportSchema>;
 
 export const FrameResultSchema = z.object({
   index: z.number().int().min(1).max(MOST_RESULT_FRAMES),
