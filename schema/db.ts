@@ -115,6 +115,8 @@ export const jobs = sqliteTable(
     captions: text("captions", { mode: "json" }),
     /** The storyboard's files and grid (schema/messages.ts ResultStoryboardSchema). */
     storyboard: text("storyboard", { mode: "json" }),
+    /** The moving preview's file and facts (schema/messages.ts ResultAnimatedSchema). */
+    animated: text("animated", { mode: "json" }),
     /** X-Request-Id of the request that created the job, so a failed job's page can name it. */
     requestId: text("request_id"),
     createdAt: createdAt(),
@@ -149,6 +151,8 @@ export const demoJobs = sqliteTable(
     attempts: integer("attempts").notNull().default(0),
     attemptId: text("attempt_id"),
     leaseExpiresAt: text("lease_expires_at"),
+    /** The moving preview, when the demo asked for one (as jobs.animated). */
+    animated: text("animated", { mode: "json" }),
     createdAt: createdAt(),
     startedAt: text("started_at"),
     completedAt: text("completed_at"),
@@ -174,6 +178,9 @@ export const frames = sqliteTable(
     caption: text("caption"),
     /** The frame's small picture for galleries (extractor/output/thumbnails.ts); null before. */
     thumbKey: text("thumb_key"),
+    /** best mode: the frame's score and its parts (schema/api.ts ScorePartsSchema). */
+    score: real("score"),
+    scoreParts: text("score_parts", { mode: "json" }),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.index] })],
 );
