@@ -1,6 +1,6 @@
 // D1 rows → the API's Job and DemoJob shapes.
 import type { z } from "@hono/zod-openapi";
-import type { DemoJobSchema, FrameSchema, JobSchema } from "../schema/api.ts";
+import type { DemoJobSchema, FrameSchema, JobSchema, Progress } from "../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
 import type { ResultCaptions, ResultStoryboard } from "../schema/messages.ts";
 import type { FileLinker } from "./files.ts";
@@ -36,10 +36,15 @@ async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise
   );
 }
 
+/**
+ * `progress` is what the job's JobWaiter holds while it runs (edge/jobs/read.ts reads it for
+ * processing jobs only); a completed job shows its last progress, from its own row.
+ */
 export async function jobToApi(
   row: JobRow,
   frameRows: FrameRow[],
   linker: FileLinker | null,
+  progress: Progress | null = null,
 ): Promise<Job> {
   const status = visibleStatus(row) as Job["status"];
   const error = (row.error as JobError) ?? null;
@@ -77,10 +82,27 @@ export async function jobToApi(
     video: (row.video as Job["video"]) ?? null,
     captions: await captionsToApi(row.captions as StoredCaptions | null, linker),
     storyboard: await storyboardToApi(row.storyboard as ResultStoryboard | null, linker),
+    progress: progressToApi(status, row, progress),
     created_at: row.createdAt,
     started_at: row.startedAt,
     completed_at: row.completedAt,
     expires_at: row.expiresAt,
+  };
+}
+
+/**
+ * While processing: the stage and frames the running attempt last reported. Completed (and
+ * expired) jobs keep their last progress: finishing, every frame made (frames_count of
+ * frames_count), at completed_at. Queued and failed jobs have none (decision 0230).
+ */
+function progressToApi(status: Job["status"], row: JobRow, live: Progress | null) {
+  if (status === "processing") return live;
+  if ((status !== "completed" && status !== "expired") || row.framesCount === null) return null;
+  return {
+    stage: "finishing" as const,
+    frames_done: row.framesCount,
+    frames_total: row.framesCount,
+    updated_at: row.completedAt ?? row.createdAt,
   };
 }
 

@@ -1,19 +1,23 @@
 // What a running attempt may do, by the token the edge issued for it (edge/jobs/attempt-token.ts):
 // write files under its {kind}/{job_id}/{attempt_id}/ while the job is unsettled, renew its
-// lease while it is the job's current attempt, and hand in its result, which is checked against
-// the job and settled here (or, when settling fails, later by the results queue). The route
-// (edge/routes/internal/) parses the HTTP and answers each refusal with its status.
+// lease and report its progress while it is the job's current attempt, and hand in its result,
+// which is checked against the job and settled here (or, when settling fails, later by the
+// results queue). The route (edge/routes/internal/) parses the HTTP and answers each refusal
+// with its status.
 import { z } from "zod";
-import { UNSETTLED_STATUSES } from "../../schema/job-status.ts";
+import type { Progress } from "../../schema/api.ts";
+import { PROCESSING, UNSETTLED_STATUSES } from "../../schema/job-status.ts";
 import {
   type ExtractResult,
   ExtractResultSchema,
   JOB_KINDS,
   type LeaseRenewal,
+  type ProgressReport,
   type ResultMessage,
 } from "../../schema/messages.ts";
 import { PLANS } from "../../schema/plans.ts";
 import { edgeConfig } from "../config.ts";
+import { jobWaiter } from "../durable/job-waiter.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 import { type AttemptClaim, verifyAttemptToken } from "./attempt-token.ts";
@@ -119,6 +123,45 @@ export async function renewAttemptLease(
     logEvent("warn", "extractor.keep_awake_failed", { job: job.id, error: String(err) }),
   );
   return { leaseSeconds };
+}
+
+/**
+ * The attempt's progress, kept in the job's JobWaiter object, never in D1 (decision 0230): one
+ * token check (no D1) and one object call per report. Refused when the job settled, when the
+ * attempt is not the job's current one, or when it goes back. The object learns the current
+ * attempt from the dispatch (begin); if it does not know this one (that call failed, or another
+ * attempt is known), D1 decides once, and a replaced attempt is told to stop reporting.
+ */
+export async function reportAttemptProgress(
+  env: Env,
+  authorization: string | undefined,
+  job: JobRef,
+  report: ProgressReport,
+): Promise<{ progress: Progress } | AttemptRefusal> {
+  const attemptId = report.attempt_id;
+  if (!(await attemptTokenFits(env, authorization, { kind: job.kind, jobId: job.id, attemptId }))) {
+    return NOT_THIS_ATTEMPT;
+  }
+  const { attempt_id: _attempt, ...counts } = report;
+  const progress = jobWaiter(env, job.kind, job.id);
+  let taken = await progress.report(attemptId, counts);
+  if ("refused" in taken && taken.refused === "unknown-attempt") {
+    const state = await readAttemptState(env, job);
+    const current =
+      state !== null &&
+      !state.settled &&
+      state.status === PROCESSING &&
+      state.attemptId === attemptId;
+    if (!current) return REPLACED;
+    if (await progress.begin(attemptId)) taken = await progress.report(attemptId, counts);
+  }
+  if ("progress" in taken) return taken;
+  if (taken.refused === "goes-back") {
+    return { refused: "invalid", error: "progress never goes back for the same attempt" };
+  }
+  return taken.refused === "settled"
+    ? { refused: "too-late", error: "the job has ended" }
+    : REPLACED;
 }
 
 /**

@@ -8,6 +8,7 @@
 // process at EXTRACTOR_URL locally: one interface, the same request.
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { edgeConfig } from "../config.ts";
+import { jobWaiter } from "../durable/job-waiter.ts";
 import { logEvent } from "../log.ts";
 import { buildExtractRequest } from "./extract-request.ts";
 import { type JobRef, leaseSecondsFor, releaseAttempt, startAttempt } from "./lifecycle.ts";
@@ -146,6 +147,7 @@ export async function dispatchJob(
   const attemptId = crypto.randomUUID();
   const leaseSeconds = leaseSecondsFor(env);
   if (!(await startAttempt(env, job, attemptId, leaseSeconds))) return { kind: "not-started" };
+  if (job.kind === "job") await beginProgress(env, job, attemptId);
   const request = await buildExtractRequest(env, job, attemptId, leaseSeconds).catch(
     async (err) => {
       await releaseAttempt(env, job, attemptId, false);
@@ -166,6 +168,23 @@ export async function dispatchJob(
   else if (outcome.kind === "failed") await releaseAttempt(env, job, attemptId, false);
   else await failUnsettled(env, job, "ExtractionFailed", outcome.reason);
   return outcome;
+}
+
+/**
+ * Tells the job's JobWaiter which attempt just started: from now on only its progress reports
+ * count (decision 0230). If this fails, its first report finds it in D1 instead
+ * (edge/jobs/attempts.ts reportAttemptProgress).
+ */
+async function beginProgress(env: Env, job: JobRef, attemptId: string) {
+  try {
+    await jobWaiter(env, job.kind, job.id).begin(attemptId);
+  } catch (err) {
+    logEvent("warn", "job.progress_not_begun", {
+      job: job.id,
+      attempt: attemptId,
+      error: String(err),
+    });
+  }
 }
 
 async function callExtractor(

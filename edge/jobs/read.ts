@@ -3,16 +3,19 @@
 // (edge/storage/d1-sessions.ts); the two places a lagging replica would give a wrong answer
 // go to the primary: a job it does not know yet, and wait=true's re-reads.
 // wait=true holds its request on the job's JobWaiter (edge/durable/job-waiter.ts), which
-// settlement wakes; it then reads D1 again, so D1 stays the record.
+// settlement wakes; it then reads D1 again, so D1 stays the record. A processing job's progress
+// is read from that object too, on every read (decision 0230): D1 never holds it.
 import type { Context } from "hono";
+import type { Progress } from "../../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../../schema/db.ts";
-import { COMPLETED, EXPIRED, isFinalStatus } from "../../schema/job-status.ts";
+import { COMPLETED, EXPIRED, isFinalStatus, PROCESSING } from "../../schema/job-status.ts";
 import { type JobOptions, JobOptionsSchema } from "../../schema/messages.ts";
 import { edgeConfig, publicBaseUrl } from "../config.ts";
 import type { AppEnv } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
 import { type FileLinker, fileLinker, presignSettings } from "../files.ts";
+import { logEvent } from "../log.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
 import type { D1Reader } from "../storage/prepared-select.ts";
@@ -208,7 +211,22 @@ export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {
     );
     found = isFinalStatus(row.status) ? await findJobWithFrames(c, id) : { row, frameList: [] };
   }
-  return jobToApi(found.row, found.frameList, linkerFor(c, found.row));
+  const progress = await liveProgress(c.env, found.row);
+  return jobToApi(found.row, found.frameList, linkerFor(c, found.row), progress);
+}
+
+/**
+ * A processing job's progress, as its JobWaiter holds it now (null for any other job, or when
+ * the object cannot be reached: the job is still read).
+ */
+async function liveProgress(env: Env, row: JobRow): Promise<Progress | null> {
+  if (row.status !== PROCESSING) return null;
+  try {
+    return await jobWaiter(env, "job", row.id).progress();
+  } catch (err) {
+    logEvent("warn", "job.progress_unread", { job: row.id, error: String(err) });
+    return null;
+  }
 }
 
 export async function listJobs(
@@ -221,8 +239,11 @@ export async function listJobs(
     query,
     new Date().toISOString(),
   );
-  // Rows carry no file URLs (spec §4): read a single job for them.
-  const data = await Promise.all(rows.map((row) => jobToApi(row, [], null)));
+  // Rows carry no file URLs (spec §4): read a single job for them. Processing rows carry their
+  // progress, one object call each (an account runs at most its plan's max_active_jobs).
+  const data = await Promise.all(
+    rows.map(async (row) => jobToApi(row, [], null, await liveProgress(c.env, row))),
+  );
   return { total, limit: query.limit, skip: query.skip, data };
 }
 

@@ -1,12 +1,12 @@
-// What the extractor calls: frame and ZIP uploads into R2, lease renewals of its attempt, and
-// its result. The protocol is the job's (edge/jobs/attempts.ts: who may write, renew and
-// settle; edge/jobs/attempt-files.ts: what is stored); these handlers read the request, call it
-// and answer each refusal with its status.
+// What the extractor calls: frame and ZIP uploads into R2, lease renewals and progress of its
+// attempt, and its result. The protocol is the job's (edge/jobs/attempts.ts: who may write,
+// renew, report and settle; edge/jobs/attempt-files.ts: what is stored); these handlers read
+// the request, call it and answer each refusal with its status.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type ZodError, z } from "zod";
 import { parseFileKey, parseUploadKey } from "../../../schema/job-files.ts";
-import { LeaseRenewalSchema } from "../../../schema/messages.ts";
+import { LeaseRenewalSchema, ProgressReportSchema } from "../../../schema/messages.ts";
 import type { AppEnv } from "../../context.ts";
 import {
   completeZipUpload as completeAttemptZip,
@@ -25,6 +25,7 @@ import {
   isRefusal,
   mayWriteFiles,
   renewAttemptLease as renewLeaseOf,
+  reportAttemptProgress,
 } from "../../jobs/attempts.ts";
 
 /** A ZIP's parts as the extractor lists them when it completes the upload, each part once. */
@@ -169,6 +170,25 @@ export async function renewAttemptLease(c: Context<AppEnv>) {
   const renewed = await renewLeaseOf(c.env, c.req.header("authorization"), job, renewal.data);
   if (isRefusal(renewed)) return refusal(c, renewed);
   return c.json({ lease_seconds: renewed.leaseSeconds }, 200);
+}
+
+/** The running attempt's stage and frames (job.progress); only an account's jobs have one. */
+export async function reportProgress(c: Context<AppEnv>) {
+  const kind = c.req.param("kind");
+  const report = ProgressReportSchema.safeParse(await c.req.json().catch(() => null));
+  if (kind !== "job" || !report.success) {
+    const why = report.success ? "" : `: ${firstIssue(report.error)}`;
+    return c.json(
+      {
+        error: `POST {attempt_id, stage, frames_done, frames_total} to /internal/jobs/job/{id}/progress${why}`,
+      },
+      400,
+    );
+  }
+  const job = { kind, id: c.req.param("id") ?? "" } as const;
+  const taken = await reportAttemptProgress(c.env, c.req.header("authorization"), job, report.data);
+  if (isRefusal(taken)) return refusal(c, taken);
+  return c.json(taken, 200);
 }
 
 export async function postResult(c: Context<AppEnv>) {

@@ -1,4 +1,4 @@
-// What the extractor calls: frame and ZIP uploads, lease renewals and its result. The paths are
+// What the extractor calls: frame and ZIP uploads, lease renewals, progress and its result. The paths are
 // in ./routes.ts; the handlers and the attempt-token check in ./handlers.ts.
 import { createRouter } from "../../app.ts";
 import {
@@ -8,6 +8,7 @@ import {
   putFrameFiles,
   putZipPart,
   renewAttemptLease,
+  reportProgress,
   requireAttemptKey,
   requireAttemptPrefix,
   startZipUpload,
@@ -21,4 +22,5 @@ export const internalRouter = createRouter()
   .post(INTERNAL_PATHS.ZIP, requireAttemptKey, startZipUpload)
   .put(INTERNAL_PATHS.ZIP, requireAttemptKey, putZipPart)
   .post(INTERNAL_PATHS.LEASE, renewAttemptLease)
+  .post(INTERNAL_PATHS.PROGRESS, reportProgress)
   .post(INTERNAL_PATHS.RESULTS, postResult);

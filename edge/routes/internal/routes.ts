@@ -7,5 +7,6 @@ export const INTERNAL_PATHS = {
   ZIP_COMPLETE: "/internal/uploads/:key{.+\\.zip}/complete",
   ZIP: "/internal/uploads/:key{.+\\.zip}",
   LEASE: "/internal/jobs/:kind/:id/lease",
+  PROGRESS: "/internal/jobs/:kind/:id/progress",
   RESULTS: "/internal/results",
 } as const;
