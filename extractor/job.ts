@@ -24,6 +24,7 @@ import { PictureIndex } from "./ffmpeg/unneeded-frames.ts";
 import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
+import type { ProgressSink } from "./output/progress-reporter.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
@@ -64,6 +65,8 @@ export interface ExtractionSettings {
    * is decoded (the service tells the edge, which may stop a job the account cannot pay for).
    */
   onPlanned?: (plan: { processedSeconds: number }) => void;
+  /** Told each stage, and how many frames are made (the service reports it: job.progress). */
+  progress?: ProgressSink;
 }
 
 export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
@@ -94,6 +97,7 @@ export async function extractFrames(
         strategy: settings.strategy ?? "auto",
         runsAhead: settings.runsAhead,
         onPlanned: settings.onPlanned,
+        progress: settings.progress,
       },
       outcome,
     );
@@ -138,6 +142,7 @@ interface RunSettings {
   strategy: NonNullable<ExtractionSettings["strategy"]>;
   runsAhead?: number;
   onPlanned?: ExtractionSettings["onPlanned"];
+  progress?: ProgressSink;
 }
 
 async function runJob(
@@ -146,7 +151,8 @@ async function runJob(
   settings: RunSettings,
   outcome: ExtractionOutcome,
 ): Promise<void> {
-  const { signal } = settings;
+  const { signal, progress } = settings;
+  progress?.stage("probing");
   const keyframeHints = lookUpKeyframesEarly(
     job.input,
     job.options.mode === "timestamps" ? (job.options.timestamps ?? null) : null,
@@ -218,6 +224,9 @@ async function runJob(
     });
   }
   const wanted = plan.frames.filter((f) => !f.pastEnd);
+  // Counted from the results as they turn ok (a decode that starts over resets them; the
+  // reporter keeps its highest count).
+  progress?.extracting(wanted.length, () => okFrames(results));
   const zipped = job.options.output !== "urls" || plan.frames.length > ZIP_ALWAYS_ABOVE_FRAMES;
   if (wanted.length > 0) {
     const context: DecodeContext = {
@@ -265,6 +274,7 @@ async function runJob(
         ...job.trace,
         frames: [...results.values()].filter((f) => f.status === "ok").length,
       });
+      if (job.options.storyboard || job.options.captions) progress?.stage("encoding");
       if (job.options.storyboard) {
         outcome.storyboard = await storeStoryboard(writer, size, usable);
       }
@@ -283,6 +293,7 @@ async function runJob(
         outcome.captions = found.captions;
         outcome.captions_note = found.note;
       }
+      progress?.stage("uploading");
       outcome.zip = await writer.finish();
       log("info", "files.stored", {
         ...job.trace,
@@ -553,6 +564,12 @@ function pictureSteps(video: VideoProbe, size: OutputSize): PictureSteps {
  */
 function isHdSize(video: VideoProbe): boolean {
   return video.width >= 1280 || video.height > 576;
+}
+
+function okFrames(results: Map<number, FrameResult>): number {
+  let ok = 0;
+  for (const result of results.values()) if (result.status === "ok") ok++;
+  return ok;
 }
 
 function round3(x: number): number {

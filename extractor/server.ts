@@ -4,10 +4,12 @@
 //                  at once when a slot is free, or waits in a bounded room and starts the moment
 //                  a slot frees, fairly between tenants. From acceptance on, the attempt's lease
 //                  is renewed every lease_seconds/3 (POST /internal/jobs/{kind}/{id}/lease),
-//                  waiting or running; frames go to the edge, and the ExtractResult is posted
-//                  to /internal/results. A renewal answered 409 means another attempt took the
-//                  job over (this one was presumed dead): the attempt is cancelled, or taken out
-//                  of the room, and posts nothing.
+//                  waiting or running; its progress is reported about every second
+//                  (POST /internal/jobs/job/{id}/progress: extractor/output/progress-reporter.ts);
+//                  frames go to the edge, and the ExtractResult is posted to /internal/results.
+//                  A renewal answered 409 means another attempt took the job over (this one was
+//                  presumed dead): the attempt is cancelled, or taken out of the room, and posts
+//                  nothing.
 //                  401 wrong secret, 400 bad request, 503 + Retry-After when the room is full
 //                  (or holds all the request's tenant may have waiting): the edge's queue keeps
 //                  the job without spending an attempt.
@@ -30,6 +32,7 @@ import {
   type LeaseLoop,
   renewLeaseLoop,
 } from "./output/edge-sink.ts";
+import { ProgressReporter } from "./output/progress-reporter.ts";
 import { RunPriority, withRunPriority } from "./priority.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
@@ -128,6 +131,15 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     // dead attempt to the edge; losing it cancels the run, or takes the attempt out of the room.
     const cancel = new AbortController();
     let leave: (() => boolean) | null = null;
+    // An account's job shows its progress (job.progress); a demo's has nowhere to show it.
+    const progress =
+      request.attempt_id && request.kind === "job"
+        ? new ProgressReporter(progressClient(request), {
+            kind: request.kind,
+            jobId: request.job_id,
+            attemptId,
+          })
+        : null;
     const lease =
       request.attempt_id && request.lease_seconds
         ? renewLeaseLoop(edgeClient(request), {
@@ -138,6 +150,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
             onLost: (why) => {
               log("warn", "job cancelled: its attempt is no longer current", { ...fields, why });
               cancel.abort(new Error(`the attempt was taken over: ${why}`));
+              progress?.stop();
               if (leave?.()) {
                 options.onJobEnd?.({
                   jobId: request.job_id,
@@ -156,11 +169,12 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       if (newcomer) newcomers++;
       rebalance();
       options.onJobStart?.({ jobId: request.job_id, attemptId, tenant, newcomer, priority });
+      progress?.stage("fetching");
       // Every line the job writes, however deep (sources, ffmpeg, the sink), names it, and
       // every media process it starts takes its share.
       return withLogContext(fields, () =>
         withRunPriority(priority, () =>
-          runAttempt(request, attemptId, requestId, cancel.signal, lease),
+          runAttempt(request, attemptId, requestId, cancel.signal, lease, progress),
         ),
       )
         .catch((error) => log("error", "job crashed", { ...fields, error: String(error) }))
@@ -172,11 +186,13 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     });
     if (admission.kind === "full") {
       lease?.stop();
+      progress?.stop();
       res.setHeader("retry-after", String(options.retryAfterSeconds ?? 2));
       return reply(res, 503, { error: "busy", why: admission.why, ...load() });
     }
     if (admission.kind === "waiting") {
       leave = admission.cancel;
+      progress?.stage("waiting");
       log("info", "job waiting for a slot", { event: "job.waiting", ...fields, ...load() });
     }
     reply(res, 202, {
@@ -193,17 +209,20 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     requestId: string | undefined,
     cancelled: AbortSignal,
     lease: LeaseLoop | null,
+    progress: ProgressReporter | null,
   ) {
     const fields = { job: request.job_id, attempt: attemptId, request: requestId };
     log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
     let end: JobEnd | null = null;
     try {
-      const result = await runRequest(request, attemptId, cancelled, lease);
+      const result = await runRequest(request, attemptId, cancelled, lease, progress);
       if (cancelled.aborted) {
         end = { jobId: request.job_id, attemptId, status: result.status, delivery: "cancelled" };
         return;
       }
       end = { jobId: request.job_id, attemptId, status: result.status, delivery: "posted" };
+      const made = result.frames.filter((f) => f.status === "ok").length;
+      await progress?.finish(made, result.status === "completed");
       try {
         await edgeClient(request).postResult(result);
       } catch (error) {
@@ -219,6 +238,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       }
     } finally {
       lease?.stop();
+      progress?.stop();
       if (end) {
         log("info", "job ended", {
           event: "job.ended",
@@ -240,11 +260,23 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     });
   }
 
+  /** Progress reports are light and frequent: one try each, soon given up. */
+  function progressClient(request: ExtractRequest): EdgeClient {
+    return new EdgeClient({
+      baseUrl: request.callback.base_url,
+      token: request.callback.token,
+      fetch: options.fetch,
+      attempts: 1,
+      requestTimeoutMs: 5_000,
+    });
+  }
+
   async function runRequest(
     request: ExtractRequest,
     attemptId: string,
     cancelled: AbortSignal,
     lease: LeaseLoop | null = null,
+    progress: ProgressReporter | null = null,
   ): Promise<ExtractResult> {
     const started = Date.now();
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
@@ -276,6 +308,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         {
           deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000),
           signal: cancelled,
+          progress: progress ?? undefined,
           // A job charged per minute tells the edge its span at once: if that alone costs
           // more than the account can pay, the edge ends the job and its 409 cancels this
           // attempt before it decodes (edge/jobs/lifecycle.ts stopIfUnaffordable).

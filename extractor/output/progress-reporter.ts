@@ -1,0 +1,138 @@
+// Tells the edge what a running attempt is doing: its stage and the frames made so far
+// (POST {base}/internal/jobs/{kind}/{job_id}/progress, ProgressReportSchema, with the attempt's
+// token). The edge keeps it in the job's Durable Object, not in D1 (decision 0230), so a report
+// costs one light call. Sent every REPORT_EVERY_MS while the attempt waits or runs, so the
+// job's progress is never more than about a second old, and at once on a new stage. One call
+// at a time; a slow edge only makes reports sparser. Nothing here ever goes back: stages move
+// forward, frames_done keeps its highest count (a decode that starts over counts again from 0).
+// A refusal (the job ended, another attempt took over, or a bad report) stops the reports; the
+// lease loop decides whether the attempt itself stops.
+import { PROGRESS_STAGES, type ProgressStage } from "../../schema/api.ts";
+import type { ProgressReport } from "../../schema/messages.ts";
+import { EdgeCallError, type EdgeClient } from "./edge-sink.ts";
+
+export const REPORT_EVERY_MS = 750;
+/** The last report waits at most this long before the result is posted anyway. */
+const LAST_REPORT_MS = 2_000;
+
+/** What the extraction tells about its progress (extractor/job.ts); the reporter adds the rest. */
+export interface ProgressSink {
+  /** A new stage (an earlier or the same one is ignored). */
+  stage(stage: ProgressStage): void;
+  /** Decoding starts: `total` frames to make, `done()` counts those made so far. */
+  extracting(total: number, done: () => number): void;
+}
+
+export class ProgressReporter implements ProgressSink {
+  private readonly client: EdgeClient;
+  private readonly path: string;
+  private readonly attemptId: string;
+  private current: ProgressStage | null = null;
+  private framesDone = 0;
+  private framesTotal: number | null = null;
+  private count: (() => number) | null = null;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private sending: Promise<void> | null = null;
+  /** A report was asked for while one was out: it goes as soon as that one is answered. */
+  private again = false;
+  private stopped = false;
+  /** The edge refused a report: nothing more is sent, not even the last one. */
+  private refused = false;
+
+  constructor(
+    client: EdgeClient,
+    attempt: { kind: string; jobId: string; attemptId: string },
+    everyMs = REPORT_EVERY_MS,
+  ) {
+    this.client = client;
+    this.attemptId = attempt.attemptId;
+    this.path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/progress`;
+    this.timer = setInterval(() => this.send(), everyMs);
+    this.timer.unref?.();
+  }
+
+  stage(stage: ProgressStage): void {
+    if (this.current !== null && rank(stage) <= rank(this.current)) return;
+    this.current = stage;
+    this.send();
+  }
+
+  extracting(total: number, done: () => number): void {
+    this.framesTotal = total;
+    this.count = done;
+    this.stage("extracting");
+  }
+
+  /**
+   * The attempt has its outcome: `finishing` with the frames it made (and, when it completed,
+   * as many to make: what the job's frames_count will be), sent and answered before the result
+   * is posted, so the edge shows the final count first. Reports stop after it.
+   */
+  async finish(framesMade: number, completed: boolean): Promise<void> {
+    if (this.stopped) return;
+    // No more reports on the timer or on a stage change: the last one goes below.
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.count = null;
+    this.framesDone = Math.max(this.framesDone, framesMade);
+    if (completed) this.framesTotal = this.framesDone;
+    this.current = "finishing";
+    const bounded = (work: Promise<unknown> | null) =>
+      Promise.race([work, new Promise((resolve) => setTimeout(resolve, LAST_REPORT_MS))]);
+    await bounded(this.sending);
+    if (!this.refused) await bounded(this.post());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  /** What the next report says. */
+  snapshot(): ProgressReport | null {
+    if (this.current === null) return null;
+    if (this.count) this.framesDone = Math.max(this.framesDone, this.count());
+    return {
+      attempt_id: this.attemptId,
+      stage: this.current,
+      frames_done: this.framesDone,
+      frames_total: this.framesTotal,
+    };
+  }
+
+  private send(): void {
+    if (this.stopped || this.current === null) return;
+    if (this.sending) {
+      this.again = true;
+      return;
+    }
+    this.sending = this.post().finally(() => {
+      this.sending = null;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        this.send();
+      }
+    });
+  }
+
+  private async post(): Promise<void> {
+    const report = this.snapshot();
+    if (!report) return;
+    try {
+      await this.client.call("POST", this.path, JSON.stringify(report), "application/json", {
+        attempts: 1,
+      });
+    } catch (error) {
+      const status = error instanceof EdgeCallError ? error.status : null;
+      // 4xx: the edge will not take this attempt's progress (ended, replaced, or refused).
+      if (status !== null && status >= 400 && status < 500 && status !== 429) {
+        this.refused = true;
+        this.stop();
+      }
+    }
+  }
+}
+
+function rank(stage: ProgressStage): number {
+  return PROGRESS_STAGES.indexOf(stage);
+}
