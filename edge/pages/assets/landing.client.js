@@ -295,9 +295,12 @@
       shown = job.status;
       if (job.status === "completed") return showFrames(job);
       if (job.status === "failed") {
-        return showError(job.error?.userMessage || "We couldn't get frames from that video.", [
-          allowanceGivenBack(),
-        ]);
+        // A link that turned out to be no video is the field's error, as a 400 InvalidUrl is.
+        return showError(
+          job.error?.userMessage || "We couldn't get frames from that video.",
+          [allowanceGivenBack()],
+          job.error?.name === "InvalidUrl",
+        );
       }
       if (job.status === "expired") return showError("This preview has expired. Run it again.");
       if (Date.now() - started > GIVE_UP_MS) {
