@@ -3,7 +3,8 @@
 // before the app sees a request (edge/oauth/tokens.ts), so the app knows one credential.
 import { createApp } from "./app.ts";
 import { runScheduledMaintenance } from "./maintenance.ts";
-import { mcpRouter } from "./mcp/index.ts";
+import { MCP_PATH, mcpRouter } from "./mcp/index.ts";
+import { recordApiRequests } from "./middleware/request-log.ts";
 import { oauthRouter } from "./oauth/index.tsx";
 import { withConnectorKey } from "./oauth/tokens.ts";
 import { handleQueueBatch } from "./queues/index.ts";
@@ -23,6 +24,9 @@ export { RateLimiter } from "./durable/rate-limiter.ts";
 export const app = createApp();
 // Liveness, and the bare baseline route of the API benchmark: no auth, no limiter, no D1.
 app.get("/healthz", (c) => c.json({ ok: true }));
+// Requests made with an API key, in the account's request log (decision 0250).
+app.use("/v1/*", recordApiRequests);
+app.use(MCP_PATH, recordApiRequests);
 app
   .route("/", v1Router)
   .route("/", filesRouter)

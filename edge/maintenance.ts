@@ -2,6 +2,7 @@
 // whose attempt lost its lease, and jobs left queued with no message, back to the jobs queue,
 // fails jobs that have been stuck far longer than any extraction can take, and renews plan
 // credits.
+import { drizzle } from "drizzle-orm/d1";
 import { addMonth } from "../schema/accounts.ts";
 import { COMPLETED, FAILED, PROCESSING, QUEUED } from "../schema/job-status.ts";
 import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
@@ -11,6 +12,7 @@ import { expire } from "./jobs/lifecycle.ts";
 import { deletePrefix, failUnsettled } from "./jobs/settlement.ts";
 import { clearExpiry, leaseRunOut, pastExpiry, queuedSince, unsettledSince } from "./jobs/store.ts";
 import { errorFields, logEvent } from "./log.ts";
+import { pruneApiRequests } from "./storage/api-requests.ts";
 import { pruneOldDeliveries } from "./storage/webhooks.ts";
 
 const EXPIRE_BATCH = 200;
@@ -24,6 +26,8 @@ const STUCK_AFTER_MS = 3 * 3600_000;
 export const QUEUED_STRANDED_AFTER_MS = 30_000;
 /** Jobs handed back per table per run, oldest first; the next run takes the rest. */
 const REQUEUE_BATCH = 100;
+/** Two cron periods: an account that wrote since then is trimmed to its request-log bound. */
+const REQUEST_LOG_TRIM_WINDOW_MS = 20 * 60_000;
 
 /**
  * Files go first and the job is marked only once they are gone: a delete that fails leaves
@@ -166,4 +170,8 @@ export async function runScheduledMaintenance(env: Env, now: number) {
   await attempt("renewing plan credits", () => renewPlanCredits(env, now));
   await attempt("purging expired sign-ins", () => purgeExpiredSignIns(env, now));
   await attempt("pruning webhook deliveries", () => pruneOldDeliveries(env.DB, now));
+  // Accounts that wrote since two runs ago are trimmed to their bound (decision 0250).
+  await attempt("pruning the request log", () =>
+    pruneApiRequests(drizzle(env.DB), now, now - REQUEST_LOG_TRIM_WINDOW_MS),
+  );
 }

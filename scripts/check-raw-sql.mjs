@@ -18,6 +18,7 @@ const SCANNED = ["edge", "schema", "extractor"];
 const STORAGE_MODULES = [
   "edge/jobs/store.ts",
   "edge/storage/prepared-select.ts",
+  "edge/storage/usage.ts",
   "edge/storage/webhooks.ts",
   "schema/accounts.ts",
   "schema/db.ts",

@@ -337,7 +337,11 @@ describe("credits, plan and ledger", () => {
 
     const billing = await visitor.get("/dashboard/billing");
     expect(billing.status).toBe(200);
-    const text = textOf(billing.text);
+    expect(textOf(billing.text)).toContain("Pack credits: 500.");
+    // The ledger itself is on the Usage page, one row per job (decision 0251).
+    const usage = await visitor.get("/dashboard/usage");
+    expect(usage.status).toBe(200);
+    const text = textOf(usage.text);
     const pack = text.indexOf("Credit pack 500 pack credits");
     const grant = text.indexOf("Plan credits free plan credits for the first period");
     expect(pack).toBeGreaterThan(-1);

@@ -1,5 +1,5 @@
 // Plan and billing: the plans and the pack (with buy buttons when Stripe is configured), the
-// subscription, and the credit ledger, newest first.
+// subscription, and the balances (the ledger itself is on the Usage page, usage.tsx).
 import type { Context } from "hono";
 import type { AccountRow } from "../../../schema/db.ts";
 import { CREDIT_PACK, PLAN_NAMES, PLANS } from "../../../schema/plans.ts";
@@ -9,36 +9,10 @@ import type { AppEnv } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { formOf } from "../../pages/forms.ts";
 import { planNameOf } from "../../plan-of.ts";
-import { ledgerPage, ledgerSize, liveAccount } from "./data.ts";
+import { liveAccount } from "./data.ts";
 import { SubscriptionState } from "./plan-state.tsx";
 import type { PageContext } from "./ui.tsx";
-import {
-  count,
-  DashboardPage,
-  Notice,
-  Pager,
-  pageNumber,
-  renderPage,
-  signed,
-  When,
-} from "./ui.tsx";
-
-const LEDGER_PAGE_SIZE = 25;
-
-const KIND_LABELS: Record<string, string> = {
-  grant: "Plan credits",
-  renewal: "Renewal",
-  reserve: "Held for a job",
-  charge: "Job charged",
-  release: "Hold released",
-  pack: "Credit pack",
-  plan: "Plan set",
-  "plan-start": "Plan started",
-  "plan-change": "Plan changed",
-  "back-to-free": "Back to free",
-};
-
-type Ledger = Awaited<ReturnType<typeof ledgerPage>>;
+import { count, DashboardPage, Notice, renderPage, When } from "./ui.tsx";
 
 function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
   const current = planNameOf(props.account);
@@ -109,69 +83,9 @@ function PlanTable(props: { account: AccountRow; canBuy: boolean }) {
   );
 }
 
-function LedgerTable(props: { entries: Ledger }) {
-  if (props.entries.length === 0) {
-    return <p class="muted">No entries yet.</p>;
-  }
-  return (
-    <div class="table-scroll">
-      <table class="stack-table">
-        <caption class="sr-only">Credit ledger, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Entry</th>
-            <th scope="col" class="num">
-              Plan
-            </th>
-            <th scope="col" class="num">
-              Pack
-            </th>
-            <th scope="col" class="num">
-              Held
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.entries.map((entry) => (
-            <tr>
-              <td data-label="When">
-                <When iso={entry.createdAt} />
-              </td>
-              <td class="ledger-entry">
-                {KIND_LABELS[entry.kind] ?? entry.kind}
-                {entry.note && <span class="hint">{entry.note}</span>}
-                {entry.jobId && (
-                  <span class="hint">
-                    <a href={`/dashboard/jobs/${entry.jobId}`}>job {entry.jobId.slice(0, 8)}</a>
-                  </span>
-                )}
-              </td>
-              <td class="num" data-label="Plan">
-                {signed(entry.planDelta)}
-              </td>
-              <td class="num" data-label="Pack">
-                {signed(entry.packDelta)}
-              </td>
-              <td class="num" data-label="Held">
-                {signed(entry.reservedDelta)}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
-  );
-}
-
 async function billingPage(c: Context<AppEnv>, error?: string) {
   const db = c.get("db");
   const account = await liveAccount(db, c.get("account").id);
-  const page = pageNumber(c.req.query("page"));
-  const [entries, total] = await Promise.all([
-    ledgerPage(db, account.id, LEDGER_PAGE_SIZE, (page - 1) * LEDGER_PAGE_SIZE),
-    ledgerSize(db, account.id),
-  ]);
   const canBuy = billingEnabled(c.env);
   const body = (
     <DashboardPage
@@ -242,14 +156,15 @@ async function billingPage(c: Context<AppEnv>, error?: string) {
       </section>
       <section aria-labelledby="ledger-title" class="dashboard-section">
         <h2 id="ledger-title">Credit ledger</h2>
-        {/* biome-ignore lint/suspicious/noSuspiciousSemicolonInJsx: the semicolons are the sentence's own */}
         <p class="muted">
-          Every change of your balance, newest first. Plan credits: {count(account.planCredits)};
-          pack credits: {count(account.packCredits)}; held by running jobs:{" "}
-          {count(account.reservedCredits)}.
+          Plan credits: {count(account.planCredits)}. Pack credits: {count(account.packCredits)}.
+          Held by running jobs: {count(account.reservedCredits)}.
         </p>
-        <LedgerTable entries={entries} />
-        <Pager path="/dashboard/billing" page={page} pageSize={LEDGER_PAGE_SIZE} total={total} />
+        <p>
+          <a href="/dashboard/usage">
+            The ledger, one row per job, with this period by day and a CSV download
+          </a>
+        </p>
       </section>
     </DashboardPage>
   );

@@ -8,10 +8,13 @@ import { activityPage } from "./activity.tsx";
 import { showBillingPage, submitCheckout, submitPortal } from "./billing.tsx";
 import { jobPage, jobsPage } from "./jobs.tsx";
 import { keysPage, submitKeyRevocation, submitNewKey } from "./keys.tsx";
+import { downloadLedger } from "./ledger-export.ts";
 import { overviewPage } from "./overview.tsx";
+import { requestsPage } from "./requests.tsx";
 import { ACCOUNT_PAGES as P, PAGE_PATHS, SESSION_PATHS } from "./routes.ts";
 import { codePage, sendSignInCode, signInPage, signInWithCode, signOut } from "./sign-in.tsx";
 import { DASHBOARD_CSS, DASHBOARD_JS } from "./ui.tsx";
+import { usagePage } from "./usage.tsx";
 import { deliveryPage, submitResend } from "./webhook-deliveries.tsx";
 import {
   revealSigningSecret,
@@ -53,4 +56,7 @@ accountRouter
   .post(P.testWebhook, submitWebhookTest)
   .get(P.webhookDelivery, deliveryPage)
   .post(P.resendWebhookDelivery, submitResend)
-  .get(P.activity, activityPage);
+  .get(P.activity, activityPage)
+  .get(P.usage, usagePage)
+  .get(P.ledgerCsv, downloadLedger)
+  .get(P.requests, requestsPage);

@@ -21,6 +21,9 @@ export const ACCOUNT_PAGES = {
   webhookDelivery: "/dashboard/webhooks/deliveries/:id",
   resendWebhookDelivery: "/dashboard/webhooks/deliveries/:id/resend",
   activity: "/dashboard/activity",
+  usage: "/dashboard/usage",
+  ledgerCsv: "/dashboard/usage/ledger.csv",
+  requests: "/dashboard/requests",
 } as const;
 
 /**

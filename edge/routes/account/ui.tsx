@@ -63,6 +63,8 @@ export function AccountPage(props: { title: string; children?: Child }) {
 const SECTIONS = [
   { href: "/dashboard", label: "Overview" },
   { href: "/dashboard/jobs", label: "Jobs" },
+  { href: "/dashboard/usage", label: "Usage" },
+  { href: "/dashboard/requests", label: "Requests" },
   { href: "/dashboard/keys", label: "API keys" },
   { href: "/dashboard/billing", label: "Plan & billing" },
   { href: "/dashboard/webhooks", label: "Webhooks" },
@@ -141,11 +143,22 @@ export function signed(value: number): string {
   return "0";
 }
 
-/** Links to earlier and later pages of a list. */
-export function Pager(props: { path: string; page: number; pageSize: number; total: number }) {
+/** Links to earlier and later pages of a list (keeping the list's own `query`, a search). */
+export function Pager(props: {
+  path: string;
+  page: number;
+  pageSize: number;
+  total: number;
+  query?: Record<string, string>;
+}) {
   const pages = Math.max(1, Math.ceil(props.total / props.pageSize));
   if (pages <= 1) return null;
-  const link = (page: number) => (page === 1 ? props.path : `${props.path}?page=${page}`);
+  const link = (page: number) => {
+    const query = new URLSearchParams(props.query);
+    if (page > 1) query.set("page", String(page));
+    const search = query.toString();
+    return search ? `${props.path}?${search}` : props.path;
+  };
   return (
     <nav class="pager" aria-label="Pages">
       {props.page > 1 ? <a href={link(props.page - 1)}>← Newer</a> : <span />}
