@@ -26,6 +26,9 @@ beforeAll(async () => {
   publicServer.route("/to-file", (_req, res) =>
     res.writeHead(302, { location: "file:///etc/passwd" }).end(),
   );
+  publicServer.route("/to-broken", (_req, res) =>
+    res.writeHead(302, { location: "http://[" }).end(),
+  );
   publicServer.route("/to-metadata", (_req, res) => {
     res.writeHead(307, { location: "http://169.254.169.254/latest/meta-data/" }).end();
   });
@@ -88,6 +91,16 @@ describe("safeFetch address rules", () => {
     );
     expect(error.message).toMatch(/refused destination: 127\.0\.0\.1 is a loopback address/);
     expect(privateServer.requests.length).toBe(before);
+  });
+
+  // Moved here from test/edge/hostile-input.test.ts when the edge stopped asking links
+  // (decision 0260): a Location that is not a URL is refused, not thrown.
+  it("refuses a redirect to a Location that is not a URL", async () => {
+    const error = await refusal(
+      safeFetch(`${publicServer.origin}/to-broken`, { policy: testPolicy() }),
+    );
+    expect(error.name).toBe("DownloadFailed");
+    expect(error.message).toMatch(/redirect|not a URL|invalid/i);
   });
 
   it("refuses a redirect to a name that resolves to a private address", async () => {
