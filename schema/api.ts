@@ -6,7 +6,14 @@ import { MAX_URL_LENGTH } from "./url-safety.ts";
 
 export { MAX_URL_LENGTH };
 
-export const EXTRACTION_MODES = ["interval", "count", "timestamps", "scenes", "keyframes"] as const;
+export const EXTRACTION_MODES = [
+  "interval",
+  "count",
+  "timestamps",
+  "scenes",
+  "keyframes",
+  "best",
+] as const;
 export type ExtractionMode = (typeof EXTRACTION_MODES)[number];
 
 export const JOB_STATUSES = ["queued", "processing", "completed", "failed", "expired"] as const;
@@ -59,6 +66,31 @@ export const JobErrorSchema = z
 export const SKIP_REASONS = ["black", "blurry", "duplicate"] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
+/** What a best-mode frame's score is made of (extractor/quality/best-score.ts), each 0 to 1. */
+export const BEST_SCORE_PARTS = [
+  "sharpness",
+  "exposure",
+  "contrast",
+  "colourfulness",
+  "interest",
+] as const;
+
+const unitScore = z.number().min(0).max(1);
+
+export const ScorePartsSchema = z
+  .object({
+    sharpness: unitScore,
+    exposure: unitScore,
+    contrast: unitScore,
+    colourfulness: unitScore,
+    interest: unitScore,
+  })
+  .openapi("ScoreParts", {
+    description:
+      "best mode: the parts of a frame's score, each 0 to 1. sharpness: variance of the Laplacian at 256 px; exposure: few clipped shadows and highlights, light near the middle; contrast: RMS contrast; colourfulness: Hasler and Süsstrunk's metric; interest: entropy of the luma histogram",
+  });
+export type ScoreParts = z.infer<typeof ScorePartsSchema>;
+
 /** Longest caption text carried on one frame; longer cues are cut (data, never markup). */
 export const MAX_CAPTION_CHARS = 1000;
 
@@ -91,6 +123,11 @@ export const FrameSchema = z
     caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional().openapi({
       description: "With `captions`: the caption text on screen at the delivered frame's time",
     }),
+    score: unitScore.nullable().optional().openapi({
+      description:
+        "best mode: how good the frame looks, 0 to 1, the weighted mean of score_parts (frames come best first)",
+    }),
+    score_parts: ScorePartsSchema.nullable().optional(),
   })
   .openapi("Frame");
 
@@ -343,7 +380,7 @@ export const CreateJobRequestSchema = z
       .openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
     mode: z.enum(EXTRACTION_MODES).optional().openapi({
       description:
-        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames",
+        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes",
     }),
     every: z.number().min(0.1).max(3600).optional().openapi({ description: "Seconds; default 1" }),
     count: wholeNumber(1, MAX_COUNT).optional(),
@@ -439,6 +476,15 @@ function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx):
     if (body.every !== undefined) flag("every applies to interval mode only", "every");
     if (body.timestamps !== undefined) {
       flag(`${mode} mode finds its own moments; it takes no timestamps`, "timestamps");
+    }
+  }
+  if (mode === "best") {
+    if (body.every !== undefined) flag("every applies to interval mode only", "every");
+    if (body.timestamps !== undefined) {
+      flag("best mode finds its own moments; it takes no timestamps", "timestamps");
+    }
+    if (body.skip !== undefined) {
+      flag("best mode already keeps the best frames; it takes no skip", "skip");
     }
   }
   if (body.sensitivity !== undefined && mode !== "scenes") {

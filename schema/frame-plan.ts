@@ -83,7 +83,7 @@ function plannedTimes(options: FramePlanOptions, start: number, rangeEnd: number
  * How many frames a job will have, when that can be known: timestamps and count modes always,
  * interval mode once the duration or an explicit end is known (with only an end it is an upper
  * bound: the range may shrink to the video); scenes and keyframes modes only their count, an
- * upper bound. Null when it cannot be known yet.
+ * upper bound; best mode its count (default 1), an upper bound. Null when it cannot be known yet.
  */
 export function plannedFrameCount(
   options: FramePlanOptions,
@@ -91,6 +91,8 @@ export function plannedFrameCount(
 ): number | null {
   if (options.mode === "timestamps") return options.timestamps?.length ?? 0;
   if (options.mode === "count") return Math.max(1, Math.floor(options.count ?? 1));
+  // best: count (default 1) is the upper bound.
+  if (options.mode === "best") return Math.max(1, Math.floor(options.count ?? 1));
   // scenes and keyframes: the video decides; count, when given, is the upper bound.
   if (options.mode === "scenes" || options.mode === "keyframes") {
     return options.count === undefined ? null : Math.max(1, Math.floor(options.count));

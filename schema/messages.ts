@@ -10,6 +10,7 @@ import {
   MAX_MEDIA_SECONDS,
   MAX_WIDTH,
   PROGRESS_STAGES,
+  ScorePartsSchema,
   SKIP_REASONS,
   VideoSchema,
 } from "./api.ts";
@@ -209,6 +210,9 @@ export const FrameResultSchema = z.object({
   moved_reason: z.enum(SKIP_REASONS).nullable().optional(),
   /** With captions: the cue text on screen at the delivered frame's time. */
   caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional(),
+  /** best mode: the frame's score, 0…1, and its parts (extractor/quality/best-score.ts). */
+  score: z.number().min(0).max(1).nullable().optional(),
+  score_parts: ScorePartsSchema.nullable().optional(),
 });
 export type FrameResult = z.infer<typeof FrameResultSchema>;
 

@@ -132,6 +132,7 @@ export const CATALOG = {
     interval_and_count: `1 credit per started minute of processed video, ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included, 1 credit per further ${FRAMES_INCLUDED_PER_MINUTE} frames`,
     timestamps: `1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} frames`,
     scenes_and_keyframes: `like timestamps: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames`,
+    best: `like scenes: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames (the scoring pass is free)`,
     storyboard: `counts as ${STORYBOARD_FRAMES} more delivered frame`,
     skip: "free: a moved frame is still one frame",
     captions: "free",

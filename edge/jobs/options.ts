@@ -19,6 +19,8 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
     mode,
     ...(mode === "interval" ? { every: body.every ?? 1 } : {}),
     ...(body.count !== undefined ? { count: body.count } : {}),
+    // best mode's count defaults to 1, stored so the job says how many it asked for.
+    ...(mode === "best" && body.count === undefined ? { count: 1 } : {}),
     ...(body.timestamps !== undefined ? { timestamps: body.timestamps } : {}),
     ...(body.start !== undefined ? { start: body.start } : {}),
     ...(body.end !== undefined ? { end: body.end } : {}),
@@ -99,7 +101,7 @@ export function creditHold(options: JobOptions): number {
   // A completed job has delivered at least one frame, and with it its storyboard.
   const extra = storyboardFrames(options);
   if (options.mode === "timestamps") return creditsFor("timestamps", 0, (frames ?? 0) + extra);
-  // scenes and keyframes: only the opening frame (or first keyframe) is certain.
+  // scenes, keyframes and best: only the first frame is certain.
   if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, 1 + extra);
   return creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra);
 }

@@ -17,7 +17,9 @@ export function mostFramesFor(
   if (!options) return DEMO.frames;
   const limit = plan.limits.max_frames_per_job;
   if (options.mode === "timestamps") return Math.min(options.timestamps?.length ?? 0, limit);
-  if (options.mode === "count") return Math.min(options.count ?? 1, limit);
+  if (options.mode === "count" || options.mode === "best") {
+    return Math.min(options.count ?? 1, limit);
+  }
   // scenes and keyframes find their own moments: count is an upper bound when given.
   if (options.mode === "scenes" || options.mode === "keyframes") {
     return Math.min(options.count ?? limit, limit);

@@ -213,7 +213,18 @@ export interface components {
       moved_reason?: "black" | "blurry" | "duplicate" | null;
       /** @description With `captions`: the caption text on screen at the delivered frame's time */
       caption?: string | null;
+      /** @description best mode: how good the frame looks, 0 to 1, the weighted mean of score_parts (frames come best first) */
+      score?: number | null;
+      score_parts?: components["schemas"]["ScoreParts"];
     };
+    /** @description best mode: the parts of a frame's score, each 0 to 1. sharpness: variance of the Laplacian at 256 px; exposure: few clipped shadows and highlights, light near the middle; contrast: RMS contrast; colourfulness: Hasler and Süsstrunk's metric; interest: entropy of the luma histogram */
+    ScoreParts: {
+      sharpness: number;
+      exposure: number;
+      contrast: number;
+      colourfulness: number;
+      interest: number;
+    } | null;
     JobError: {
       /** @example PrivateContent */
       name: string;
@@ -333,10 +344,10 @@ export interface components {
        */
       url: string;
       /**
-       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames
+       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes
        * @enum {string}
        */
-      mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes";
+      mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes" | "best";
       /** @description Seconds; default 1 */
       every?: number;
       count?: number;
