@@ -1,21 +1,27 @@
-// The frames of scenes and keyframes jobs, which the video itself decides: one low-resolution
-// scene pass, or the keyframe list, then the moments in the job's range, capped at count (or
-// the plan's limit, as the edge's mostFramesFor expects). Each moment is a frame's own pts, so
-// the sparse engine delivers exactly that frame.
+// The frames of scenes, keyframes and best jobs, which the video itself decides: one
+// low-resolution scene pass, the keyframe list, or the scored candidates of best's cheap pass,
+// then the moments in the job's range, capped at count (or the plan's limit, as the edge's
+// mostFramesFor expects). Each moment is a frame's own pts, so the sparse engine delivers
+// exactly that frame. Best's frames come best first; the others in time order.
 import type { FramePlan } from "../../schema/frame-plan.ts";
 import { roundTime } from "../../schema/frame-plan.ts";
 import type { JobOptions } from "../../schema/messages.ts";
 import { listKeyframes, scanSceneScores } from "../ffmpeg/keyframes.ts";
 import type { VideoProbe } from "../ffmpeg/probe.ts";
+import { planCandidatePass, scanCandidates } from "./best-candidates.ts";
+import { minGapSeconds, pickWinners } from "./best-picker.ts";
+import type { ScoreParts } from "./best-score.ts";
 import { pickSceneCuts, spreadEvenly } from "./scenes.ts";
 
 export interface FoundMoments extends FramePlan {
   /** Frame index → its scene score (scenes mode). */
   sceneScores: Map<number, number>;
+  /** Frame index → its score and the score's parts (best mode). */
+  bestScores: Map<number, { score: number; parts: ScoreParts }>;
 }
 
-export function isFoundMode(mode: JobOptions["mode"]): mode is "scenes" | "keyframes" {
-  return mode === "scenes" || mode === "keyframes";
+export function isFoundMode(mode: JobOptions["mode"]): mode is "scenes" | "keyframes" | "best" {
+  return mode === "scenes" || mode === "keyframes" || mode === "best";
 }
 
 export async function findMoments(
@@ -31,8 +37,22 @@ export async function findMoments(
   const processedSeconds = roundTime(Math.max(0, rangeEnd - rangeStart));
   const most = Math.min(options.count ?? maxFrames, maxFrames);
   const sceneScores = new Map<number, number>();
+  const bestScores: FoundMoments["bestScores"] = new Map();
   let times: number[];
-  if (options.mode === "scenes") {
+  if (options.mode === "best") {
+    const pass = planCandidatePass(input, video, { start: rangeStart, end: rangeEnd });
+    const candidates = await scanCandidates(pass, video, signal);
+    const count = Math.min(options.count ?? 1, maxFrames);
+    const winners = pickWinners(
+      candidates,
+      count,
+      minGapSeconds(pass.spanSeconds, count, pass.step),
+    );
+    times = winners.map((w) => w.time);
+    winners.forEach((w, i) => {
+      bestScores.set(i + 1, { score: w.score, parts: w.parts });
+    });
+  } else if (options.mode === "scenes") {
     const samples = await scanSceneScores(input, video, signal);
     const cuts = pickSceneCuts(samples, {
       sensitivity: options.sensitivity,
@@ -57,5 +77,6 @@ export async function findMoments(
     rangeEnd,
     processedSeconds,
     sceneScores,
+    bestScores,
   };
 }

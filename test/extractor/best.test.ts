@@ -1,0 +1,89 @@
+// mode "best" on a generated clip of six 2 s stretches, each a different flaw, one crisp: the
+// winner comes from the crisp stretch, three winners from three different stretches in score
+// order, each frame exactly the picture the source shows at its pts (checked against ffmpeg's
+// own decode), and a range keeps the winners inside it.
+import { describe, expect, it } from "vitest";
+import { BEST_WEIGHTS } from "../../extractor/quality/best-score.ts";
+import { BEST_SCORE_PARTS } from "../../schema/api.ts";
+import { QUALITY_STRETCHES, qualityClip, STRETCH_SECONDS } from "../support/quality-clip.ts";
+import {
+  frameBytes,
+  meanAbsoluteDifference,
+  referencePicture,
+  rgbPixels,
+  runJob,
+} from "./helpers.ts";
+
+const stretchOf = (t: number) => Math.floor(t / STRETCH_SECONDS);
+const CRISP = QUALITY_STRETCHES.indexOf("crisp");
+
+async function expectExact(video: string, run: Awaited<ReturnType<typeof runJob>>) {
+  for (const frame of run.outcome.frames) {
+    expect(frame.status).toBe("ok");
+    // The moment is the frame's own pts: the sparse engine delivered exactly that frame.
+    expect(frame.pts).toBe(frame.timestamp);
+    const delivered = await rgbPixels(await frameBytes(run, frame.index));
+    expect([delivered.width, delivered.height]).toEqual([640, 360]);
+    const reference = await referencePicture(video, frame.pts ?? -1, delivered);
+    // PNG is lossless: the only difference from ffmpeg's own picture is rounding.
+    expect(meanAbsoluteDifference(delivered.data, reference)).toBeLessThan(1.5);
+  }
+}
+
+describe("mode best", () => {
+  it("count 1 returns a frame of the crisp stretch, exact at full size", async () => {
+    const video = await qualityClip();
+    const run = await runJob(video, { mode: "best", count: 1, format: "png" });
+    expect(run.outcome.status).toBe("completed");
+    expect(run.outcome.frames).toHaveLength(1);
+    const [frame] = run.outcome.frames;
+    expect(QUALITY_STRETCHES[stretchOf(frame.timestamp)]).toBe("crisp");
+    await expectExact(video, run);
+    // The crisp picture is sharp and colourful by its parts, not only by its place.
+    expect(frame.score_parts?.sharpness).toBeGreaterThan(0.5);
+    expect(frame.score_parts?.colourfulness).toBeGreaterThan(0.8);
+  });
+
+  it("count 3 returns three different stretches, best first, each score its weighted parts", async () => {
+    const video = await qualityClip();
+    const run = await runJob(video, { mode: "best", count: 3, format: "png" });
+    expect(run.outcome.status).toBe("completed");
+    const frames = run.outcome.frames;
+    expect(frames.map((f) => f.index)).toEqual([1, 2, 3]);
+    expect(stretchOf(frames[0].timestamp)).toBe(CRISP);
+    expect(new Set(frames.map((f) => stretchOf(f.timestamp))).size).toBe(3);
+    const scores = frames.map((f) => f.score ?? -1);
+    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    for (const frame of frames) {
+      const parts = frame.score_parts;
+      if (!parts) throw new Error("a best frame carries its score's parts");
+      expect(Object.keys(parts).sort()).toEqual([...BEST_SCORE_PARTS].sort());
+      let weighted = 0;
+      for (const part of BEST_SCORE_PARTS) {
+        expect(parts[part]).toBeGreaterThanOrEqual(0);
+        expect(parts[part]).toBeLessThanOrEqual(1);
+        weighted += BEST_WEIGHTS[part] * parts[part];
+      }
+      expect(frame.score).toBeCloseTo(weighted, 3);
+    }
+    // The flat grey stretch has nothing to offer: never among the best three.
+    expect(frames.some((f) => QUALITY_STRETCHES[stretchOf(f.timestamp)] === "flat grey")).toBe(
+      false,
+    );
+    await expectExact(video, run);
+  });
+
+  it("keeps the winners inside start–end", async () => {
+    const video = await qualityClip();
+    const run = await runJob(video, { mode: "best", count: 2, start: 0, end: 8, format: "png" });
+    expect(run.outcome.status).toBe("completed");
+    expect(run.outcome.processed_seconds).toBe(8);
+    for (const frame of run.outcome.frames) {
+      expect(frame.timestamp).toBeGreaterThanOrEqual(0);
+      expect(frame.timestamp).toBeLessThan(8);
+    }
+    // Of the four flawed stretches in range, the blurred (well exposed, colourful) one wins.
+    expect(QUALITY_STRETCHES[stretchOf(run.outcome.frames[0].timestamp)]).toBe("blurred");
+    await expectExact(video, run);
+  });
+});
