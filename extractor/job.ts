@@ -25,7 +25,6 @@ import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import type { ProgressSink } from "./output/progress-reporter.ts";
-import type { FoundMoments } from "./quality/moments.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
@@ -222,13 +221,13 @@ async function runJob(
       ...(found?.sceneScores.has(frame.index)
         ? { scene_score: found.sceneScores.get(frame.index) }
         : {}),
-      ...bestScoreOf(found, frame.index),
     });
   }
   const wanted = plan.frames.filter((f) => !f.pastEnd);
-  // Counted from the results as they turn ok (a decode that starts over resets them; the
-  // reporter keeps its highest count).
-  progress?.extracting(wanted.length, () => okFrames(results));
+  // Every planned frame counts in frames_count: those past the end are done already, the rest
+  // as they turn ok (a decode that starts over resets them; the reporter keeps its highest).
+  const pastEnd = plan.frames.length - wanted.length;
+  progress?.extracting(plan.frames.length, () => pastEnd + okFrames(results));
   const zipped = job.options.output !== "urls" || plan.frames.length > ZIP_ALWAYS_ABOVE_FRAMES;
   if (wanted.length > 0) {
     const context: DecodeContext = {
@@ -572,12 +571,6 @@ function okFrames(results: Map<number, FrameResult>): number {
   let ok = 0;
   for (const result of results.values()) if (result.status === "ok") ok++;
   return ok;
-}
-
-/** A best-mode frame's score and its parts, as the result carries them. */
-function bestScoreOf(found: FoundMoments | null, index: number): Partial<FrameResult> {
-  const best = found?.bestScores.get(index);
-  return best ? { score: best.score, score_parts: best.parts } : {};
 }
 
 function round3(x: number): number {

@@ -221,8 +221,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         return;
       }
       end = { jobId: request.job_id, attemptId, status: result.status, delivery: "posted" };
-      const made = result.frames.filter((f) => f.status === "ok").length;
-      await progress?.finish(made, result.status === "completed");
+      // Every frame of a completed result counts in its frames_count, those in error too.
+      await progress?.finish(result.frames.length, result.status === "completed");
       try {
         await edgeClient(request).postResult(result);
       } catch (error) {

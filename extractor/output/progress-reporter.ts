@@ -19,7 +19,10 @@ const LAST_REPORT_MS = 2_000;
 export interface ProgressSink {
   /** A new stage (an earlier or the same one is ignored). */
   stage(stage: ProgressStage): void;
-  /** Decoding starts: `total` frames to make, `done()` counts those made so far. */
+  /**
+   * Decoding starts: `total` frames in the job (its frames_count once done), `done()` counts
+   * those done so far (made, or known to be past the video's end).
+   */
   extracting(total: number, done: () => number): void;
 }
 
@@ -64,9 +67,9 @@ export class ProgressReporter implements ProgressSink {
   }
 
   /**
-   * The attempt has its outcome: `finishing` with the frames it made (and, when it completed,
-   * as many to make: what the job's frames_count will be), sent and answered before the result
-   * is posted, so the edge shows the final count first. Reports stop after it.
+   * The attempt has its outcome: `finishing` with its frames (when it completed, all of them,
+   * of as many: what the job's frames_count will be), sent and answered before the result is
+   * posted, so the edge shows the final count first. Reports stop after it.
    */
   async finish(framesMade: number, completed: boolean): Promise<void> {
     if (this.stopped) return;
