@@ -25,6 +25,7 @@ import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import type { ProgressSink } from "./output/progress-reporter.ts";
+import type { FoundMoments } from "./quality/moments.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
@@ -221,6 +222,7 @@ async function runJob(
       ...(found?.sceneScores.has(frame.index)
         ? { scene_score: found.sceneScores.get(frame.index) }
         : {}),
+      ...bestScoreOf(found, frame.index),
     });
   }
   const wanted = plan.frames.filter((f) => !f.pastEnd);
@@ -571,6 +573,12 @@ function okFrames(results: Map<number, FrameResult>): number {
   let ok = 0;
   for (const result of results.values()) if (result.status === "ok") ok++;
   return ok;
+}
+
+/** A best-mode frame's score and its parts, as the result carries them. */
+function bestScoreOf(found: FoundMoments | null, index: number): Partial<FrameResult> {
+  const best = found?.bestScores.get(index);
+  return best ? { score: best.score, score_parts: best.parts } : {};
 }
 
 function round3(x: number): number {
