@@ -32,6 +32,9 @@ async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise
         ? { moved_to: f.movedTo, moved_reason: f.movedReason as Frame["moved_reason"] }
         : {}),
       ...(f.caption !== null ? { caption: f.caption } : {}),
+      ...(f.score !== null
+        ? { score: f.score, score_parts: (f.scoreParts as Frame["score_parts"]) ?? null }
+        : {}),
     })),
   );
 }
