@@ -215,6 +215,26 @@ export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {
   return jobToApi(found.row, found.frameList, linkerFor(c, found.row), progress);
 }
 
+/** A job's progress as a short line: "extracting, 40 of 120 frames". */
+export function progressText(progress: Progress): string {
+  const frames =
+    progress.frames_total !== null
+      ? `, ${progress.frames_done} of ${progress.frames_total} frames`
+      : "";
+  return `${progress.stage}${frames}`;
+}
+
+/**
+ * What the job's JobWaiter says its running attempt is doing now, as progressText says it, or
+ * null: for a caller already holding the job (MCP's progress notices while it waits).
+ */
+export async function progressLine(env: Env, jobId: string): Promise<string | null> {
+  const progress = await jobWaiter(env, "job", jobId)
+    .progress()
+    .catch(() => null);
+  return progress ? progressText(progress) : null;
+}
+
 /**
  * A processing job's progress, as its JobWaiter holds it now (null for any other job, or when
  * the object cannot be reached: the job is still read).

@@ -2,7 +2,7 @@
 // call next.
 import type { z } from "zod";
 import type { DemoJobSchema, JobSchema } from "../../schema/api.ts";
-import { WAIT_LIMIT_MS } from "../jobs/read.ts";
+import { progressText, WAIT_LIMIT_MS } from "../jobs/read.ts";
 import { videoLine } from "./video-line.ts";
 
 type Job = z.infer<typeof JobSchema>;
@@ -36,8 +36,9 @@ export function jobSummary(job: Job, waited: boolean): string {
       return `${id} has expired: its files were deleted after the plan's retention.`;
     default: {
       const wait = waited ? ` after waiting ${WAIT_LIMIT_MS / 1000} s` : "";
+      const doing = job.progress ? ` (${progressText(job.progress)})` : "";
       return (
-        `${id} is ${job.status}${wait}. Call get_job with job_id "${job.id}" and wait: true ` +
+        `${id} is ${job.status}${doing}${wait}. Call get_job with job_id "${job.id}" and wait: true ` +
         `to wait for it (up to ${WAIT_LIMIT_MS / 1000} s per call).`
       );
     }

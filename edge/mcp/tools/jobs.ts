@@ -18,7 +18,7 @@ import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/
 import { requesterOf } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { createJob } from "../../jobs/create.ts";
-import { listJobs, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
+import { listJobs, progressLine, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
   asQueryValues,
@@ -110,8 +110,12 @@ export const extractFrames = defineTool({
   },
   async run(c, { body, options }, extra) {
     const { jobId } = await createJob(requesterOf(c), body, options.idempotency_key);
-    const job = await reportingProgress(extra, `Extracting (job ${jobId})`, WAIT_SECONDS, () =>
-      readJob(c, jobId, true),
+    const job = await reportingProgress(
+      extra,
+      `Extracting (job ${jobId})`,
+      WAIT_SECONDS,
+      () => readJob(c, jobId, true),
+      () => progressLine(c.env, jobId),
     );
     if (job.status === "failed") return toolError(c, jobFailure(job), { job });
     if (!options.images || job.status !== "completed") {
@@ -163,6 +167,7 @@ export const getJob = defineTool({
       `Waiting for job ${input.job_id}`,
       WAIT_SECONDS,
       () => readJob(c, input.job_id, input.wait ?? false),
+      () => progressLine(c.env, input.job_id),
     );
     return toolResult(jobSummary(job, input.wait ?? false), job);
   },
