@@ -179,9 +179,24 @@ describe("the /mcp endpoint", () => {
 });
 
 describe("a long extraction", () => {
-  it("reports progress while it waits, then returns the completed job", async () => {
-    // The stand-in extractor takes about six seconds: long enough for one progress report.
+  it("reports progress while it waits, with the job's own, then returns the completed job", async () => {
+    // The stand-in extractor takes about six seconds: long enough for one progress report. It
+    // tells the edge where it is first, as the extractor does (job.progress).
     setExtractor(async (request) => {
+      const reported = await internal(
+        `/internal/jobs/job/${request.job_id}/progress`,
+        {
+          method: "POST",
+          body: JSON.stringify({
+            attempt_id: request.attempt_id,
+            stage: "extracting",
+            frames_done: 0,
+            frames_total: 1,
+          }),
+        },
+        request.callback.token,
+      );
+      expect(reported.status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 6_000));
       await runFakeExtraction(request, { framesOk: 1 });
       return Response.json({ status: "completed" });
@@ -205,6 +220,7 @@ describe("a long extraction", () => {
     expect(progress.length).toBeGreaterThanOrEqual(1);
     expect(progress[0].params).toMatchObject({ progressToken: "slow-1", total: 50 });
     expect(progress[0].params.progress).toBeGreaterThanOrEqual(5);
+    expect(progress[0].params.message).toMatch(/: extracting, 0 of 1 frames$/);
     const final = messages.at(-1);
     expect(final.id).toBe(3);
     expect(final.result.structuredContent.job.status).toBe("completed");
