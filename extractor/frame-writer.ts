@@ -1,7 +1,8 @@
 // Encodes each delivered picture once and stores it under every frame index that asked for
 // that moment, as a file and (when zipped) a ZIP entry, filling in the frame results. With
 // `skip`, decoded candidates go through the SkipPicker first and only its choices are encoded;
-// with `storyboard`, a small tile of each delivered picture is kept for the contact sheet.
+// with `storyboard`, a small tile of each delivered picture is kept for the contact sheet. A
+// sink that keeps thumbnails (the edge) also gets one small thumbnail file per picture.
 
 import type { SkipReason } from "../schema/api.ts";
 import type { PlannedFrame } from "../schema/frame-plan.ts";
@@ -15,6 +16,7 @@ import {
 } from "./encode.ts";
 import type { FrameSink, StoredObject } from "./output/frame-sink.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
+import { makeThumbnail, THUMBNAIL_CONTENT_TYPE, thumbnailFileName } from "./output/thumbnails.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
 import type { SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
@@ -129,10 +131,13 @@ export class FrameWriter {
       delivery.planned.some((f) => this.tileFor?.has(f.index))
         ? makeTile(delivery.pixels, width, height)
         : null,
+      this.sink.keepsThumbnails && delivery.planned.length > 0
+        ? makeThumbnail(delivery.pixels, width, height)
+        : null,
     ]);
     encoding.then(delivery.release, delivery.release);
-    const storing = Promise.all([previous, encoding]).then(async ([, [bytes, tile]]) => {
-      const { stored } = await this.store(delivery, bytes, tile);
+    const storing = Promise.all([previous, encoding]).then(async ([, [bytes, tile, thumb]]) => {
+      const { stored } = await this.store(delivery, bytes, tile, thumb);
       // Once stored, a large image is garbage: collected then, not dozens of images later.
       if (bytes.length >= COLLECT_AFTER_BYTES) {
         stored.then(() => setImmediate(collectEncodedImage));
@@ -152,11 +157,24 @@ export class FrameWriter {
     delivery: Delivery,
     bytes: Buffer,
     tile: Buffer | null,
+    thumb: Buffer | null,
   ): Promise<{ stored: Promise<unknown> }> {
     if (tile && delivery.planned.length > 0) {
       this.tiles.push({ moment: delivery.movedTo ?? delivery.planned[0].timestamp, image: tile });
     }
     const copies: Promise<StoredObject>[] = [];
+    if (thumb) {
+      // One thumbnail per picture, named after the first frame that shows it, shared by all.
+      const name = thumbnailFileName(delivery.planned[0].index);
+      const { stored } = await this.upload(name, thumb, THUMBNAIL_CONTENT_TYPE);
+      copies.push(stored);
+      stored.then((s) => {
+        for (const target of delivery.planned) {
+          const result = this.results.get(target.index);
+          if (result) result.thumb_key = s.key;
+        }
+      }, ignore);
+    }
     for (const target of delivery.planned) {
       const fileName = frameFileName(target.index, this.options.format);
       const result = this.results.get(target.index);

@@ -213,6 +213,11 @@ export const FrameResultSchema = z.object({
   /** best mode: the frame's score, 0…1, and its parts (extractor/quality/best-score.ts). */
   score: z.number().min(0).max(1).nullable().optional(),
   score_parts: ScorePartsSchema.nullable().optional(),
+  /**
+   * The frame's thumbnail (at most 320 px wide, JPEG) for galleries, under the attempt's own
+   * prefix like every key here (extractor/output/thumbnails.ts); absent from older extractors.
+   */
+  thumb_key: fileKey.nullable().optional(),
 });
 export type FrameResult = z.infer<typeof FrameResultSchema>;
 
@@ -312,14 +317,18 @@ export const ExtractResultSchema = z
   });
 export type ExtractResult = z.infer<typeof ExtractResultSchema>;
 
-/** Every file key a result names: frames, ZIP, captions, storyboard. */
+/** Every file key a result names: frames and their thumbnails, ZIP, captions, storyboard. */
 export function resultFileKeys(r: {
-  frames: { key: string | null }[];
+  frames: { key: string | null; thumb_key?: string | null }[];
   zip: { key: string } | null;
   captions?: { key: string } | null;
   storyboard?: { image_key: string; sprite_key: string; vtt_key: string } | null;
 }): string[] {
-  const keys = [...r.frames.map((f) => f.key), r.zip?.key ?? null, r.captions?.key ?? null];
+  const keys = [
+    ...r.frames.flatMap((f) => [f.key, f.thumb_key ?? null]),
+    r.zip?.key ?? null,
+    r.captions?.key ?? null,
+  ];
   if (r.storyboard)
     keys.push(r.storyboard.image_key, r.storyboard.sprite_key, r.storyboard.vtt_key);
   return keys.filter((k): k is string => k !== null);

@@ -184,6 +184,7 @@ interface QueuedFile {
  * two cores a ~1 s job has, most of it per call, not per byte).
  */
 export class EdgeSink implements FrameSink {
+  readonly keepsThumbnails = true;
   private readonly client: EdgeClient;
   private readonly prefix: string;
 

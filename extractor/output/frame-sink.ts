@@ -7,6 +7,11 @@ export interface StoredObject {
 }
 
 export interface FrameSink {
+  /**
+   * True when the frames go where a gallery shows them (the edge): each delivered picture also
+   * gets a small thumbnail file (output/thumbnails.ts). A directory of frames gets none.
+   */
+  readonly keepsThumbnails?: boolean;
   /** Stores one frame image under `fileName` (e.g. frame-0001.jpg); returns its key. */
   putFrame(fileName: string, bytes: Uint8Array, contentType: string): Promise<StoredObject>;
   /**
