@@ -17,6 +17,7 @@ const SCANNED = ["edge", "schema", "extractor"];
 /** Storage modules: the files that own SQL. */
 const STORAGE_MODULES = [
   "edge/jobs/store.ts",
+  "edge/storage/accounts.ts",
   "edge/storage/prepared-select.ts",
   "edge/storage/usage.ts",
   "edge/storage/webhooks.ts",
@@ -27,19 +28,12 @@ const STORAGE_MODULES = [
 
 /** Files that hold raw SQL today and are not storage modules yet (issue 35 moves it out). */
 const NOT_YET_MOVED = [
-  "edge/auth/account-events.ts",
-  "edge/auth/codes.ts",
-  "edge/auth/keys.ts",
   "edge/billing/checkout.ts",
   "edge/billing/webhook.ts",
   "edge/credits.ts",
   "edge/mail/local.ts",
   "edge/maintenance.ts",
-  "edge/middleware/auth.ts",
-  "edge/oauth/refresh.ts",
   "edge/routes/account/data.ts",
-  "edge/routes/account/key-reveals.ts",
-  "edge/routes/account/sign-in.tsx",
   "edge/routes/dev/index.ts",
   "edge/usage.ts",
 ];

@@ -18,7 +18,7 @@ import {
   takeDailyAllowance,
   takePacedAllowance,
 } from "../middleware/rate-limit.ts";
-import { hasSignedInFrom } from "./account-events.ts";
+import { hasSignedInFrom } from "../storage/accounts.ts";
 import { CODE_VALID_MINUTES } from "./codes.ts";
 
 /** Per client network (an IPv4 address, an IPv6 /64): a household or an office. */
@@ -78,7 +78,7 @@ export async function limitCodeRequests(c: Context<AppEnv>, email: string) {
     "to one address from one network",
   );
   const since = new Date(Date.now() - KNOWN_NETWORK_DAYS * 86_400_000);
-  if (await hasSignedInFrom(c.env, email, network, since)) return;
+  if (await hasSignedInFrom(c.env.DB, email, network, since)) return;
   const paced = await takePacedAllowance(
     c.env,
     `signin-email-all:${address}`,

@@ -10,6 +10,7 @@
 import { CODE_LENGTH } from "../../schema/sign-in.ts";
 import { edgeConfig } from "../config.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "../crypto.ts";
+import { codeExpiry, countCodeTry, upsertSignInCode, useSignInCode } from "../storage/accounts.ts";
 
 export const CODE_VALID_MINUTES = 10;
 export const CODE_MAX_TRIES = 5;
@@ -66,19 +67,14 @@ export async function issueSignInCode(
   const fresh = await codeOf(env, email, nonce);
   const expiresAt = new Date(now + CODE_VALID_MINUTES * 60_000).toISOString();
   const resendUntil = new Date(now + RESEND_MIN_MINUTES * 60_000).toISOString();
-  const [, current] = await env.DB.batch<{ code_nonce: string; expires_at: string }>([
-    env.DB.prepare(
-      `INSERT INTO sign_in_codes (email, code_hash, code_nonce, expires_at, attempts)
-       VALUES (?1, ?2, ?3, ?4, 0)
-       ON CONFLICT (email) DO UPDATE SET code_hash = excluded.code_hash,
-         code_nonce = excluded.code_nonce, expires_at = excluded.expires_at, attempts = 0,
-         created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-       WHERE sign_in_codes.code_nonce IS NULL OR sign_in_codes.attempts >= ?5
-         OR sign_in_codes.expires_at < ?6`,
-    ).bind(email, await hashCode(env, email, fresh), nonce, expiresAt, CODE_MAX_TRIES, resendUntil),
-    env.DB.prepare("SELECT code_nonce, expires_at FROM sign_in_codes WHERE email = ?").bind(email),
-  ]);
-  const row = current.results[0];
+  const row = await upsertSignInCode(env.DB, {
+    email,
+    hash: await hashCode(env, email, fresh),
+    nonce,
+    expiresAt,
+    maxTries: CODE_MAX_TRIES,
+    resendUntil,
+  });
   const resent = row.code_nonce !== nonce;
   return {
     code: resent ? await codeOf(env, email, row.code_nonce) : fresh,
@@ -104,18 +100,10 @@ export async function checkSignInCode(
   now = Date.now(),
 ): Promise<CodeCheck> {
   const nowIso = new Date(now).toISOString();
-  const counted = await env.DB.prepare(
-    `UPDATE sign_in_codes SET attempts = attempts + 1
-     WHERE email = ? AND attempts < ? AND expires_at > ?
-     RETURNING code_hash, attempts`,
-  )
-    .bind(email, CODE_MAX_TRIES, nowIso)
-    .first<{ code_hash: string; attempts: number }>();
+  const counted = await countCodeTry(env.DB, email, CODE_MAX_TRIES, nowIso);
   if (!counted) {
-    const row = await env.DB.prepare("SELECT expires_at FROM sign_in_codes WHERE email = ?")
-      .bind(email)
-      .first<{ expires_at: string }>();
-    return { ok: false, reason: row && row.expires_at > nowIso ? "no-tries-left" : "expired" };
+    const expiresAt = await codeExpiry(env.DB, email);
+    return { ok: false, reason: expiresAt && expiresAt > nowIso ? "no-tries-left" : "expired" };
   }
   const expected = await hashCode(env, email, guess);
   if (!timingSafeEqualHex(counted.code_hash, expected)) {
@@ -125,8 +113,7 @@ export async function checkSignInCode(
       : { ok: false, reason: "no-tries-left" };
   }
   // Only one of two parallel right guesses deletes the row, and only that one signs in.
-  const used = await env.DB.prepare("DELETE FROM sign_in_codes WHERE email = ? AND code_hash = ?")
-    .bind(email, counted.code_hash)
-    .run();
-  return used.meta.changes === 1 ? { ok: true } : { ok: false, reason: "expired" };
+  return (await useSignInCode(env.DB, email, counted.code_hash))
+    ? { ok: true }
+    : { ok: false, reason: "expired" };
 }

@@ -1,17 +1,16 @@
 // Authentication (spec §5) and the per-key rate limit, as one middleware: a request that
 // fails authentication is still counted, against its IP, so guessing keys is rate limited.
-import { and, eq, isNull } from "drizzle-orm";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { hashApiKey, isWellFormedApiKey, KEY_PREFIX } from "../../schema/api-keys.ts";
 import type { AccountRow } from "../../schema/db.ts";
-import { accounts, apiKeys } from "../../schema/db.ts";
-import type { AppEnv, Db } from "../context.ts";
+import type { AppEnv } from "../context.ts";
 import { timingSafeEqualHex } from "../crypto.ts";
 import { ApiError } from "../errors.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { revokeGrantsOfKey } from "../oauth/grants.ts";
 import { planOf } from "../plan-of.ts";
+import { keyOwner, liveKeyByHash, noteKeyUsed } from "../storage/accounts.ts";
 import { enforceIpRate, enforceKeyRate, revokeKeyLimiter } from "./rate-limit.ts";
 
 type Credential = { kind: "none" } | { kind: "malformed" } | { kind: "key"; key: string };
@@ -93,19 +92,12 @@ async function hashOf(key: string): Promise<string> {
 export async function revokeApiKey(env: Env, keyId: string, hash: string) {
   await revokeKeyLimiter(env, keyId);
   keyCache.delete(hash);
-  const owner = await env.DB.prepare("SELECT account_id FROM api_keys WHERE id = ?1")
-    .bind(keyId)
-    .first<{ account_id: string }>();
-  if (owner) await revokeGrantsOfKey(env, owner.account_id, keyId);
+  const owner = await keyOwner(env.DB, keyId);
+  if (owner) await revokeGrantsOfKey(env, owner, keyId);
 }
 
-async function lookUpKey(db: Db, hash: string): Promise<KeyRow | undefined> {
-  const [row] = await db
-    .select({ keyId: apiKeys.id, keyHash: apiKeys.keyHash, account: accounts })
-    .from(apiKeys)
-    .innerJoin(accounts, eq(apiKeys.accountId, accounts.id))
-    .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
-    .limit(1);
+async function lookUpKey(d1: D1Database, hash: string): Promise<KeyRow | undefined> {
+  const row = await liveKeyByHash(d1, hash);
   if (!row) {
     keyCache.delete(hash);
     return undefined;
@@ -127,12 +119,9 @@ function noteKeyUse(c: Context<AppEnv>, keyId: string) {
   if ((lastUseWritten.get(keyId) ?? 0) > now - LAST_USED_EVERY_MS) return;
   if (lastUseWritten.size >= KEY_CACHE_MAX) lastUseWritten.clear();
   lastUseWritten.set(keyId, now);
-  const write = c.env.DB.prepare(
-    "UPDATE api_keys SET last_used_at = ?1 WHERE id = ?2 AND (last_used_at IS NULL OR last_used_at < ?3)",
-  )
-    .bind(new Date(now).toISOString(), keyId, new Date(now - LAST_USED_EVERY_MS).toISOString())
-    .run()
-    .catch((err) => logEvent("error", "auth.last_used_failed", errorFields(err)));
+  const write = noteKeyUsed(c.env.DB, keyId, now, LAST_USED_EVERY_MS).catch((err) =>
+    logEvent("error", "auth.last_used_failed", errorFields(err)),
+  );
   try {
     c.executionCtx.waitUntil(write);
   } catch {
@@ -149,7 +138,7 @@ function rateOf(account: AccountRow): number {
  * undefined when it is unknown or revoked. A revoked key reads 401, never 429.
  */
 async function verifiedKey(c: Context<AppEnv>, hash: string): Promise<KeyRow | undefined> {
-  const row = cachedKey(hash) ?? (await lookUpKey(c.get("db"), hash));
+  const row = cachedKey(hash) ?? (await lookUpKey(c.env.DB, hash));
   if (!row) return undefined;
   if (!(await enforceKeyRate(c, row.keyId, rateOf(row.account)))) {
     keyCache.delete(hash);

@@ -7,6 +7,7 @@ import {
   type TokenExchangeCallbackOptions,
   type TokenExchangeCallbackResult,
 } from "@cloudflare/workers-oauth-provider";
+import { isKeyLive } from "../storage/accounts.ts";
 import type { ConnectorProps } from "./connector-props.ts";
 
 /**
@@ -18,14 +19,7 @@ export async function refuseRefreshOfRevokedKey(
 ): Promise<TokenExchangeCallbackResult | undefined> {
   if (options.grantType !== "refresh_token") return undefined;
   const keyId = (options.props as Partial<ConnectorProps> | undefined)?.keyId;
-  const live = keyId
-    ? await options.env.DB.prepare(
-        "SELECT 1 FROM api_keys WHERE id = ?1 AND account_id = ?2 AND revoked_at IS NULL",
-      )
-        .bind(keyId, options.userId)
-        .first()
-    : null;
-  if (live) return undefined;
+  if (keyId && (await isKeyLive(options.env.DB, options.userId, keyId))) return undefined;
   throw new OAuthError("invalid_grant", {
     description: "The API key this connection acted through has been revoked. Connect again.",
   });

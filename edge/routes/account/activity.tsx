@@ -6,7 +6,7 @@ import {
   ACCOUNT_EVENTS_KEPT,
   type AccountEventKind,
 } from "../../../schema/account-events.ts";
-import { type AccountEvent, recentAccountEvents } from "../../auth/account-events.ts";
+import { type AccountEvent, recentAccountEvents } from "../../storage/accounts.ts";
 import type { PageContext } from "./ui.tsx";
 import { DashboardPage, renderPage, When } from "./ui.tsx";
 
@@ -54,7 +54,7 @@ function EventTable(props: { events: AccountEvent[] }) {
 
 export async function activityPage(c: PageContext) {
   const account = c.get("account");
-  const events = await recentAccountEvents(c.env, account.id);
+  const events = await recentAccountEvents(c.env.DB, account.id);
   const page = (
     <DashboardPage title="Activity" section="/dashboard/activity" email={account.email}>
       <section aria-labelledby="activity-title" class="dashboard-section">

@@ -5,6 +5,7 @@
 // same statement, so a reload, a second tab or a replayed address finds nothing: the key is
 // never shown twice.
 import { sha256Hex, toBase64 } from "../../crypto.ts";
+import { keepKeyReveal, liveKeyName, takeKeyReveal } from "../../storage/accounts.ts";
 
 /** How long a created key waits to be shown: the redirect follows at once, this is slack. */
 export const REVEAL_MINUTES = 10;
@@ -57,14 +58,12 @@ export async function keepForOneShowing(
   stored.set(iv);
   stored.set(sealed, iv.length);
   const expiresAt = new Date(now + REVEAL_MINUTES * 60_000).toISOString();
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM key_reveals WHERE expires_at <= ?").bind(
-      new Date(now).toISOString(),
-    ),
-    env.DB.prepare(
-      "INSERT INTO key_reveals (token_hash, account_id, key_id, sealed_key, expires_at) VALUES (?, ?, ?, ?, ?)",
-    ).bind(await sha256Hex(token), accountId, keyId, toBase64(stored), expiresAt),
-  ]);
+  const tokenHash = await sha256Hex(token);
+  await keepKeyReveal(
+    env.DB,
+    { tokenHash, accountId, keyId, sealed: toBase64(stored), expiresAt },
+    now,
+  );
   return token;
 }
 
@@ -81,18 +80,10 @@ export async function takeForShowing(
   now = Date.now(),
 ): Promise<Showing> {
   if (!TOKEN_PATTERN.test(token)) return { shown: false };
-  const row = await env.DB.prepare(
-    "DELETE FROM key_reveals WHERE token_hash = ? AND account_id = ? RETURNING key_id, sealed_key, expires_at",
-  )
-    .bind(await sha256Hex(token), accountId)
-    .first<{ key_id: string; sealed_key: string; expires_at: string }>();
+  const row = await takeKeyReveal(env.DB, await sha256Hex(token), accountId);
   if (!row || row.expires_at <= new Date(now).toISOString()) return { shown: false };
-  const live = await env.DB.prepare(
-    "SELECT name FROM api_keys WHERE id = ? AND account_id = ? AND revoked_at IS NULL",
-  )
-    .bind(row.key_id, accountId)
-    .first<{ name: string }>();
-  if (!live) return { shown: false };
+  const name = await liveKeyName(env.DB, accountId, row.key_id);
+  if (name === null) return { shown: false };
   const stored = fromBase64(row.sealed_key);
   try {
     const key = await crypto.subtle.decrypt(
@@ -100,7 +91,7 @@ export async function takeForShowing(
       await sealingKey(token),
       stored.slice(12),
     );
-    return { shown: true, key: new TextDecoder().decode(key), name: live.name, keyId: row.key_id };
+    return { shown: true, key: new TextDecoder().decode(key), name, keyId: row.key_id };
   } catch {
     return { shown: false };
   }

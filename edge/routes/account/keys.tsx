@@ -5,16 +5,11 @@
 
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
 import { eventOrigin } from "../../auth/account-events.ts";
-import {
-  activeKeys,
-  createKey,
-  type KeyListRow,
-  MAX_ACTIVE_KEYS,
-  revokeKey,
-} from "../../auth/keys.ts";
+import { createKey, MAX_ACTIVE_KEYS, revokeKey } from "../../auth/keys.ts";
 import { baseUrl } from "../../jobs/read.ts";
 import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import { formOf } from "../../pages/forms.ts";
+import { activeKeys, type KeyListRow } from "../../storage/accounts.ts";
 import { keepForOneShowing, takeForShowing } from "./key-reveals.ts";
 import type { PageContext } from "./ui.tsx";
 import { DashboardPage, Notice, renderPage, When } from "./ui.tsx";
@@ -201,7 +196,7 @@ export async function keysPage(c: PageContext) {
   const token = c.req.query(SHOW_PARAM);
   // Taken (and deleted) before the list is read, so the list is never older than the key.
   const showing = token === undefined ? undefined : await takeForShowing(c.env, account.id, token);
-  const keys = await activeKeys(c.get("db"), account.id);
+  const keys = await activeKeys(c.env.DB, account.id);
   const notice = NOTICES[showing && !showing.shown ? "shown-once" : (c.req.query("notice") ?? "")];
   const created = showing?.shown
     ? { keyValue: showing.key, name: showing.name, origin: baseUrl(c) }
@@ -217,7 +212,7 @@ export async function submitNewKey(c: PageContext) {
   const form = await formOf(c);
   const parsed = KeyNameFormSchema.safeParse(form);
   if (!parsed.success) {
-    const keys = await activeKeys(c.get("db"), account.id);
+    const keys = await activeKeys(c.env.DB, account.id);
     const name = typeof form.name === "string" ? form.name.slice(0, KEY_NAME_MAX * 2) : "";
     const page = (
       <KeysPage
@@ -231,7 +226,7 @@ export async function submitNewKey(c: PageContext) {
   }
   const created = await createKey(c.env, account.id, parsed.data.name, eventOrigin(c));
   if (!created) {
-    const keys = await activeKeys(c.get("db"), account.id);
+    const keys = await activeKeys(c.env.DB, account.id);
     const error = `An account holds at most ${MAX_ACTIVE_KEYS} keys. Revoke one to create another.`;
     return renderPage(c, <KeysPage email={account.email} keys={keys} error={error} />, 400);
   }
@@ -243,6 +238,6 @@ export async function submitNewKey(c: PageContext) {
 
 export async function submitKeyRevocation(c: PageContext) {
   const id = c.req.param("id") ?? "";
-  const revoked = await revokeKey(c.env, c.get("db"), c.get("account").id, id, eventOrigin(c));
+  const revoked = await revokeKey(c.env, c.get("account").id, id, eventOrigin(c));
   return c.redirect(`/dashboard/keys?notice=${revoked ? "revoked" : "not-found"}`, 303);
 }

@@ -9,11 +9,7 @@ import {
   SignInFormSchema,
   safeNextPath,
 } from "../../../schema/sign-in.ts";
-import {
-  accountEventStatements,
-  eventOrigin,
-  recordAccountEvent,
-} from "../../auth/account-events.ts";
+import { eventOrigin, recordAccountEvent } from "../../auth/account-events.ts";
 import {
   checkNewAccountAllowance,
   countNewAccount,
@@ -32,6 +28,7 @@ import { mailSenderFor } from "../../mail/sender.ts";
 import { signInCodeMail } from "../../mail/sign-in-mail.ts";
 import { enforceIpRate } from "../../middleware/rate-limit.ts";
 import { formOf } from "../../pages/forms.ts";
+import { accountIdByEmail, writeSignIn } from "../../storage/accounts.ts";
 import type { PageContext } from "./ui.tsx";
 import { AccountPage, Notice, renderPage } from "./ui.tsx";
 
@@ -205,9 +202,7 @@ export async function signInWithCode(c: PageContext) {
   }
   const { email, code, next } = parsed.data;
   const localMail = edgeConfig(c.env).mail.sender === "local";
-  const existing = await c.env.DB.prepare("SELECT id FROM accounts WHERE email = ?")
-    .bind(email)
-    .first<{ id: string }>();
+  const existing = await accountIdByEmail(c.env.DB, email);
   // A new account is capped per network: asked before the code is used, so whoever is
   // refused keeps their code, and counted once it has signed in.
   const refused = async (open: () => Promise<void>) => {
@@ -244,12 +239,9 @@ export async function signInWithCode(c: PageContext) {
   }
   const account = await accountStatements({ email });
   const origin = eventOrigin(c);
-  await c.env.DB.batch([
-    ...account.statements.map((s) => c.env.DB.prepare(s.sql).bind(...s.params)),
-    ...(existing
-      ? []
-      : accountEventStatements(c.env.DB, account.accountId, "account_created", origin)),
-    ...accountEventStatements(c.env.DB, account.accountId, "sign_in", origin),
+  await writeSignIn(c.env.DB, account, [
+    ...(existing ? [] : [{ kind: "account_created" as const, origin }]),
+    { kind: "sign_in", origin },
   ]);
   await startSession(c, account.accountId);
   return c.redirect(next, 303);
