@@ -5,7 +5,13 @@ import { keyLimiter } from "../../edge/middleware/rate-limit.ts";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { api, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
-import { frameBytes, runFakeExtraction } from "./support/pipeline.ts";
+import {
+  frameBytes,
+  internal,
+  postResult,
+  tokenFor,
+  uploadAttempt,
+} from "./support/pipeline.ts";
 import { PRICES, standInStripeApi, stripeEnv } from "./support/stripe-stand-in.ts";
 import { Visitor } from "./support/visitor.ts";
 
@@ -239,14 +245,23 @@ describe("pages need a session", () => {
 });
 
 describe("jobs", () => {
-  it("lists a finished job with a signed thumbnail of its first good frame, one click from its frames", async () => {
-    const { visitor } = await signedIn();
-    const empty = await visitor.get("/dashboard/jobs");
-    expect(textOf(empty.text)).toContain("No jobs yet");
-    const { key } = await createKeyOnDashboard(visitor, "jobs");
+  /** A job of three frames run by a stand-in extractor that also stores thumbnails or not. */
+  async function finishedJob(key: string, thumbnails: boolean) {
     const attempts: string[] = [];
     setExtractor(async (request) => {
-      const result = await runFakeExtraction(request, { framesOk: 3, processedSeconds: 30 });
+      const result = await uploadAttempt(request, { framesOk: 3, processedSeconds: 30 });
+      const token = await tokenFor(result.kind, result.job_id, result.attempt_id);
+      for (const frame of thumbnails ? result.frames : []) {
+        const thumbKey = frame.key?.replace(/frame-(\d+)\.jpg$/, "thumb-$1.jpg") ?? "";
+        const put = await internal(
+          `/internal/files/${thumbKey}`,
+          { method: "PUT", body: thumbBytes(frame.index) },
+          token,
+        );
+        expect(put.status).toBe(200);
+        frame.thumb_key = thumbKey;
+      }
+      await postResult(result, token);
       attempts.push(result.attempt_id);
       return Response.json({ status: "completed" });
     });
@@ -264,18 +279,30 @@ describe("jobs", () => {
         ),
       { timeout: 10_000, interval: 100 },
     );
+    return { jobId, attemptId: attempts[0] };
+  }
+
+  const thumbBytes = (index: number) => new TextEncoder().encode(`THUMB:${index}`);
+
+  it("lists a finished job with a signed thumbnail of its first good frame, one click from its frames", async () => {
+    const { visitor } = await signedIn();
+    const empty = await visitor.get("/dashboard/jobs");
+    expect(textOf(empty.text)).toContain("No jobs yet");
+    const { key } = await createKeyOnDashboard(visitor, "jobs");
+    const { jobId, attemptId } = await finishedJob(key, true);
 
     const list = await visitor.get("/dashboard/jobs");
     expect(list.status).toBe(200);
     expect(list.text).toContain(`href="/dashboard/jobs/${jobId}"`);
     expect(textOf(list.text)).toContain("Completed");
+    expect(textOf(list.text)).toContain("count 3 · jpg · 720p");
     const thumbnail = /<img class="thumb" src="([^"]+)"/
       .exec(list.text)?.[1]
       ?.replaceAll("&amp;", "&");
     expect(thumbnail).toBeDefined();
     const url = new URL(thumbnail ?? "");
     const fileKey = decodeURIComponent(url.pathname.replace(/^\/files\//, ""));
-    expect(fileKey).toBe(`job/${jobId}/${attempts[0]}/frame-0001.jpg`);
+    expect(fileKey).toBe(`job/${jobId}/${attemptId}/thumb-0001.jpg`);
     expect(
       await checkFileSignature(
         env.FILE_URL_SECRET,
@@ -286,21 +313,43 @@ describe("jobs", () => {
     ).toBe("ok");
     const image = await exports.default.fetch(url.toString());
     expect(image.status).toBe(200);
-    expect(new Uint8Array(await image.arrayBuffer())).toEqual(frameBytes(jobId, attempts[0], 1));
+    expect(new Uint8Array(await image.arrayBuffer())).toEqual(thumbBytes(1));
 
     const overview = await visitor.get("/dashboard");
     expect(overview.text).toContain(`href="/dashboard/jobs/${jobId}"`);
 
+    // Each frame shows its thumbnail and opens its original.
     const detail = await visitor.get(`/dashboard/jobs/${jobId}`);
     expect(detail.status).toBe(200);
-    const frames = [...detail.text.matchAll(/<img src="([^"]+)" alt="Frame (\d+)/g)];
-    expect(frames.map((m) => m[2])).toEqual(["1", "2", "3"]);
-    for (const [, src, index] of frames) {
-      const got = await exports.default.fetch(src.replaceAll("&amp;", "&"));
-      expect(new Uint8Array(await got.arrayBuffer())).toEqual(
-        frameBytes(jobId, attempts[0], Number(index)),
+    const tiles = [
+      ...detail.text.matchAll(
+        /<a href="([^"]+)" class="frame-open"[^>]*><img src="([^"]+)" alt="Frame (\d+)/g,
+      ),
+    ];
+    expect(tiles.map((m) => m[3])).toEqual(["1", "2", "3"]);
+    for (const [, href, src, index] of tiles) {
+      const shown = await exports.default.fetch(src.replaceAll("&amp;", "&"));
+      expect(new Uint8Array(await shown.arrayBuffer())).toEqual(thumbBytes(Number(index)));
+      const opened = await exports.default.fetch(href.replaceAll("&amp;", "&"));
+      expect(new Uint8Array(await opened.arrayBuffer())).toEqual(
+        frameBytes(jobId, attemptId, Number(index)),
       );
     }
+  });
+
+  it("a job made before thumbnails shows none, never its full-size frames, and links to them", async () => {
+    const { visitor } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "old");
+    const { jobId } = await finishedJob(key, false);
+    const list = await visitor.get("/dashboard/jobs");
+    expect(list.text).toContain(`href="/dashboard/jobs/${jobId}"`);
+    expect(list.text).not.toContain('<img class="thumb"');
+    expect(list.text).toContain("thumb thumb-empty");
+    const detail = await visitor.get(`/dashboard/jobs/${jobId}`);
+    expect(detail.text).not.toMatch(/<img src="[^"]*\/files\/job\//);
+    const links = [...detail.text.matchAll(/<a href="([^"]+)" class="frame-open"/g)];
+    expect(links).toHaveLength(3);
+    expect(textOf(detail.text)).toContain("no preview");
   });
 
   it("another account's job, or a made-up id, is a 404 page", async () => {

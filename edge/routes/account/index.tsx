@@ -6,6 +6,7 @@ import { serveAsset } from "../../pages/assets.ts";
 import { pageHeaders } from "../../pages/layout.tsx";
 import { activityPage } from "./activity.tsx";
 import { showBillingPage, submitCheckout, submitPortal } from "./billing.tsx";
+import { downloadAllFrames, liveJobs } from "./job-files.tsx";
 import { jobPage, jobsPage } from "./jobs.tsx";
 import { keysPage, submitKeyRevocation, submitNewKey } from "./keys.tsx";
 import { downloadLedger } from "./ledger-export.ts";
@@ -43,7 +44,9 @@ accountRouter
   .post(P.signOut, signOut)
   .get(P.overview, overviewPage)
   .get(P.jobs, jobsPage)
+  .get(P.liveJobs, liveJobs)
   .get(P.job, jobPage)
+  .get(P.jobFramesZip, downloadAllFrames)
   .get(P.keys, keysPage)
   .post(P.keys, submitNewKey)
   .post(P.revokeKey, submitKeyRevocation)

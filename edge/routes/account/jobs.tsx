@@ -1,10 +1,32 @@
-// The account's jobs: the whole list, page by page, and one job with its frames.
+// The account's jobs: the list (status tabs, search by link or id, pages) and one job's page
+// (what was asked, progress while it runs, its frames). Both update themselves while a job runs
+// (the dashboard's script polls /dashboard/jobs/live, decision 0241).
 import { JobIdParamSchema } from "../../../schema/api.ts";
+import { isFinalStatus } from "../../../schema/job-status.ts";
 import { ApiError } from "../../errors.ts";
 import { baseUrl, readJob } from "../../jobs/read.ts";
-import { jobRequestId, jobsWithThumbnails } from "./data.ts";
+import {
+  frameThumbnails,
+  JOB_TABS,
+  type JobTab,
+  jobRequestId,
+  jobsWithThumbnails,
+  jobTabCounts,
+} from "./data.ts";
+import { JobAsked } from "./job-asked.tsx";
+import { JobExtras } from "./job-extras.tsx";
 import { JobFailure } from "./job-failure.tsx";
-import { JobTable, NoJobsYet, StatusBadge } from "./job-list.tsx";
+import { FrameGallery } from "./job-gallery.tsx";
+import {
+  JobProgress,
+  JobSearch,
+  JobTable,
+  JobTabs,
+  jobsListHref,
+  NoJobsYet,
+  StatusBadge,
+} from "./job-list.tsx";
+import { optionsLabel } from "./job-options.ts";
 import type { PageContext } from "./ui.tsx";
 import { count, DashboardPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
@@ -12,22 +34,68 @@ const PAGE_SIZE = 20;
 
 type Job = Awaited<ReturnType<typeof readJob>>;
 
+/** The list's tab from `?status=` (anything else is All). */
+function tabFrom(raw: string | undefined): JobTab {
+  return (JOB_TABS as readonly string[]).includes(raw ?? "") ? (raw as JobTab) : "all";
+}
+
+/** The search from `?q=`, trimmed and bounded. */
+function searchFrom(raw: string | undefined): string | undefined {
+  const text = raw?.trim().slice(0, 200);
+  return text ? text : undefined;
+}
+
 export async function jobsPage(c: PageContext) {
   const account = c.get("account");
   const page = pageNumber(c.req.query("page"));
-  const list = await jobsWithThumbnails(c, account.id, PAGE_SIZE, (page - 1) * PAGE_SIZE);
+  const tab = tabFrom(c.req.query("status"));
+  const search = searchFrom(c.req.query("q"));
+  const [counts, list] = await Promise.all([
+    jobTabCounts(c.get("db"), account.id, search),
+    jobsWithThumbnails(c, account.id, PAGE_SIZE, (page - 1) * PAGE_SIZE, { tab, search }),
+  ]);
+  const first = (page - 1) * PAGE_SIZE + 1;
   const body = (
     <DashboardPage title="Jobs" section="/dashboard/jobs" email={account.email}>
-      {list.total === 0 ? (
+      {counts.all === 0 && !search ? (
         <NoJobsYet origin={baseUrl(c)} />
       ) : (
         <>
-          <p class="muted">
-            {count(list.total)} {list.total === 1 ? "job" : "jobs"}, newest first. Frames can be
-            downloaded until the job expires (your plan's retention).
-          </p>
-          <JobTable jobs={list.rows} caption="Jobs" />
-          <Pager path="/dashboard/jobs" page={page} pageSize={PAGE_SIZE} total={list.total} />
+          <JobSearch tab={tab} search={search} />
+          <JobTabs current={tab} counts={counts} search={search} />
+          <div data-live-list>
+            {list.total === 0 ? (
+              <p class="empty-state" role="status">
+                {search ? (
+                  <>
+                    No jobs match <strong class="break">{search}</strong>
+                    {tab === "all" ? "." : " under this tab."}{" "}
+                    <a href={jobsListHref("all", undefined)}>All jobs</a>
+                  </>
+                ) : (
+                  "No jobs here."
+                )}
+              </p>
+            ) : (
+              <>
+                <p class="muted" role="status">
+                  {list.rows.length === list.total
+                    ? `${count(list.total)} ${list.total === 1 ? "job" : "jobs"}`
+                    : `${count(first)}–${count(first + list.rows.length - 1)} of ${count(list.total)} jobs`}
+                  , newest first. Frames can be downloaded until the job expires (your plan's
+                  retention).
+                </p>
+                <JobTable jobs={list.rows} caption="Jobs" />
+              </>
+            )}
+          </div>
+          <Pager
+            path="/dashboard/jobs"
+            page={page}
+            pageSize={PAGE_SIZE}
+            total={list.total}
+            query={{ ...(tab === "all" ? {} : { status: tab }), ...(search ? { q: search } : {}) }}
+          />
         </>
       )}
     </DashboardPage>
@@ -55,8 +123,11 @@ export async function jobPage(c: PageContext) {
     );
     return renderPage(c, missing, 404);
   }
-  const requestId =
-    job.status === "failed" ? await jobRequestId(c.get("db"), account.id, job.id) : null;
+  const found = job;
+  const [requestId, thumbs] = await Promise.all([
+    found.status === "failed" ? jobRequestId(c.get("db"), account.id, found.id) : null,
+    frameThumbnails(c, found),
+  ]);
   return renderPage(
     c,
     <DashboardPage
@@ -64,7 +135,7 @@ export async function jobPage(c: PageContext) {
       section="/dashboard/jobs"
       email={account.email}
     >
-      <JobDetails job={job} requestId={requestId} />
+      <JobDetails job={job} requestId={requestId} thumbs={thumbs} origin={baseUrl(c)} />
     </DashboardPage>,
   );
 }
@@ -97,12 +168,17 @@ function Retention(props: { job: Job }) {
   );
 }
 
-function JobDetails(props: { job: Job; requestId: string | null }) {
+function JobDetails(props: {
+  job: Job;
+  requestId: string | null;
+  thumbs: Map<number, string>;
+  origin: string;
+}) {
   const { job } = props;
-  const ok = job.frames.filter((frame) => frame.status === "ok");
   const failed = job.status === "failed";
+  const running = !isFinalStatus(job.status);
   return (
-    <>
+    <div data-live-job={job.id} data-status={job.status}>
       <p>
         <a href="/dashboard/jobs">← All jobs</a>
       </p>
@@ -111,10 +187,15 @@ function JobDetails(props: { job: Job; requestId: string | null }) {
           <dt>Video</dt>
           <dd class="break">{job.url}</dd>
         </div>
+        <div class="fact-wide">
+          <dt>Asked for</dt>
+          <dd class="break">{optionsLabel(job.options)}</dd>
+        </div>
         <div>
           <dt>Status</dt>
           <dd>
             <StatusBadge status={job.status} />
+            {running && <JobProgress status={job.status} progress={job.progress ?? null} />}
           </dd>
         </div>
         {!(failed && job.frames_count === null) && (
@@ -180,48 +261,16 @@ function JobDetails(props: { job: Job; requestId: string | null }) {
           </a>
         </p>
       )}
+      <JobExtras job={job} />
       {job.storyboard && <StoryboardSection storyboard={job.storyboard} />}
-      {!(failed && job.frames.length === 0) && <h2>Frames</h2>}
-      {failed && job.frames.length === 0 ? null : job.frames.length === 0 ? (
-        <p class="muted">
-          {job.status === "queued" || job.status === "processing"
-            ? "The job is still running: reload in a moment."
-            : "No frames to show."}
-        </p>
+      {running ? (
+        <p class="muted">This page follows the job: its frames appear here when it completes.</p>
       ) : (
-        <ul class="frame-grid">
-          {job.frames.map((frame) => (
-            <li class="frame">
-              {frame.url ? (
-                <a href={frame.url}>
-                  <img
-                    src={frame.url}
-                    alt={`Frame ${frame.index} at ${frame.timestamp} s`}
-                    width={job.width ?? 160}
-                    height={job.height ?? 90}
-                    loading="lazy"
-                    decoding="async"
-                  />
-                </a>
-              ) : (
-                <span class="frame-missing">{frame.status === "ok" ? "expired" : "no frame"}</span>
-              )}
-              <span class="frame-caption">
-                #{frame.index} · {frame.timestamp} s
-                {frame.error && <span class="hint">{frame.error}</span>}
-                {frame.caption && <q class="frame-subtitle">{frame.caption}</q>}
-              </span>
-            </li>
-          ))}
-        </ul>
+        job.frames.length > 0 && <FrameGallery job={job} thumbs={props.thumbs} />
       )}
-      {ok.length > 0 && (
-        <p class="muted">
-          Each frame opens full size; its link is signed and works until{" "}
-          <When iso={job.expires_at} />.
-        </p>
-      )}
-    </>
+      {!running && !failed && job.frames.length === 0 && <p class="muted">No frames to show.</p>}
+      <JobAsked job={job} origin={props.origin} />
+    </div>
   );
 }
 

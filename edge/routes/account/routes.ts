@@ -8,7 +8,10 @@ export const ACCOUNT_PAGES = {
   signOut: "/sign-out",
   overview: "/dashboard",
   jobs: "/dashboard/jobs",
+  // Before job: "live" is not a job id.
+  liveJobs: "/dashboard/jobs/live",
   job: "/dashboard/jobs/:id",
+  jobFramesZip: "/dashboard/jobs/:id/frames.zip",
   keys: "/dashboard/keys",
   revokeKey: "/dashboard/keys/:id/revoke",
   billing: "/dashboard/billing",
