@@ -5,13 +5,7 @@ import { keyLimiter } from "../../edge/middleware/rate-limit.ts";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { api, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
-import {
-  frameBytes,
-  internal,
-  postResult,
-  tokenFor,
-  uploadAttempt,
-} from "./support/pipeline.ts";
+import { frameBytes, internal, postResult, tokenFor, uploadAttempt } from "./support/pipeline.ts";
 import { PRICES, standInStripeApi, stripeEnv } from "./support/stripe-stand-in.ts";
 import { Visitor } from "./support/visitor.ts";
 
