@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ExtractResult } from "../../schema/messages.ts";
+import type { ExtractResult, ProgressReport } from "../../schema/messages.ts";
 
 export interface FakeEdge {
   baseUrl: string;
@@ -24,6 +24,10 @@ export interface FakeEdge {
   leases: { kind: string; jobId: string; attemptId: string }[];
   /** Answer lease renewals with this status (default 200; 409 = another attempt took over). */
   leaseStatus: number;
+  /** Progress reports received, with the job they named and when (ms since the epoch). */
+  progress: (ProgressReport & { jobId: string; at: number })[];
+  /** Answer progress reports with this status (default 200; 409 = the job ended). */
+  progressStatus: number;
   close(): Promise<void>;
 }
 
@@ -59,6 +63,8 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
     resultsStatus: 202,
     leases: [] as FakeEdge["leases"],
     leaseStatus: 200,
+    progress: [] as FakeEdge["progress"],
+    progressStatus: 200,
     token,
     failNext(pattern: RegExp, times: number) {
       failures.push({ pattern, left: times });
@@ -112,6 +118,12 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
       const named = JSON.parse(body.toString("utf8")) as { attempt_id: string };
       edge.leases.push({ kind: lease[1], jobId: lease[2], attemptId: named.attempt_id });
       return json(edge.leaseStatus, { lease_seconds: 30 });
+    }
+    const progress = /^\/internal\/jobs\/job\/([^/]+)\/progress$/.exec(path);
+    if (progress && req.method === "POST") {
+      const report = JSON.parse(body.toString("utf8")) as ProgressReport;
+      edge.progress.push({ ...report, jobId: progress[1], at: Date.now() });
+      return json(edge.progressStatus, { progress: report });
     }
     if (path === "/internal/results" && req.method === "POST") {
       edge.results.push(JSON.parse(body.toString("utf8")));

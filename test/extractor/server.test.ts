@@ -8,6 +8,7 @@ import type { RunPriority } from "../../extractor/priority.ts";
 import { createExtractorServer, type JobEnd } from "../../extractor/server.ts";
 import type { OpenSource } from "../../extractor/source-input.ts";
 import { sourceOpener } from "../../extractor/source-input.ts";
+import { PROGRESS_STAGES } from "../../schema/api.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
@@ -598,6 +599,103 @@ describe("the attempt's lease", () => {
     expect(started).toEqual([holder]);
     expect(gated.opened).toEqual([holder]);
     expect(edge.results.length).toBe(results + 1);
+  });
+});
+
+describe("progress (extractor/output/progress-reporter.ts)", () => {
+  const rank = (stage: string) =>
+    PROGRESS_STAGES.indexOf(stage as (typeof PROGRESS_STAGES)[number]);
+
+  it("is reported while waiting for a slot and running, stage by stage, the last before the result", async () => {
+    const video = await makeTestVideo({ durationSeconds: 6 });
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource, 1);
+    const holder = "9e0e0000-0000-4000-8000-0000000000a1";
+    const waiter = "9e0e0000-0000-4000-8000-0000000000a2";
+    const holderEnd = endOf(holder);
+    const waiterEnd = endOf(waiter);
+    const attempt = (n: number) => ({
+      attempt_id: `9e0e0000-0000-4000-8000-00000000000${n}`,
+      lease_seconds: 30,
+    });
+    await accept(request({ job_id: holder, ...attempt(1) }));
+    const options = { mode: "count", count: 24, format: "jpg", resolution: 720, output: "urls" };
+    const waiting = await accept(
+      request({ job_id: waiter, ...attempt(2), options: options as ExtractRequest["options"] }),
+    );
+    expect(waiting.started).toBe(false);
+    const of = (jobId: string) => edge.progress.filter((p) => p.jobId === jobId);
+    // In the room it says so, again and again: the edge sees it alive and waiting.
+    await vi.waitFor(() => expect(of(waiter).length).toBeGreaterThanOrEqual(2), {
+      timeout: 5000,
+      interval: 50,
+    });
+    expect(of(waiter).every((p) => p.stage === "waiting" && p.frames_total === null)).toBe(true);
+    expect(of(holder).map((p) => p.stage)).toContain("fetching");
+
+    gated.release();
+    expect((await holderEnd).delivery).toBe("posted");
+    expect((await waiterEnd).delivery).toBe("posted");
+    const result = edge.results.find((r) => r.job_id === waiter);
+    const reports = of(waiter);
+    // The last report was answered before the result went: it is here now, and says it all.
+    expect(reports.at(-1)).toMatchObject({
+      attempt_id: attempt(2).attempt_id,
+      stage: "finishing",
+      frames_done: 24,
+      frames_total: 24,
+    });
+    expect(result?.frames.length).toBe(24);
+    const stages = [...new Set(reports.map((p) => p.stage))];
+    expect(stages).toEqual([
+      "waiting",
+      "fetching",
+      "probing",
+      "extracting",
+      "uploading",
+      "finishing",
+    ]);
+    for (const [i, p] of reports.entries()) {
+      if (i === 0) continue;
+      expect(rank(p.stage)).toBeGreaterThanOrEqual(rank(reports[i - 1].stage));
+      expect(p.frames_done).toBeGreaterThanOrEqual(reports[i - 1].frames_done);
+      if (rank(p.stage) >= rank("extracting")) expect(p.frames_total).toBe(24);
+    }
+    // Nothing after the end.
+    const count = edge.progress.length;
+    await sleep(1200);
+    expect(edge.progress.length).toBe(count);
+  });
+
+  it("a refused report stops the reports, not the job; a demo reports nothing", async () => {
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    await startServer(localFile(video));
+    edge.progressStatus = 409;
+    try {
+      const job = "9e0e0000-0000-4000-8000-0000000000b1";
+      const { end } = await run(
+        request({
+          job_id: job,
+          attempt_id: "9e0e0000-0000-4000-8000-0000000000b2",
+          lease_seconds: 30,
+        }),
+      );
+      expect(end).toMatchObject({ status: "completed", delivery: "posted" });
+      expect(edge.progress.filter((p) => p.jobId === job)).toHaveLength(1);
+    } finally {
+      edge.progressStatus = 200;
+    }
+    const demo = "9e0e0000-0000-4000-8000-0000000000c1";
+    const { end } = await run(
+      request({
+        job_id: demo,
+        kind: "demo",
+        attempt_id: "9e0e0000-0000-4000-8000-0000000000c2",
+        lease_seconds: 30,
+      }),
+    );
+    expect(end.delivery).toBe("posted");
+    expect(edge.progress.filter((p) => p.jobId === demo)).toHaveLength(0);
   });
 });
 
