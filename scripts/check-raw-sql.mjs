@@ -18,6 +18,7 @@ const SCANNED = ["edge", "schema", "extractor"];
 const STORAGE_MODULES = [
   "edge/jobs/store.ts",
   "edge/storage/accounts.ts",
+  "edge/storage/billing.ts",
   "edge/storage/prepared-select.ts",
   "edge/storage/usage.ts",
   "edge/storage/webhooks.ts",
@@ -28,8 +29,6 @@ const STORAGE_MODULES = [
 
 /** Files that hold raw SQL today and are not storage modules yet (issue 35 moves it out). */
 const NOT_YET_MOVED = [
-  "edge/billing/checkout.ts",
-  "edge/billing/webhook.ts",
   "edge/credits.ts",
   "edge/mail/local.ts",
   "edge/maintenance.ts",

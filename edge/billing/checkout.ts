@@ -5,6 +5,7 @@ import type Stripe from "stripe";
 import type { AccountRow } from "../../schema/db.ts";
 import { edgeConfig } from "../config.ts";
 import { ApiError } from "../errors.ts";
+import { keepCustomerId } from "../storage/billing.ts";
 import {
   callStripe,
   PURCHASES,
@@ -107,14 +108,9 @@ async function customerOf(env: Env, stripe: Stripe, account: AccountRow): Promis
       { idempotencyKey: `stills-customer-${account.id}` },
     ),
   );
-  const stored = await env.DB.prepare(
-    `UPDATE accounts SET stripe_customer_id = coalesce(stripe_customer_id, ?1) WHERE id = ?2
-     RETURNING stripe_customer_id`,
-  )
-    .bind(created.id, account.id)
-    .first<{ stripe_customer_id: string }>();
+  const stored = await keepCustomerId(env.DB, account.id, created.id);
   if (!stored) throw new ApiError("InvalidRequest", "the account no longer exists");
-  return stored.stripe_customer_id;
+  return stored;
 }
 
 function requireBilling(env: Env) {

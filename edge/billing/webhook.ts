@@ -25,6 +25,13 @@ import {
 import { isUniqueViolation } from "../credits.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
+import {
+  accountExists,
+  accountOfCustomer,
+  applyStripeStatements,
+  rememberStripeEvent,
+  stripeEventSeen,
+} from "../storage/billing.ts";
 import { planOfPrice, retrieveSubscription } from "./stripe.ts";
 
 export type Outcome = "applied" | "duplicate" | "ignored";
@@ -36,29 +43,17 @@ interface Effect {
 }
 
 export async function applyStripeEvent(env: Env, event: StripeEvent): Promise<Outcome> {
-  const seen = await env.DB.prepare("SELECT 1 FROM stripe_events WHERE id = ?")
-    .bind(event.id)
-    .first();
-  if (seen) return "duplicate";
+  if (await stripeEventSeen(env.DB, event.id)) return "duplicate";
   const effect = await effectOf(env, event);
   if (!effect) return "ignored";
-  const record = env.DB.prepare(
-    "INSERT INTO stripe_events (id, type, account_id) VALUES (?, ?, ?)",
-  ).bind(event.id, event.type, effect.accountId);
+  const recorded = { id: event.id, type: event.type, accountId: effect.accountId };
   try {
-    await env.DB.batch([
-      record,
-      ...effect.statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)),
-    ]);
+    await applyStripeStatements(env.DB, recorded, effect.statements);
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
     // The event, or another event for the same session or invoice, was applied meanwhile:
     // its ledger entry already exists. Remember this event too, so it is not tried again.
-    await env.DB.prepare(
-      "INSERT OR IGNORE INTO stripe_events (id, type, account_id) VALUES (?, ?, ?)",
-    )
-      .bind(event.id, event.type, effect.accountId)
-      .run();
+    await rememberStripeEvent(env.DB, recorded);
     return "duplicate";
   }
   const outcome = effect.accountId ? "applied" : "ignored";
@@ -263,16 +258,9 @@ async function findAccount(
 ): Promise<string | null> {
   for (const id of accountIds) {
     if (!id) continue;
-    const row = await env.DB.prepare("SELECT id FROM accounts WHERE id = ?")
-      .bind(id)
-      .first<{ id: string }>();
-    if (row) return row.id;
+    if (await accountExists(env.DB, id)) return id;
   }
-  if (!customerId) return null;
-  const row = await env.DB.prepare("SELECT id FROM accounts WHERE stripe_customer_id = ?")
-    .bind(customerId)
-    .first<{ id: string }>();
-  return row?.id ?? null;
+  return customerId ? accountOfCustomer(env.DB, customerId) : null;
 }
 
 function parse<T extends z.ZodType>(schema: T, event: StripeEvent): z.infer<T> {
