@@ -30,7 +30,6 @@ const STORAGE_MODULES = [
 /** Files that hold raw SQL today and are not storage modules yet (issue 35 moves it out). */
 const NOT_YET_MOVED = [
   "edge/credits.ts",
-  "edge/mail/local.ts",
   "edge/maintenance.ts",
   "edge/routes/account/data.ts",
   "edge/routes/dev/index.ts",

@@ -1,6 +1,6 @@
 // The storage module of the accounts-and-keys table group (issue 35, decision 0261): every
-// statement the edge runs on api_keys, sign_in_codes, account_events and key_reveals, and the
-// account lookups of sign-in and authentication. It takes a D1Database (or a session of one)
+// statement the edge runs on api_keys, sign_in_codes, account_events, key_reveals and the local
+// mail_outbox, and the account lookups of sign-in and authentication. It takes a D1Database (or a session of one)
 // and holds all the SQL; edge/auth/* and the account pages decide, this module reads and writes.
 //
 // Prepared SQL, not drizzle's builder: these statements are conditional upserts, deletes that
@@ -291,6 +291,18 @@ export async function useSignInCode(d1: D1, email: string, codeHash: string): Pr
     .bind(email, codeHash)
     .run();
   return used.meta.changes === 1;
+}
+
+// ---- mail_outbox (the local mail carrier's, where `npm run admin -- outbox` reads codes)
+
+export async function keepLocalMail(
+  d1: D1,
+  message: { to: string; subject: string; text: string; code?: string },
+): Promise<void> {
+  await d1
+    .prepare("INSERT INTO mail_outbox (id, to_email, subject, text, code) VALUES (?, ?, ?, ?, ?)")
+    .bind(crypto.randomUUID(), message.to, message.subject, message.text, message.code ?? null)
+    .run();
 }
 
 // ---- key_reveals
