@@ -118,7 +118,9 @@ describe("stills frames", () => {
     expect(run.code).toBe(0);
     // Everything a terminal shows comes through the pty as stdout.
     expect(run.stdout).toContain("\r\x1b[2K");
-    expect(run.stdout).toMatch(/(queued|processing)/);
+    expect(run.stdout).toMatch(/(queued|processing|fetching|probing|extracting)/);
+    // The job's own progress (job.progress) fills the bar: all 4 frames once it completed.
+    expect(run.stdout).toMatch(/\] 100% completed 4\/4 frames/);
     expect(run.stdout).toContain("downloading 4/4");
     await expectJobFrames(out, key);
   });

@@ -22,13 +22,19 @@ export class ProgressLine {
     this.enabled = stream.isTTY === true;
   }
 
-  /** The job's state while it runs: its progress when it carries one, else its status. */
+  /**
+   * The job's state while it runs: its progress when it carries one (the stage while it is
+   * processing, its status once it has ended), else its status.
+   */
   job(job: { status: string; progress?: unknown }) {
     const progress = (job.progress ?? null) as ProgressFields | null;
     const seconds = Math.round((Date.now() - this.#started) / 1000);
     const done = typeof progress?.frames_done === "number" ? progress.frames_done : null;
     const total = typeof progress?.frames_total === "number" ? progress.frames_total : null;
-    const stage = typeof progress?.stage === "string" ? progress.stage : job.status;
+    const stage =
+      job.status === "processing" && typeof progress?.stage === "string"
+        ? progress.stage
+        : job.status;
     if (done !== null && total) {
       this.#draw(`${bar(done / total)} ${stage} ${done}/${total} frames · ${seconds}s`);
     } else {
