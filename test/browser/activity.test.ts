@@ -7,10 +7,10 @@ import { type Harness, startHarness } from "../e2e/support/harness.ts";
 import {
   collectPageErrors,
   DESKTOP,
+  expectAccessible,
   launchBrowser,
   PHONE,
   screenshot,
-  seriousViolations,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
@@ -36,16 +36,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function expectAccessible(name: string) {
-  const violations = await seriousViolations(page);
-  expect(
-    violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
-    ),
-    name,
-  ).toEqual([]);
-}
-
 describe("the activity page", () => {
   it("lists the sign-in and a secret reveal, newest first, with the browser that did them", async () => {
     await page.goto(`${h.stack.baseUrl}/dashboard/webhooks`);
@@ -67,12 +57,12 @@ describe("the activity page", () => {
     const clients = await rows.locator("td:nth-child(4)").allInnerTexts();
     expect(clients[0]).toContain("Chrome");
     expect(await page.locator(".dashboard-nav [aria-current='page']").innerText()).toBe("Activity");
-    await expectAccessible("activity-desktop");
+    await expectAccessible(page, "activity-desktop");
     await screenshot(page, "activity-desktop");
 
     await page.setViewportSize(PHONE);
     await page.reload();
-    await expectAccessible("activity-phone");
+    await expectAccessible(page, "activity-phone");
     await screenshot(page, "activity-phone");
     expect(errors).toEqual([]);
   });

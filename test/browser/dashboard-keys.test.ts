@@ -13,10 +13,10 @@ import { call, download, type Harness, startHarness } from "../e2e/support/harne
 import {
   collectPageErrors,
   DESKTOP,
+  expectAccessible,
   launchBrowser,
   PHONE,
   screenshot,
-  seriousViolations,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
@@ -51,16 +51,6 @@ afterAll(async () => {
   await h?.close();
   if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
-
-async function expectAccessible(name: string, on: Page = page) {
-  const violations = await seriousViolations(on);
-  expect(
-    violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
-    ),
-    name,
-  ).toEqual([]);
-}
 
 async function keysOfAccount(): Promise<number> {
   const [row] = await h.query(
@@ -128,7 +118,7 @@ describe("a new key", () => {
     expect(await copy.isVisible()).toBe(true);
     await page.getByRole("tab", { name: "curl" }).click();
     await screenshot(page, "keys-new-desktop");
-    await expectAccessible("new key");
+    await expectAccessible(page, "new key");
   });
 
   it("a reload of that page creates no key and shows none", async () => {
@@ -148,7 +138,7 @@ describe("a new key", () => {
     expect(await page.content()).not.toContain(key);
     expect(await keysOfAccount()).toBe(1);
     await screenshot(page, "keys-reloaded-desktop");
-    await expectAccessible("reloaded");
+    await expectAccessible(page, "reloaded");
   });
 
   it("its samples run as they are: curl, Node with fetch and Python's standard library", async () => {
@@ -204,7 +194,7 @@ describe("a failed job's page", () => {
     const guide = page.getByRole("link", { name: `About ${error.name} in the errors guide` });
     expect(await guide.getAttribute("href")).toBe(`/docs/errors#${error.name}`);
     await screenshot(page, "job-failed-desktop");
-    await expectAccessible("failed job");
+    await expectAccessible(page, "failed job");
 
     const phone = await browser.newContext({
       viewport: PHONE,

@@ -10,10 +10,10 @@ import { makeTestVideo } from "../support/videos.ts";
 import {
   collectPageErrors,
   DESKTOP,
+  expectAccessible,
   launchBrowser,
   PHONE,
   screenshot,
-  seriousViolations,
 } from "./support/browser.ts";
 
 const KEY_PATTERN = /^stills_live_[0-9A-Za-z]{38}$/;
@@ -55,17 +55,6 @@ async function latestCode(address: string): Promise<string> {
   return String(row?.code ?? "");
 }
 
-/** axe on the page as it is: no serious or critical violation, each named if there is one. */
-async function expectAccessible(name: string) {
-  const violations = await seriousViolations(page);
-  expect(
-    violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
-    ),
-    name,
-  ).toEqual([]);
-}
-
 /** Every image on the page has loaded (signed URLs work and the policy let them in). */
 async function expectImagesLoaded() {
   await page.waitForFunction(() =>
@@ -83,7 +72,7 @@ describe("a new customer", () => {
     // No session yet: the dashboard sends us to sign in, and back afterwards.
     await page.waitForURL(/\/sign-in\?next=%2Fdashboard$/);
     await screenshot(page, "sign-in-desktop");
-    await expectAccessible("sign-in");
+    await expectAccessible(page, "sign-in");
     await page.keyboard.press("Tab");
     let tabs = 0;
     while ((await page.evaluate(() => document.activeElement?.id)) !== "email" && tabs++ < 20) {
@@ -94,7 +83,7 @@ describe("a new customer", () => {
     await page.waitForURL(/\/sign-in\/code\?/);
     expect(await page.locator("main").innerText()).toContain(email);
     await screenshot(page, "sign-in-code-desktop");
-    await expectAccessible("code page");
+    await expectAccessible(page, "code page");
 
     // A wrong code first: the page says so and keeps the field.
     const code = await latestCode(email);
@@ -106,7 +95,7 @@ describe("a new customer", () => {
     expect(await page.locator("#code-error").innerText()).toContain("4 tries left");
     expect(await page.locator("#code").getAttribute("aria-invalid")).toBe("true");
     await screenshot(page, "sign-in-wrong-code-desktop");
-    await expectAccessible("wrong code");
+    await expectAccessible(page, "wrong code");
 
     await page.locator("#code").fill(code);
     await page.locator("#code").press("Enter");
@@ -116,7 +105,7 @@ describe("a new customer", () => {
     expect(main).toMatch(/Available now\s+60/);
     expect(main).toContain("No jobs yet");
     await screenshot(page, "overview-new-desktop");
-    await expectAccessible("overview");
+    await expectAccessible(page, "overview");
   });
 
   it("creates a key, sees it once, and the key shows the free plan with 60 credits", async () => {
@@ -137,7 +126,7 @@ describe("a new customer", () => {
       () => (document.querySelector(".copy-status")?.textContent ?? "").length > 0,
     );
     await screenshot(page, "keys-created-desktop");
-    await expectAccessible("new key");
+    await expectAccessible(page, "new key");
 
     const res = await usage(key);
     expect(res.status).toBe(200);
@@ -159,7 +148,7 @@ describe("a new customer", () => {
     await page.waitForURL(/notice=revoked/);
     expect(await page.locator("main").innerText()).toContain("The key is revoked");
     await screenshot(page, "keys-revoked-desktop");
-    await expectAccessible("revoked");
+    await expectAccessible(page, "revoked");
     const refused = await usage(key);
     expect(refused.status).toBe(401);
     expect(refused.body.data).toMatchObject({ name: "InvalidApiKey", reason: "invalid" });
@@ -193,7 +182,7 @@ describe("a new customer", () => {
     expect(row).toContain("Completed");
     expect(row).toMatch(/\b4\b/);
     await screenshot(page, "jobs-desktop");
-    await expectAccessible("jobs");
+    await expectAccessible(page, "jobs");
 
     await link.click();
     await page.waitForURL(new RegExp(`/dashboard/jobs/${jobId}$`));
@@ -227,7 +216,7 @@ describe("a new customer", () => {
       storyboard.vtt_url,
     );
     await screenshot(page, "job-desktop");
-    await expectAccessible("job");
+    await expectAccessible(page, "job");
 
     await page.getByRole("link", { name: "Overview" }).click();
     await expectImagesLoaded();
@@ -242,14 +231,14 @@ describe("a new customer", () => {
     expect(text).toContain("Buying is switched off");
     expect(text).toContain("Credit ledger");
     await screenshot(page, "billing-desktop");
-    await expectAccessible("billing");
+    await expectAccessible(page, "billing");
 
     await page.getByRole("link", { name: "Webhooks" }).click();
     await page.getByRole("button", { name: "Reveal the signing secret" }).click();
     const secret = await page.locator("#webhook-secret").inputValue();
     expect(secret).toBe(await h.webhookSecret(email));
     await screenshot(page, "webhooks-desktop");
-    await expectAccessible("webhooks");
+    await expectAccessible(page, "webhooks");
   });
 
   it("works at a phone's width: nothing wider than the screen, figures and tables readable", async () => {

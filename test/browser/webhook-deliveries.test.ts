@@ -9,10 +9,11 @@ import { makeTestVideo } from "../support/videos.ts";
 import {
   collectPageErrors,
   DESKTOP,
+  expectAccessible,
+  inBothSchemes,
   launchBrowser,
   PHONE,
   screenshot,
-  seriousViolations,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
@@ -40,32 +41,13 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function expectAccessible(name: string) {
-  const violations = await seriousViolations(page);
-  expect(
-    violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
-    ),
-    name,
-  ).toEqual([]);
-}
-
-async function bothSchemes(name: string) {
-  for (const scheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await expectAccessible(`${name}-${scheme}`);
-    await screenshot(page, `${name}-${scheme}`);
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-}
-
 describe("the webhooks page", () => {
   it("shows the empty state, then a job's delivery and its attempt", async () => {
     const account = await h.newKey("starter");
     await signIn(page, h, account.email);
     await page.goto(`${h.stack.baseUrl}/dashboard/webhooks`);
     expect(await page.locator(".empty-state").innerText()).toContain("No deliveries yet.");
-    await bothSchemes("webhooks-empty-desktop");
+    await inBothSchemes(page, "webhooks-empty-desktop");
 
     const file = await makeTestVideo({ width: 320, height: 180, fps: 30, durationSeconds: 4 });
     const created = await call(h.stack, "POST", "/jobs", {
@@ -93,7 +75,7 @@ describe("the webhooks page", () => {
     expect(cells[1]).toContain(jobId.slice(0, 8));
     expect(cells[2]).toBe("1");
     expect(cells[3]).toBe(String(RECEIVER_STATUS));
-    await bothSchemes("webhooks-desktop");
+    await inBothSchemes(page, "webhooks-desktop");
 
     await rows
       .first()
@@ -109,15 +91,15 @@ describe("the webhooks page", () => {
     const body = await page.locator(".delivery-body").innerText();
     expect(JSON.parse(body)).toMatchObject({ type: "job.completed", data: { id: jobId } });
     expect(await page.getByRole("button", { name: /Resend/ }).count()).toBe(1);
-    await bothSchemes("webhook-delivery-desktop");
+    await inBothSchemes(page, "webhook-delivery-desktop");
 
     await page.setViewportSize(PHONE);
-    await bothSchemes("webhook-delivery-phone");
+    await inBothSchemes(page, "webhook-delivery-phone");
     // Nothing wider than the phone's screen but the body's own scrolling box.
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(overflow).toBeLessThanOrEqual(PHONE.width);
     await page.goto(`${h.stack.baseUrl}/dashboard/webhooks`);
-    await bothSchemes("webhooks-phone");
+    await inBothSchemes(page, "webhooks-phone");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
       PHONE.width,
     );

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { expect } from "vitest";
 
 const ROOT = resolve(import.meta.dirname, "../../..");
 export const SCREENSHOTS = join(ROOT, "test/browser/screenshots");
@@ -75,6 +76,34 @@ export async function seriousViolations(
     return result.violations as AxeViolation[];
   }, exclude);
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+}
+
+/**
+ * Fails the test, naming the page state, when axe finds a serious or critical violation; each
+ * is listed with its rule, its help text and the elements it found.
+ */
+export async function expectAccessible(
+  page: Page,
+  name: string,
+  options: { exclude?: string[] } = {},
+): Promise<void> {
+  const violations = await seriousViolations(page, options);
+  expect(
+    violations.map(
+      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
+    ),
+    name,
+  ).toEqual([]);
+}
+
+/** The page checked by axe and photographed in the light scheme and then the dark one. */
+export async function inBothSchemes(page: Page, name: string): Promise<void> {
+  for (const scheme of ["light", "dark"] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    await expectAccessible(page, `${name}-${scheme}`);
+    await screenshot(page, `${name}-${scheme}`);
+  }
+  await page.emulateMedia({ colorScheme: "light" });
 }
 
 /**
