@@ -187,6 +187,24 @@ describe("POST /internal/jobs/job/{id}/progress → job.progress", () => {
     );
     expect(demo.status).toBe(400);
 
+    // Reports that are not reports.
+    for (const body of [
+      { ...at, frames_done: -1 },
+      { ...at, frames_done: 1.5 },
+      { ...at, frames_done: 1e9 },
+      { ...at, stage: "done" },
+      { stage: at.stage, frames_done: 3 },
+    ]) {
+      const bad = await reportAs(token, request.job_id, attempt, body as typeof at);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+    }
+    const notJson = await internal(
+      `/internal/jobs/job/${request.job_id}/progress`,
+      { method: "POST", body: "{" },
+      token,
+    );
+    expect(notJson.status).toBe(400);
+
     const job = (await api("GET", `/v1/jobs/${request.job_id}`, { headers: account })).body;
     expect(job.progress).toMatchObject(at);
   });
