@@ -159,8 +159,11 @@ export function renewLeaseLoop(
   };
 }
 
-/** A call's files at most: 16 frames, or 8 MiB of them (the edge reads a batch whole). */
-export const BATCH_FILES = 16;
+/**
+ * A call's files at most: 32 (16 frames and their thumbnails, decision 0240), or 8 MiB of them
+ * (the edge reads a batch whole, and takes up to 64 files).
+ */
+export const BATCH_FILES = 32;
 export const BATCH_BYTES = 8 * 1024 * 1024;
 /** Queued files' bytes at most: a writer running further ahead waits in queueFile. */
 const QUEUED_BYTES = 3 * BATCH_BYTES;
@@ -177,7 +180,7 @@ interface QueuedFile {
  * Keys are {kind}/{job_id}/{attempt_id}/{file}: an attempt never overwrites another's files.
  *
  * Frames are queued (queueFile) and go to the edge a batch at a time, in order, one call at a
- * time: a call once 16 frames or 8 MiB wait, and the rest at flush(), when the job has its
+ * time: a call once 32 files or 8 MiB wait, and the rest at flush(), when the job has its
  * frames. Each call costs more than its bytes: one check of the attempt (its token and a D1
  * read), a request through the Worker and, from a container, a round trip. A 12-frame job made
  * 12 calls and makes one (measured on the local stack: its 12 uploads cost ~0.2 CPU-s of the

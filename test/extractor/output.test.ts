@@ -3,6 +3,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { unzipSync } from "fflate";
+import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { COLLECT_AFTER_BYTES, collectEncodedImage } from "../../extractor/encode.ts";
 import { extractFrames } from "../../extractor/job.ts";
@@ -208,33 +209,64 @@ describe("edge upload contract", () => {
     }
   });
 
-  it("sends a job's frames in batches: 16 at once, the rest when the job has them all", async () => {
+  it("sends a job's frames with their thumbnails in batches: 32 files at once, the rest when the job has them all", async () => {
     const before = edge.batches.length;
     const callsBefore = edge.calls.length;
     const outcome = await uploadJob({ count: 20, output: "urls", format: "jpg" });
     expect(outcome.status).toBe("completed");
-    const names = (from: number, to: number) =>
-      Array.from({ length: to - from + 1 }, (_, i) => {
-        return `job/j1/a1/frame-${String(from + i).padStart(4, "0")}.jpg`;
-      });
-    expect(edge.batches.slice(before)).toEqual([names(1, 16), names(17, 20)]);
+    const key = (kind: "frame" | "thumb", i: number) =>
+      `job/j1/a1/${kind}-${String(i).padStart(4, "0")}.jpg`;
+    // Each picture's thumbnail goes just before its frame.
+    const files = (from: number, to: number) =>
+      Array.from({ length: to - from + 1 }, (_, i) => [
+        key("thumb", from + i),
+        key("frame", from + i),
+      ]).flat();
+    expect(edge.batches.slice(before)).toEqual([files(1, 16), files(17, 20)]);
     expect(edge.calls.slice(callsBefore).filter((c) => c.startsWith("PUT"))).toEqual([]);
-    expect(outcome.frames.map((f) => f.key)).toEqual(names(1, 20));
-    for (const key of names(1, 20)) {
-      const file = edge.files.get(key);
+    const frames = Array.from({ length: 20 }, (_, i) => key("frame", i + 1));
+    expect(outcome.frames.map((f) => f.key)).toEqual(frames);
+    expect(outcome.frames.map((f) => f.thumb_key)).toEqual(
+      frames.map((k) => k.replace("frame-", "thumb-")),
+    );
+    for (const frameKey of frames) {
+      const file = edge.files.get(frameKey);
       expect(file?.contentType).toBe("image/jpeg");
       expect((await readImagePattern(file?.bytes as Buffer)).upright).toBe(true);
     }
   });
 
-  it("a lone frame goes as it always went, one PUT", async () => {
+  it("a thumbnail is a JPEG at most 320 px wide, the frame's shape, made from the same picture", async () => {
+    const outcome = await uploadJob({ count: 2, output: "urls", format: "png", resolution: 720 });
+    expect(outcome.status).toBe("completed");
+    for (const frame of outcome.frames) {
+      const thumb = edge.files.get(frame.thumb_key as string);
+      const original = edge.files.get(frame.key as string);
+      expect(thumb?.contentType).toBe("image/jpeg");
+      const size = await sharp(thumb?.bytes as Buffer).metadata();
+      const full = await sharp(original?.bytes as Buffer).metadata();
+      expect(size.format).toBe("jpeg");
+      expect(size.width).toBe(320);
+      expect(size.height).toBe(Math.round((320 * (full.height ?? 0)) / (full.width ?? 1)));
+      // The same picture, smaller: the two agree pixel for pixel once both are made 32 px wide.
+      const small = async (bytes: Buffer) => sharp(bytes).resize(32).greyscale().raw().toBuffer();
+      const [a, b] = await Promise.all([
+        small(thumb?.bytes as Buffer),
+        small(original?.bytes as Buffer),
+      ]);
+      const difference = a.reduce((sum, v, i) => sum + Math.abs(v - b[i]), 0) / a.length;
+      expect(difference).toBeLessThan(8);
+    }
+  });
+
+  it("a lone frame and its thumbnail go in one call", async () => {
     const callsBefore = edge.calls.length;
     const outcome = await uploadJob({ count: 1, output: "urls", format: "jpg" });
     expect(outcome.status).toBe("completed");
     const uploads = edge.calls
       .slice(callsBefore)
       .filter((c) => /internal\/(files|file-batches)\//.test(c));
-    expect(uploads).toEqual(["PUT /internal/files/job/j1/a1/frame-0001.jpg"]);
+    expect(uploads).toEqual(["POST /internal/file-batches/job/j1/a1"]);
   });
 
   it("retries calls that fail with 5xx", async () => {
