@@ -16,6 +16,8 @@ export interface ApiRequestEntry {
   /** The route's pattern in the API document's spelling (`/v1/jobs/{id}`), never the path sent. */
   route: string;
   status: number;
+  /** The error's `data.name` when the answer was an error (JobNotFound, InvalidRequest …). */
+  error: string | null;
   latency_ms: number;
   /** When the request arrived. */
   created_at: string;

@@ -380,6 +380,8 @@ export const apiRequests = sqliteTable(
     method: text("method").notNull(),
     route: text("route").notNull(),
     status: integer("status").notNull(),
+    /** The error's `data.name` when the answer was one (InvalidRequest, JobNotFound …). */
+    error: text("error"),
     latencyMs: integer("latency_ms").notNull(),
     createdAt: text("created_at").notNull(),
   },

@@ -8,7 +8,7 @@ import {
   API_REQUESTS_KEPT,
   type ApiRequestEntry,
 } from "../../schema/api-requests.ts";
-import { apiRequests } from "../../schema/db.ts";
+import { apiRequests, jobs } from "../../schema/db.ts";
 import type { Db } from "../context.ts";
 
 export interface ApiRequestRecord extends ApiRequestEntry {
@@ -37,6 +37,7 @@ export async function recordApiRequest(db: Db, entry: ApiRequestRecord, trim: bo
     method: entry.method,
     route: entry.route,
     status: entry.status,
+    error: entry.error,
     latencyMs: entry.latency_ms,
     createdAt: entry.created_at,
   });
@@ -49,6 +50,7 @@ const ENTRY_COLUMNS = {
   method: apiRequests.method,
   route: apiRequests.route,
   status: apiRequests.status,
+  error: apiRequests.error,
   latency_ms: apiRequests.latencyMs,
   created_at: apiRequests.createdAt,
 };
@@ -119,4 +121,30 @@ export async function pruneApiRequests(db: Db, now: number, since: number): Prom
     removed += result.meta.changes ?? 0;
   }
   return removed;
+}
+
+/**
+ * The jobs the account's requests `requestIds` created (a job keeps its creating request's id),
+ * by request id: what a POST /v1/jobs in the list led to. A read of the jobs table beside the
+ * log, by the (account, created_at) index: only jobs of the log's window.
+ */
+export async function jobsCreatedBy(
+  db: Db,
+  accountId: string,
+  requestIds: string[],
+  now: number,
+): Promise<Map<string, string>> {
+  if (requestIds.length === 0) return new Map();
+  const since = new Date(now - API_REQUEST_DAYS * 86_400_000).toISOString();
+  const rows = await db
+    .select({ id: jobs.id, requestId: jobs.requestId })
+    .from(jobs)
+    .where(
+      and(
+        eq(jobs.accountId, accountId),
+        gte(jobs.createdAt, since),
+        inArray(jobs.requestId, requestIds),
+      ),
+    );
+  return new Map(rows.map((row) => [row.requestId ?? "", row.id]));
 }

@@ -11,6 +11,7 @@ import { pruneApiRequests, recordApiRequest } from "../../edge/storage/api-reque
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { API_REQUESTS_KEPT, routePattern } from "../../schema/api-requests.ts";
 import { api, createAccount, freshIp, ORIGIN } from "./support/api.ts";
+import { setExtractor } from "./support/fake-extractor.ts";
 import { Visitor } from "./support/visitor.ts";
 
 interface Row {
@@ -20,6 +21,7 @@ interface Row {
   method: string;
   route: string;
   status: number;
+  error: string | null;
   latency_ms: number;
   created_at: string;
 }
@@ -108,6 +110,7 @@ describe("recording", () => {
       method: "GET",
       route: "/v1/usage",
       status: 200,
+      error: null,
     });
     expect(row.latency_ms).toBeGreaterThan(0);
     expect(row.latency_ms).toBeLessThan(Date.now() - started + 1000);
@@ -124,7 +127,12 @@ describe("recording", () => {
     expect(missing.status).toBe(404);
     expect(missing.headers.get("x-request-id")).toBe(ownId);
     const row = await recorded(ownId);
-    expect(row).toMatchObject({ method: "GET", route: "/v1/jobs/{id}", status: 404 });
+    expect(row).toMatchObject({
+      method: "GET",
+      route: "/v1/jobs/{id}",
+      status: 404,
+      error: "JobNotFound",
+    });
     expect(JSON.stringify(row)).not.toContain(jobId);
     expect(JSON.stringify(row)).not.toContain("sekrit");
 
@@ -134,7 +142,19 @@ describe("recording", () => {
       method: "POST",
       route: "/v1/jobs",
       status: 400,
+      error: bad.body.data.name,
       account_id: account.accountId,
+    });
+    expect(bad.body.data.name).toBe("InvalidUrl");
+    // A body that is not JSON ends in the error shape without an ApiError thrown by a handler.
+    const notJson = await api("POST", "/v1/jobs", {
+      rawBody: "{not json",
+      headers: account.auth,
+    });
+    expect(notJson.status).toBe(400);
+    expect(await recorded(notJson.headers.get("x-request-id") ?? "")).toMatchObject({
+      status: 400,
+      error: notJson.body.data.name,
     });
   });
 
@@ -230,6 +250,24 @@ describe("the Requests page", () => {
     );
     expect(byStart.text).toContain(`data-request-id="${requestId}"`);
 
+    // A request that created a job links to it; an error shows its name.
+    setExtractor(() => Response.json({ accepted: true }, { status: 202 }));
+    const created = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/clips/talk.mp4", count: 2 },
+      headers: owner.auth,
+    });
+    expect(created.status).toBe(201);
+    const createdId = created.headers.get("x-request-id") ?? "";
+    await recorded(createdId);
+    const createdRow = await owner.visitor.get(`/dashboard/requests?request_id=${createdId}`);
+    expect(createdRow.text).toContain(`href="/dashboard/jobs/${created.body.id}"`);
+    expect(textOf(createdRow.text)).toMatch(/POST \/v1\/jobs created job [0-9a-f]{8} 201/);
+    const refused = await api("GET", `/v1/jobs/${crypto.randomUUID()}`, { headers: owner.auth });
+    const refusedId = refused.headers.get("x-request-id") ?? "";
+    await recorded(refusedId);
+    const refusedRow = await owner.visitor.get(`/dashboard/requests?request_id=${refusedId}`);
+    expect(textOf(refusedRow.text)).toMatch(/GET \/v1\/jobs\/\{id\} 404 JobNotFound \d+ ms/);
+
     const theirs = await stranger.visitor.get(`/dashboard/requests?request_id=${requestId}`);
     expect(theirs.status).toBe(200);
     expect(theirs.text).not.toContain(`data-request-id="${requestId}"`);
@@ -314,6 +352,7 @@ describe("the bound", () => {
       method: "GET",
       route: "/v1/usage",
       status: 200,
+      error: null,
       latency_ms: 3,
       created_at: new Date().toISOString(),
     };

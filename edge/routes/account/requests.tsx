@@ -7,7 +7,7 @@ import {
   type ApiRequestEntry,
   REQUEST_ID_MAX,
 } from "../../../schema/api-requests.ts";
-import { listApiRequests } from "../../storage/api-requests.ts";
+import { jobsCreatedBy, listApiRequests } from "../../storage/api-requests.ts";
 import type { PageContext } from "./ui.tsx";
 import { count, DashboardPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
@@ -23,7 +23,20 @@ function StatusCell(props: { status: number }) {
   return <span class={`status ${kind}`}>{props.status}</span>;
 }
 
-function RequestTable(props: { rows: ApiRequestEntry[] }) {
+/** The job a request created, linked. */
+function JobMade(props: { jobId: string | undefined }) {
+  if (!props.jobId) return null;
+  return (
+    <span class="hint">
+      created{" "}
+      <a href={`/dashboard/jobs/${props.jobId}`} class="mono-id">
+        job {props.jobId.slice(0, 8)}
+      </a>
+    </span>
+  );
+}
+
+function RequestTable(props: { rows: ApiRequestEntry[]; jobs: Map<string, string> }) {
   return (
     <div class="table-scroll">
       <table class="stack-table requests-table">
@@ -47,9 +60,11 @@ function RequestTable(props: { rows: ApiRequestEntry[] }) {
               </td>
               <td data-label="Request" class="request-route">
                 <span class="method">{row.method}</span> <code>{row.route}</code>
+                <JobMade jobId={props.jobs.get(row.request_id)} />
               </td>
               <td data-label="Status">
                 <StatusCell status={row.status} />
+                {row.error && <span class="hint error-name">{row.error}</span>}
               </td>
               <td data-label="Latency" class="num">
                 {count(row.latency_ms)} ms
@@ -74,12 +89,20 @@ export async function requestsPage(c: PageContext) {
   const account = c.get("account");
   const requestId = searchedId(c.req.query("request_id"));
   const page = pageNumber(c.req.query("page"));
-  const { rows, total } = await listApiRequests(c.get("db"), account.id, {
+  const now = Date.now();
+  const db = c.get("db");
+  const { rows, total } = await listApiRequests(db, account.id, {
     limit: PAGE_SIZE,
     offset: (page - 1) * PAGE_SIZE,
     requestId: requestId || undefined,
-    now: Date.now(),
+    now,
   });
+  const made = await jobsCreatedBy(
+    db,
+    account.id,
+    rows.filter((row) => row.route === "/v1/jobs" && row.status < 300).map((row) => row.request_id),
+    now,
+  );
   const body = (
     <DashboardPage title="Requests" section="/dashboard/requests" email={account.email}>
       <p class="muted">
@@ -129,7 +152,7 @@ export async function requestsPage(c: PageContext) {
               ? `${count(total)} ${total === 1 ? "request matches" : "requests match"}.`
               : `${count(total)} ${total === 1 ? "request" : "requests"}.`}
           </p>
-          <RequestTable rows={rows} />
+          <RequestTable rows={rows} jobs={made} />
           <Pager
             path="/dashboard/requests"
             query={requestId ? { request_id: requestId } : undefined}
