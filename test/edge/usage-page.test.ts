@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../edge/routes/account/ledger-export.ts";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
+import { csvObjects, columnSum as sum } from "../support/csv.ts";
 import { api } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { createJobRunBy } from "./support/pipeline.ts";
@@ -32,45 +33,6 @@ async function signedInWithKey() {
     auth: { authorization: `Bearer ${issued.key}` },
   };
 }
-
-/** RFC 4180 records: quoted fields with doubled quotes, CRLF between records. */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let field = "";
-  let record: string[] = [];
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i];
-    if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (ch === '"') quoted = false;
-      else field += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
-      record.push(field);
-      field = "";
-    } else if (ch === "\r" && text[i + 1] === "\n") {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = "";
-      i++;
-    } else field += ch;
-  }
-  if (field !== "" || record.length > 0) throw new Error("the CSV does not end with CRLF");
-  return records;
-}
-
-function asObjects(records: string[][]): Record<string, string>[] {
-  const [header, ...rows] = records;
-  for (const row of rows) expect(row).toHaveLength(header.length);
-  return rows.map((row) => Object.fromEntries(header.map((name, i) => [name, row[i]])));
-}
-
-const sum = (rows: Record<string, string>[], column: string) =>
-  rows.reduce((total, row) => total + Number(row[column]), 0);
 
 async function ledgerSums(accountId: string) {
   return env.DB.prepare(
@@ -142,7 +104,7 @@ describe("the folded ledger", () => {
       /^attachment; filename="stills-ledger-by-job-\d{4}-\d{2}-\d{2}\.csv"$/,
     );
     expect(download.headers.get("cache-control")).toBe("no-store");
-    const folded = asObjects(parseCsv(download.text));
+    const folded = csvObjects(download.text);
     expect(folded).toHaveLength(5);
     expect(sum(folded, "plan_delta")).toBe(totals?.plan);
     expect(sum(folded, "pack_delta")).toBe(totals?.pack);
@@ -172,7 +134,7 @@ describe("the folded ledger", () => {
 
     const entries = await owner.visitor.get("/dashboard/usage/ledger.csv?rows=entries");
     expect(entries.headers.get("content-disposition")).toMatch(/stills-ledger-entries-/);
-    const unfolded = asObjects(parseCsv(entries.text));
+    const unfolded = csvObjects(entries.text);
     expect(unfolded).toHaveLength(7);
     for (const column of ["plan_delta", "pack_delta", "reserved_delta"]) {
       expect(sum(unfolded, column)).toBe(sum(folded, column));
@@ -180,7 +142,7 @@ describe("the folded ledger", () => {
     // Another account's download holds none of this one's rows.
     const stranger = await signedInWithKey();
     const theirs = await stranger.visitor.get("/dashboard/usage/ledger.csv?rows=entries");
-    expect(asObjects(parseCsv(theirs.text))).toHaveLength(1);
+    expect(csvObjects(theirs.text)).toHaveLength(1);
     for (const id of jobs) expect(theirs.text).not.toContain(id);
   });
 });
