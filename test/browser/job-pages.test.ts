@@ -229,6 +229,7 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     expect(names.filter((name) => name?.startsWith("thumb-"))).toHaveLength(done.frames.length);
     const originals = new Set(done.frames.map((f) => new URL(f.url).pathname));
     expect(files.filter((url) => originals.has(new URL(url).pathname))).toEqual([]);
+    await checkEverywhere("job-gallery");
     // The list shows the first frame's thumbnail, not its original.
     requested.length = 0;
     await page.goto(`${h.stack.baseUrl}/dashboard/jobs`);

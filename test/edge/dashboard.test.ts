@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import { unzipSync } from "fflate";
 import { describe, expect, it, vi } from "vitest";
 import { checkFileSignature } from "../../edge/files.ts";
 import { keyLimiter } from "../../edge/middleware/rate-limit.ts";
@@ -344,6 +345,83 @@ describe("jobs", () => {
     const links = [...detail.text.matchAll(/<a href="([^"]+)" class="frame-open"/g)];
     expect(links).toHaveLength(3);
     expect(textOf(detail.text)).toContain("no preview");
+  });
+
+  /** The visitor's GET answered whole, as bytes (Visitor reads text). */
+  async function getBytes(visitor: Visitor, path: string) {
+    const cookie = [...visitor.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    return exports.default.fetch(`${ORIGIN}${path}`, { headers: { cookie } });
+  }
+
+  it("Download all streams the frames as a ZIP, byte for byte; only the account's completed jobs", async () => {
+    const { visitor } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "zip");
+    const { jobId, attemptId } = await finishedJob(key, true);
+    const res = await getBytes(visitor, `/dashboard/jobs/${jobId}/frames.zip`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/zip");
+    expect(res.headers.get("content-disposition")).toBe(
+      `attachment; filename="stills-${jobId}-frames.zip"`,
+    );
+    const zip = unzipSync(new Uint8Array(await res.arrayBuffer()));
+    expect(Object.keys(zip)).toEqual(["frame-0001.jpg", "frame-0002.jpg", "frame-0003.jpg"]);
+    for (const index of [1, 2, 3]) {
+      expect(zip[`frame-000${index}.jpg`]).toEqual(frameBytes(jobId, attemptId, index));
+    }
+    // Another account's job, a running job, a made-up id: a page that says so, no archive.
+    const other = await signedIn();
+    const refused = await getBytes(other.visitor, `/dashboard/jobs/${jobId}/frames.zip`);
+    expect(refused.status).toBe(404);
+    expect(refused.headers.get("content-type")).toMatch(/^text\/html/);
+    const running = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/later.mp4", count: 1 },
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const early = await getBytes(visitor, `/dashboard/jobs/${running.body.id}/frames.zip`);
+    expect(early.status).toBe(400);
+    expect(textOf(await early.text())).toContain("Only a completed job has frames to download");
+    expect((await getBytes(visitor, "/dashboard/jobs/not-a-job/frames.zip")).status).toBe(404);
+    // A file gone from R2 is found before the answer starts.
+    await env.FILES.delete(`job/${jobId}/${attemptId}/frame-0002.jpg`);
+    const broken = await getBytes(visitor, `/dashboard/jobs/${jobId}/frames.zip`);
+    expect(broken.status).toBe(400);
+    expect(textOf(await broken.text())).toContain("Some of this job&#39;s files are gone");
+  });
+
+  it("the live JSON says each of the account's jobs' status and progress, and leaves out others'", async () => {
+    const { visitor } = await signedIn();
+    const { key } = await createKeyOnDashboard(visitor, "live");
+    const { jobId } = await finishedJob(key, false);
+    setExtractor(() => Response.json({ accepted: true }, { status: 202 }));
+    const waiting = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/waiting.mp4", count: 2 },
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const stranger = await signedIn();
+    const { key: strangerKey } = await createKeyOnDashboard(stranger.visitor, "s");
+    const theirs = await api("POST", "/v1/jobs", {
+      body: { url: "https://cdn.example.com/theirs.mp4", count: 1 },
+      headers: { authorization: `Bearer ${strangerKey}` },
+    });
+    const ids = [jobId, waiting.body.id, theirs.body.id, "nope"].join(",");
+    const res = await visitor.get(`/dashboard/jobs/live?ids=${ids}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("cache-control")).toBe("no-store");
+    const answer = JSON.parse(res.text);
+    const read = await api("GET", `/v1/jobs/${waiting.body.id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(answer.jobs.map((j: { id: string }) => j.id)).toEqual([jobId, waiting.body.id]);
+    expect(answer.jobs[0]).toMatchObject({ status: "completed", label: "Completed" });
+    expect(answer.jobs[1].status).toBe(read.body.status);
+    expect(["queued", "processing"]).toContain(answer.jobs[1].status);
+    expect(answer.jobs[1].progress).toEqual(read.body.progress ?? null);
+    expect(answer.running).toBe(true);
+    const finished = JSON.parse((await visitor.get(`/dashboard/jobs/live?ids=${jobId}`)).text);
+    expect(finished.running).toBe(false);
+    // Without a session: sign-in, not JSON.
+    const anonymous = await new Visitor().get(`/dashboard/jobs/live?ids=${jobId}`);
+    expect(anonymous.status).toBe(303);
   });
 
   it("another account's job, or a made-up id, is a 404 page", async () => {

@@ -95,7 +95,8 @@ const STAGE_WORDS: Record<Progress["stage"], string> = {
 
 /** "Extracting · 120 of 240 frames", "Queued", "Processing". */
 export function progressLabel(status: string, progress: Progress | null): string {
-  if (!progress) return STATUS_LABELS[status] ?? status;
+  // A settled job keeps its last progress (decision 0230); its status says more.
+  if (!progress || !RUNNING.has(status)) return STATUS_LABELS[status] ?? status;
   const stage = STAGE_WORDS[progress.stage] ?? progress.stage;
   if (progress.frames_total === null) {
     return progress.frames_done > 0 ? `${stage} · ${count(progress.frames_done)} frames` : stage;
