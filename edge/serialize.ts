@@ -2,7 +2,7 @@
 import type { z } from "@hono/zod-openapi";
 import type { DemoJobSchema, FrameSchema, JobSchema, Progress } from "../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
-import type { ResultCaptions, ResultStoryboard } from "../schema/messages.ts";
+import type { ResultAnimated, ResultCaptions, ResultStoryboard } from "../schema/messages.ts";
 import type { FileLinker } from "./files.ts";
 import { visibleStatus } from "./jobs/lifecycle.ts";
 import { jobNotice } from "./jobs/notice.ts";
@@ -85,6 +85,8 @@ export async function jobToApi(
     video: (row.video as Job["video"]) ?? null,
     captions: await captionsToApi(row.captions as StoredCaptions | null, linker),
     storyboard: await storyboardToApi(row.storyboard as ResultStoryboard | null, linker),
+    // Asked and not (yet) delivered: null.
+    ...(await animatedToApi(row.animated ?? (asksForPreview(row.options) ? {} : null), linker)),
     progress: progressToApi(status, row, progress),
     created_at: row.createdAt,
     started_at: row.startedAt,
@@ -121,6 +123,32 @@ async function captionsToApi(
     url: linker ? await linker.url(stored.key) : null,
     language: stored.language ?? null,
     source: stored.source,
+  };
+}
+
+/**
+ * jobs.animated (the delivered preview) or demo_jobs.animated (what the demo asked, and the
+ * preview once delivered): `animated` only on jobs that asked for one, null until delivered.
+ */
+async function animatedToApi(
+  stored: unknown,
+  linker: FileLinker | null,
+): Promise<{ animated?: Job["animated"] }> {
+  if (!stored) return {};
+  const made = stored as Partial<ResultAnimated>;
+  if (!made.key) return { animated: null };
+  return {
+    animated: {
+      url: linker ? await linker.url(made.key) : null,
+      bytes: made.bytes ?? 0,
+      frames: made.frames ?? 0,
+      width: made.width ?? 0,
+      height: made.height ?? 0,
+      format: made.format ?? "webp",
+      start: made.start ?? 0,
+      duration: made.duration ?? 0,
+      fps: made.fps ?? 0,
+    },
   };
 }
 
@@ -161,5 +189,10 @@ export async function demoJobToApi(
     created_at: row.createdAt,
     completed_at: row.completedAt,
     expires_at: row.expiresAt,
+    ...(await animatedToApi(row.animated, linker)),
   };
+}
+
+function asksForPreview(options: unknown): boolean {
+  return typeof options === "object" && options !== null && "animated" in options;
 }

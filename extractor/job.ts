@@ -5,6 +5,8 @@ import type { FramePlan, PlannedFrame } from "../schema/frame-plan.ts";
 import { planFrames } from "../schema/frame-plan.ts";
 import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.ts";
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
+import { planJobPreview, storePreview } from "./animated/job-preview.ts";
+import { previewSize } from "./animated/preview.ts";
 import { attachCaptions } from "./context/captions.ts";
 import { describeVideo } from "./context/video.ts";
 import type { DecodeContext } from "./decode.ts";
@@ -207,6 +209,18 @@ async function runJob(
   );
   outcome.delivered_resolution = size.deliveredResolution;
   outcome.resolution_note = size.note;
+  // Where the moving preview lies, known before decoding: a start past the end fails now.
+  const preview = job.options.animated
+    ? await planJobPreview(
+        job.input,
+        video,
+        job.options.animated,
+        { start: plan.rangeStart, end: Math.min(plan.rangeEnd, usable) },
+        found?.bestMoment,
+        usable,
+        signal,
+      )
+    : null;
 
   const results = new Map<number, FrameResult>();
   for (const frame of plan.frames) {
@@ -295,6 +309,18 @@ async function runJob(
         );
         outcome.captions = found.captions;
         outcome.captions_note = found.note;
+      }
+      if (job.options.animated && preview) {
+        const display = { width: video.displayWidth, height: video.displayHeight };
+        outcome.animated = await storePreview(
+          job.input,
+          video,
+          job.options.animated,
+          preview,
+          pictureSteps(video, previewSize(job.options.animated.width, display)),
+          (name, bytes, type) => writer.addFile(name, bytes, type),
+          signal,
+        );
       }
       progress?.stage("uploading");
       outcome.zip = await writer.finish();
@@ -550,7 +576,7 @@ function usableDuration(duration: number, job: ExtractionJob): number {
   );
 }
 
-function pictureSteps(video: VideoProbe, size: OutputSize): PictureSteps {
+function pictureSteps(video: VideoProbe, size: Pick<OutputSize, "width" | "height">): PictureSteps {
   return {
     hdr: video.hdr,
     rotation: video.rotation,

@@ -172,6 +172,42 @@ export const StoryboardSchema = z
   })
   .openapi("Storyboard");
 
+/** A moving preview's bounds (issue 39): as long, as smooth and as wide as a preview needs. */
+export const ANIMATED_FORMATS = ["webp", "gif"] as const;
+export const ANIMATED_LIMITS = {
+  max_duration_seconds: 10,
+  max_fps: 15,
+  min_width: 64,
+  max_width: 640,
+  /** No preview file is larger: a bigger encoding is made again smaller (docs/guides). */
+  max_bytes: 16 * 1024 * 1024,
+} as const;
+export const ANIMATED_DEFAULTS = {
+  duration: 3,
+  fps: 10,
+  width: 480,
+  format: "webp",
+} as const;
+
+export const AnimatedSchema = z
+  .object({
+    url: z.url().nullable().openapi({ description: "Signed like the frames" }),
+    bytes: z.number().int(),
+    frames: z.number().int().openapi({ description: "Pictures in the animation (fps × duration)" }),
+    width: z.number().int(),
+    height: z.number().int(),
+    format: z.enum(ANIMATED_FORMATS),
+    start: z
+      .number()
+      .openapi({ description: "Seconds from the source start of the first picture" }),
+    duration: z.number().openapi({ description: "Seconds the animation lasts" }),
+    fps: z.number(),
+  })
+  .openapi("Animated", {
+    description:
+      "A looping animated WebP or GIF of the video from `start`, each picture the one on screen at its time",
+  });
+
 /**
  * What a processing job is doing now. `waiting`: accepted by an extractor, waiting for a free
  * slot; then the stages in this order (a stage may be skipped, never revisited).
@@ -228,6 +264,9 @@ export const JobSchema = z
     video: VideoSchema.nullable().optional(),
     captions: CaptionsSchema.nullable().optional(),
     storyboard: StoryboardSchema.nullable().optional(),
+    animated: AnimatedSchema.nullable().optional().openapi({
+      description: "Additive. The moving preview, when the job asked for `animated`",
+    }),
     progress: ProgressSchema.nullable().optional().openapi({
       description:
         "Additive. While processing: the stage and frames done, at most about a second old; null while queued",
@@ -269,6 +308,9 @@ export const DemoJobSchema = z
     expires_at: nullableDateTime,
     /** Additive: only in the answer to POST /v1/demo (and the MCP create_demo tool). */
     allowance: DemoAllowanceSchema.optional(),
+    animated: AnimatedSchema.nullable().optional().openapi({
+      description: "Additive. The moving preview, when the demo asked for `animated`",
+    }),
   })
   .openapi("DemoJob");
 
@@ -372,6 +414,37 @@ function wholeNumber(min: number, max: number) {
     .openapi({ type: "integer", minimum: min, maximum: max });
 }
 
+export const AnimatedRequestSchema = z
+  .strictObject({
+    start: z.number().min(0).max(MAX_MEDIA_SECONDS).optional().openapi({
+      description:
+        "Seconds from the source start; default the best moment (the highest-scoring shot of the job's range, as mode best scores it). A start at or past the end fails the job, uncharged",
+    }),
+    duration: z
+      .number()
+      .gt(0)
+      .max(ANIMATED_LIMITS.max_duration_seconds)
+      .optional()
+      .openapi({ description: `Seconds; default ${ANIMATED_DEFAULTS.duration}` }),
+    fps: wholeNumber(1, ANIMATED_LIMITS.max_fps)
+      .optional()
+      .openapi({ description: `Pictures per second; default ${ANIMATED_DEFAULTS.fps}` }),
+    width: wholeNumber(ANIMATED_LIMITS.min_width, ANIMATED_LIMITS.max_width)
+      .optional()
+      .openapi({
+        description: `Pixels; default ${ANIMATED_DEFAULTS.width}, never above the video's own width`,
+      }),
+    format: z
+      .enum(ANIMATED_FORMATS)
+      .optional()
+      .openapi({ description: `Animated WebP or GIF; default ${ANIMATED_DEFAULTS.format}` }),
+  })
+  .openapi("AnimatedRequest", {
+    description: `A moving preview: one decode of the range, looping, at most ${ANIMATED_LIMITS.max_bytes / 1024 / 1024} MiB. Adds job.animated`,
+  });
+
+export type AnimatedRequest = z.infer<typeof AnimatedRequestSchema>;
+
 export const CreateJobRequestSchema = z
   .strictObject({
     url: z
@@ -419,6 +492,7 @@ export const CreateJobRequestSchema = z
       })
       .optional()
       .openapi({ description: "BCP 47 language of the captions; default the video's own" }),
+    animated: AnimatedRequestSchema.optional(),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
   .superRefine(checkCombinations, {
@@ -543,5 +617,9 @@ export const JobIdParamSchema = z.object({
 });
 
 export const DemoRequestSchema = z
-  .strictObject({ url: z.string().max(MAX_URL_LENGTH).openapi({ format: "uri" }) })
+  .strictObject({
+    url: z.string().max(MAX_URL_LENGTH).openapi({ format: "uri" }),
+    // Additive: a moving preview beside the six frames, free like the demo.
+    animated: AnimatedRequestSchema.optional(),
+  })
   .openapi("DemoRequest");

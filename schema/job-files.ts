@@ -7,12 +7,13 @@
  * The names a job's files can have, and no others: its frames (frame-0001.jpg …, in the job's
  * format), their thumbnails (thumb-0001.jpg …), its ZIP, its captions and its storyboard (the
  * extractor's names: output/frame-sink.ts, output/thumbnails.ts, context/captions.ts,
- * storyboard/thumbnail-track.ts). The extractor's uploads are held to them,
+ * storyboard/thumbnail-track.ts) and its moving preview (animated/job-preview.ts). The
+ * extractor's uploads are held to them,
  * so an attempt's token cannot store a page or a script under a job (`evil.html`, served from
  * our origin) however it is typed.
  */
 const JOB_FILE_NAME =
-  /^(?:frame-\d{4,6}\.(?:jpg|png|webp)|thumb-\d{4,6}\.jpg|frames\.zip|captions\.vtt|storyboard\.jpg|sprite\.jpg|thumbnails\.vtt)$/;
+  /^(?:frame-\d{4,6}\.(?:jpg|png|webp)|thumb-\d{4,6}\.jpg|frames\.zip|captions\.vtt|storyboard\.jpg|sprite\.jpg|thumbnails\.vtt|preview\.(?:webp|gif))$/;
 
 export function isJobFileName(name: string): boolean {
   return JOB_FILE_NAME.test(name);

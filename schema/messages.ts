@@ -3,6 +3,8 @@
 // these, the extractor checks requests with them: neither side trusts what it did not check.
 import { z } from "zod";
 import {
+  ANIMATED_FORMATS,
+  ANIMATED_LIMITS,
   CAPTION_SOURCES,
   EXTRACTION_MODES,
   MAX_CAPTION_CHARS,
@@ -28,6 +30,17 @@ export type OutputKind = (typeof OUTPUT_KINDS)[number];
 
 const seconds = z.number().min(0).max(MAX_MEDIA_SECONDS);
 
+/** A moving preview's request with its defaults filled in (edge/jobs/options.ts). */
+export const AnimatedOptionsSchema = z.object({
+  /** Seconds from the source start; absent: around the best moment of the job's range. */
+  start: seconds.optional(),
+  duration: z.number().gt(0).max(ANIMATED_LIMITS.max_duration_seconds),
+  fps: z.number().int().min(1).max(ANIMATED_LIMITS.max_fps),
+  width: z.number().int().min(ANIMATED_LIMITS.min_width).max(ANIMATED_LIMITS.max_width),
+  format: z.enum(ANIMATED_FORMATS),
+});
+export type AnimatedOptions = z.infer<typeof AnimatedOptionsSchema>;
+
 /** Normalised job options, after defaults and mode inference (edge/jobs/options.ts). */
 export const JobOptionsSchema = z
   .object({
@@ -48,6 +61,7 @@ export const JobOptionsSchema = z
     storyboard: z.boolean().optional(),
     captions: z.boolean().optional(),
     captions_language: z.string().max(35).optional(),
+    animated: AnimatedOptionsSchema.optional(),
   })
   .refine((o) => o.mode !== "count" || o.count !== undefined, {
     message: "count mode needs count",
@@ -239,6 +253,24 @@ export const ResultStoryboardSchema = z.object({
 });
 export type ResultStoryboard = z.infer<typeof ResultStoryboardSchema>;
 
+/** The moving preview made (extractor/animated/), stored as job.animated. */
+export const ResultAnimatedSchema = z.object({
+  key: fileKey,
+  bytes: z.number().int().min(1).max(ANIMATED_LIMITS.max_bytes),
+  frames: z
+    .number()
+    .int()
+    .min(1)
+    .max(ANIMATED_LIMITS.max_duration_seconds * ANIMATED_LIMITS.max_fps),
+  width: pixels,
+  height: pixels,
+  format: z.enum(ANIMATED_FORMATS),
+  start: resultSeconds,
+  duration: z.number().gt(0).max(ANIMATED_LIMITS.max_duration_seconds),
+  fps: z.number().int().min(1).max(ANIMATED_LIMITS.max_fps),
+});
+export type ResultAnimated = z.infer<typeof ResultAnimatedSchema>;
+
 export type VideoFacts = z.infer<typeof VideoSchema>;
 
 /**
@@ -288,6 +320,7 @@ export const ExtractResultSchema = z
     /** Why a job that asked for captions has none (a sentence for the job's notice). */
     captions_note: z.string().max(500).nullable().optional(),
     storyboard: ResultStoryboardSchema.nullable().optional(),
+    animated: ResultAnimatedSchema.nullable().optional(),
   })
   .refine((r) => new Set(r.frames.map((f) => f.index)).size === r.frames.length, {
     message: "frame indexes must not repeat",
@@ -317,17 +350,19 @@ export const ExtractResultSchema = z
   });
 export type ExtractResult = z.infer<typeof ExtractResultSchema>;
 
-/** Every file key a result names: frames and their thumbnails, ZIP, captions, storyboard. */
+/** Every file key a result names: frames and their thumbnails, ZIP, captions, storyboard, preview. */
 export function resultFileKeys(r: {
   frames: { key: string | null; thumb_key?: string | null }[];
   zip: { key: string } | null;
   captions?: { key: string } | null;
   storyboard?: { image_key: string; sprite_key: string; vtt_key: string } | null;
+  animated?: { key: string } | null;
 }): string[] {
   const keys = [
     ...r.frames.flatMap((f) => [f.key, f.thumb_key ?? null]),
     r.zip?.key ?? null,
     r.captions?.key ?? null,
+    r.animated?.key ?? null,
   ];
   if (r.storyboard)
     keys.push(r.storyboard.image_key, r.storyboard.sprite_key, r.storyboard.vtt_key);

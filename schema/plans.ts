@@ -90,6 +90,9 @@ export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
 /** A storyboard (contact sheet + thumbnail track) is charged as this many delivered frames. */
 export const STORYBOARD_FRAMES = 1;
 
+/** A moving preview (`animated`) costs this many credits on top of the job's, whatever its mode. */
+export const ANIMATED_CREDITS = 1;
+
 /** The one-time credit pack: added on top of plan credits, never expires. */
 export const CREDIT_PACK = { credits: 500, price_usd: 10 } as const;
 
@@ -134,6 +137,7 @@ export const CATALOG = {
     scenes_and_keyframes: `like timestamps: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames`,
     best: `like scenes: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames (the scoring pass is free)`,
     storyboard: `counts as ${STORYBOARD_FRAMES} more delivered frame`,
+    animated: `${ANIMATED_CREDITS} credit on top of the job's, in any mode, when the preview is delivered (at most 10 s, 15 fps, 640 px wide); free on the demo`,
     skip: "free: a moved frame is still one frame",
     captions: "free",
     video: "free: the video's facts come with every completed job",

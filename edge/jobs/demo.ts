@@ -2,17 +2,20 @@
 // allowance is taken, then the job is recorded and queued. A function of its own so the MCP
 // demo tool creates demos exactly as the REST route does.
 import type { Context } from "hono";
+import type { AnimatedRequest } from "../../schema/api.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { logEvent } from "../log.ts";
 import { checkSourceUrl } from "../sources.ts";
 import { allowanceOf, demoIpHash, takeDemoPreview } from "./demo-allowance.ts";
 import { createdDemoJob } from "./lifecycle.ts";
+import { normaliseAnimated } from "./options.ts";
 import { readDemoJob } from "./read.ts";
 import { failUnsettled } from "./settlement.ts";
 import { startJob } from "./start.ts";
 
-export async function createDemoJob(c: Context<AppEnv>, url: string) {
+/** `animated`: the demo's added, optional moving preview (issue 39), free like the demo. */
+export async function createDemoJob(c: Context<AppEnv>, url: string, animated?: AnimatedRequest) {
   const source = checkSourceUrl(url, c.env);
   // Counted after the link is accepted, so a typo does not use up the day's allowance (and
   // given back if the preview fails: edge/jobs/demo-allowance.ts).
@@ -36,6 +39,7 @@ export async function createDemoJob(c: Context<AppEnv>, url: string) {
     url,
     sourceUrl: source.url,
     platform: source.platform,
+    ...(animated ? { animated: { options: normaliseAnimated(animated) } } : {}),
   });
   const job = { kind: "demo" as const, id };
   const requestId = c.get("requestId");

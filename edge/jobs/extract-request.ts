@@ -54,6 +54,8 @@ export async function buildExtractRequest(
   if (job.kind === "demo") {
     const row = await demoJobRow(db, job.id);
     if (!row) return null;
+    // What the demo asked of a moving preview, stored with it at creation (edge/jobs/demo.ts).
+    const animated = (row.animated as { options?: JobOptions["animated"] } | null)?.options;
     return {
       job_id: row.id,
       kind: "demo",
@@ -61,7 +63,7 @@ export async function buildExtractRequest(
       tenant: `demo:${row.ipHash}`,
       url: row.sourceUrl,
       platform: row.platform,
-      options: DEMO_OPTIONS,
+      options: animated ? { ...DEMO_OPTIONS, animated } : DEMO_OPTIONS,
       max_video_seconds: DEMO.max_seconds,
       clip_to_max: true,
       max_frames: DEMO.frames,

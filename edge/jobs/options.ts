@@ -1,10 +1,20 @@
 // The create-job request → normalised JobOptions, and the plan limits that can be checked
 // before the video is fetched.
-import { type CreateJobRequest, inferMode } from "../../schema/api.ts";
+import {
+  ANIMATED_DEFAULTS,
+  type AnimatedRequest,
+  type CreateJobRequest,
+  inferMode,
+} from "../../schema/api.ts";
 import { chargedPerFrame, creditsFor } from "../../schema/billing.ts";
 import { plannedFrameCount } from "../../schema/frame-plan.ts";
-import type { JobOptions } from "../../schema/messages.ts";
-import { type Plan, type Resolution, STORYBOARD_FRAMES } from "../../schema/plans.ts";
+import type { AnimatedOptions, JobOptions } from "../../schema/messages.ts";
+import {
+  ANIMATED_CREDITS,
+  type Plan,
+  type Resolution,
+  STORYBOARD_FRAMES,
+} from "../../schema/plans.ts";
 import { ApiError } from "../errors.ts";
 
 export const DEFAULT_RESOLUTION: Resolution = 1080;
@@ -43,7 +53,24 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
     ...(body.captions && body.captions_language !== undefined
       ? { captions_language: body.captions_language }
       : {}),
+    ...(body.animated ? { animated: normaliseAnimated(body.animated) } : {}),
   };
+}
+
+/** A moving preview's request with its defaults filled in (the job and the demo alike). */
+export function normaliseAnimated(asked: AnimatedRequest): AnimatedOptions {
+  return {
+    ...(asked.start !== undefined ? { start: asked.start } : {}),
+    duration: asked.duration ?? ANIMATED_DEFAULTS.duration,
+    fps: asked.fps ?? ANIMATED_DEFAULTS.fps,
+    width: asked.width ?? ANIMATED_DEFAULTS.width,
+    format: asked.format ?? ANIMATED_DEFAULTS.format,
+  };
+}
+
+/** Credits a moving preview adds, for these options (charged when it was delivered). */
+function animatedCredits(options: JobOptions): number {
+  return options.animated ? ANIMATED_CREDITS : 0;
 }
 
 const SKIP_ORDER = ["black", "blurry", "duplicate"] as const;
@@ -100,10 +127,16 @@ export function creditHold(options: JobOptions): number {
   const frames = plannedFrameCount(options, null);
   // A completed job has delivered at least one frame, and with it its storyboard.
   const extra = storyboardFrames(options);
-  if (options.mode === "timestamps") return creditsFor("timestamps", 0, (frames ?? 0) + extra);
+  // A completed job has delivered its preview too (a preview that cannot be made fails it).
+  const preview = animatedCredits(options);
+  if (options.mode === "timestamps") {
+    return creditsFor("timestamps", 0, (frames ?? 0) + extra) + preview;
+  }
   // scenes, keyframes and best: only the first frame is certain.
-  if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, 1 + extra);
-  return creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra);
+  if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, 1 + extra) + preview;
+  return (
+    creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra) + preview
+  );
 }
 
 /**
@@ -128,12 +161,18 @@ export function mostCredits(options: JobOptions, plan: Plan): number {
     frames ?? plan.limits.max_frames_per_job,
     plan.limits.max_frames_per_job,
   );
-  if (options.mode === "timestamps") return creditsFor("timestamps", 0, (frames ?? 0) + extra);
-  if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, mostFrames + extra);
-  return creditsFor(
-    options.mode,
-    Math.min(rangeSpan(options) ?? Number.POSITIVE_INFINITY, plan.limits.max_video_minutes * 60),
-    mostFrames + extra,
+  const preview = animatedCredits(options);
+  if (options.mode === "timestamps") {
+    return creditsFor("timestamps", 0, (frames ?? 0) + extra) + preview;
+  }
+  if (chargedPerFrame(options.mode))
+    return creditsFor(options.mode, 0, mostFrames + extra) + preview;
+  return (
+    creditsFor(
+      options.mode,
+      Math.min(rangeSpan(options) ?? Number.POSITIVE_INFINITY, plan.limits.max_video_minutes * 60),
+      mostFrames + extra,
+    ) + preview
   );
 }
 
@@ -147,6 +186,7 @@ export function resultCredits(
     processed_seconds: number | null;
     frames: { status: string }[];
     storyboard?: unknown;
+    animated?: unknown;
   },
   options: JobOptions,
   plan: Plan,
@@ -156,8 +196,10 @@ export function resultCredits(
   const okFrames =
     result.frames.filter((f) => f.status === "ok").length +
     (options.storyboard && result.storyboard ? STORYBOARD_FRAMES : 0);
+  // The preview is charged when it was delivered, on top of the frames.
+  const preview = options.animated && result.animated ? ANIMATED_CREDITS : 0;
   return Math.min(
-    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames),
+    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames) + preview,
     mostCredits(options, plan),
   );
 }

@@ -80,6 +80,7 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
     completedAt: new Date(now).toISOString(),
     expiresAt,
     countFrames: completed,
+    animated: completed && result.animated ? JSON.stringify(result.animated) : null,
   };
   if (job.table === "demo_jobs") return finalDemoJob(db, result.job_id, common);
   const note = resolutionNote({

@@ -55,6 +55,8 @@ export interface NewDemoJobRow {
   url: string;
   sourceUrl: string;
   platform: string;
+  /** What the demo asks of a moving preview: { options } (edge/jobs/demo.ts). */
+  animated?: { options: unknown };
 }
 
 async function changed(statement: D1PreparedStatement): Promise<boolean> {
@@ -100,10 +102,18 @@ export const statusWrites = {
   async insertDemoJob(db: D1Database, row: NewDemoJobRow, status: string): Promise<void> {
     await db
       .prepare(
-        `INSERT INTO demo_jobs (id, ip_hash, status, url, source_url, platform)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)`,
+        `INSERT INTO demo_jobs (id, ip_hash, status, url, source_url, platform, animated)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
       )
-      .bind(row.id, row.ipHash, status, row.url, row.sourceUrl, row.platform)
+      .bind(
+        row.id,
+        row.ipHash,
+        status,
+        row.url,
+        row.sourceUrl,
+        row.platform,
+        row.animated ? JSON.stringify(row.animated) : null,
+      )
       .run();
   },
 
@@ -375,6 +385,8 @@ export interface FinalFields {
   expiresAt: string;
   /** Count the frames just written (a completed job) or leave the counts NULL. */
   countFrames: boolean;
+  /** The moving preview delivered (schema/messages.ts ResultAnimatedSchema), as JSON. */
+  animated: string | null;
 }
 
 /** An account's job's final fields beyond the shared ones. */
@@ -393,14 +405,17 @@ export interface FinalJobFields extends FinalFields {
 
 /** A demo job's final fields, while it is unsettled (a statement of the settlement batch). */
 export function finalDemoJob(db: D1Database, jobId: string, f: FinalFields) {
+  // demo_jobs.animated holds what the demo asked ({options}); the delivered preview joins it.
   return db
     .prepare(
       `UPDATE demo_jobs SET duration_seconds = ?2, width = ?3, height = ?4,
          error = ?5, completed_at = ?6, expires_at = ?7, frames_count = ${countsOf(f)},
-         lease_expires_at = NULL
+         lease_expires_at = NULL,
+         animated = CASE WHEN ?8 IS NULL THEN animated
+                         ELSE json_patch(coalesce(animated, '{}'), ?8) END
        WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
     )
-    .bind(...commonOf(jobId, f));
+    .bind(...commonOf(jobId, f), f.animated);
 }
 
 /** A job's final fields and its charge (the settle entry's), while it is unsettled. */
@@ -413,7 +428,7 @@ export function finalJob(db: D1Database, jobId: string, f: FinalJobFields) {
          zip_key = ?9, zip_bytes = ?10,
          requested_resolution = coalesce(?11, requested_resolution), delivered_resolution = ?12,
          resolution_note = ?13, notice = ?14, video = ?15, captions = ?16, storyboard = ?17,
-         lease_expires_at = NULL
+         animated = ?18, lease_expires_at = NULL
        WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
     )
     .bind(
@@ -428,6 +443,7 @@ export function finalJob(db: D1Database, jobId: string, f: FinalJobFields) {
       f.video,
       f.captions,
       f.storyboard,
+      f.animated,
     );
 }
 

@@ -47,3 +47,12 @@ export function pickWinners(candidates: Candidate[], count: number, minGap: numb
   }
   return winners.sort((a, b) => b.score - a.score || a.time - b.time);
 }
+
+/** The best candidate and where its shot starts (a preview without a start begins there). */
+export function bestMomentOf(candidates: Candidate[]): { time: number; shotStart: number } | null {
+  const shots = numberShots(candidates);
+  const best = [...shots].sort((a, b) => b.score - a.score || a.time - b.time)[0];
+  if (!best) return null;
+  const shotStart = Math.min(...shots.filter((c) => c.shot === best.shot).map((c) => c.time));
+  return { time: best.time, shotStart };
+}

@@ -9,7 +9,7 @@ import type { JobOptions } from "../../schema/messages.ts";
 import { listKeyframes, scanSceneScores } from "../ffmpeg/keyframes.ts";
 import type { VideoProbe } from "../ffmpeg/probe.ts";
 import { planCandidatePass, scanCandidates } from "./best-candidates.ts";
-import { minGapSeconds, pickWinners } from "./best-picker.ts";
+import { bestMomentOf, minGapSeconds, pickWinners } from "./best-picker.ts";
 import type { ScoreParts } from "./best-score.ts";
 import { pickSceneCuts, spreadEvenly } from "./scenes.ts";
 
@@ -18,10 +18,23 @@ export interface FoundMoments extends FramePlan {
   sceneScores: Map<number, number>;
   /** Frame index → its score and the score's parts (best mode). */
   bestScores: Map<number, { score: number; parts: ScoreParts }>;
+  /** best mode: the best candidate and its shot's start (where a preview begins). */
+  bestMoment?: { time: number; shotStart: number } | null;
 }
 
 export function isFoundMode(mode: JobOptions["mode"]): mode is "scenes" | "keyframes" | "best" {
   return mode === "scenes" || mode === "keyframes" || mode === "best";
+}
+
+/** The best moment of a range, for a preview without a start in a mode that is not best. */
+export async function findBestMoment(
+  input: string,
+  video: VideoProbe,
+  range: { start: number; end: number },
+  signal: AbortSignal,
+): Promise<{ time: number; shotStart: number } | null> {
+  const pass = planCandidatePass(input, video, range);
+  return bestMomentOf(await scanCandidates(pass, video, signal));
 }
 
 export async function findMoments(
@@ -39,6 +52,7 @@ export async function findMoments(
   const sceneScores = new Map<number, number>();
   const bestScores: FoundMoments["bestScores"] = new Map();
   let times: number[];
+  let bestMoment: FoundMoments["bestMoment"];
   if (options.mode === "best") {
     const pass = planCandidatePass(input, video, { start: rangeStart, end: rangeEnd });
     const candidates = await scanCandidates(pass, video, signal);
@@ -49,6 +63,7 @@ export async function findMoments(
       minGapSeconds(pass.spanSeconds, count, pass.step),
     );
     times = winners.map((w) => w.time);
+    bestMoment = bestMomentOf(candidates);
     winners.forEach((w, i) => {
       bestScores.set(i + 1, { score: w.score, parts: w.parts });
     });
@@ -78,5 +93,6 @@ export async function findMoments(
     processedSeconds,
     sceneScores,
     bestScores,
+    bestMoment,
   };
 }

@@ -157,6 +157,26 @@ export interface components {
       video?: components["schemas"]["Video"];
       captions?: components["schemas"]["Captions"];
       storyboard?: components["schemas"]["Storyboard"];
+      /** @description Additive. The moving preview, when the job asked for `animated` */
+      animated?: {
+        /**
+         * Format: uri
+         * @description Signed like the frames
+         */
+        url: string | null;
+        bytes: number;
+        /** @description Pictures in the animation (fps × duration) */
+        frames: number;
+        width: number;
+        height: number;
+        /** @enum {string} */
+        format: "webp" | "gif";
+        /** @description Seconds from the source start of the first picture */
+        start: number;
+        /** @description Seconds the animation lasts */
+        duration: number;
+        fps: number;
+      } | null;
       /** @description Additive. While processing: the stage and frames done, at most about a second old; null while queued */
       progress?: {
         /** @enum {string} */
@@ -381,7 +401,24 @@ export interface components {
       captions?: boolean;
       /** @description BCP 47 language of the captions; default the video's own */
       captions_language?: string;
+      animated?: components["schemas"]["AnimatedRequest"];
       wait?: boolean;
+    };
+    /** @description A moving preview: one decode of the range, looping, at most 16 MiB. Adds job.animated */
+    AnimatedRequest: {
+      /** @description Seconds from the source start; default the best moment (the highest-scoring shot of the job's range, as mode best scores it). A start at or past the end fails the job, uncharged */
+      start?: number;
+      /** @description Seconds; default 3 */
+      duration?: number;
+      /** @description Pictures per second; default 10 */
+      fps?: number;
+      /** @description Pixels; default 480, never above the video's own width */
+      width?: number;
+      /**
+       * @description Animated WebP or GIF; default webp
+       * @enum {string}
+       */
+      format?: "webp" | "gif";
     };
     JobList: {
       total: number;
@@ -450,6 +487,26 @@ export interface components {
       /** Format: date-time */
       expires_at: string | null;
       allowance?: components["schemas"]["DemoAllowance"];
+      /** @description Additive. The moving preview, when the demo asked for `animated` */
+      animated?: {
+        /**
+         * Format: uri
+         * @description Signed like the frames
+         */
+        url: string | null;
+        bytes: number;
+        /** @description Pictures in the animation (fps × duration) */
+        frames: number;
+        width: number;
+        height: number;
+        /** @enum {string} */
+        format: "webp" | "gif";
+        /** @description Seconds from the source start of the first picture */
+        start: number;
+        /** @description Seconds the animation lasts */
+        duration: number;
+        fps: number;
+      } | null;
     };
     /** @description The caller's daily demo allowance. A preview that fails is given back, so only previews that complete count. */
     DemoAllowance: {
@@ -466,6 +523,7 @@ export interface components {
     DemoRequest: {
       /** Format: uri */
       url: string;
+      animated?: components["schemas"]["AnimatedRequest"];
     };
     WebhookDeliveryList: {
       total: number;

@@ -9,7 +9,8 @@ export const createDemoHandler: RouteHandler<typeof createDemoRoute, AppEnv> = a
   // The demo is written and read back through a session that starts on the primary, so the
   // answer's X-D1-Bookmark covers it.
   readAfterWrite(c);
-  return c.json(await createDemoJob(c, c.req.valid("json").url), 201);
+  const { url, animated } = c.req.valid("json");
+  return c.json(await createDemoJob(c, url, animated), 201);
 };
 
 export const getDemoHandler: RouteHandler<typeof getDemoRoute, AppEnv> = async (c) =>
