@@ -220,6 +220,26 @@ describe("recording", () => {
     expect(await countFor(account.accountId)).toBe(1);
   });
 
+  it("records a key's requests up to its rate limit, and not the ones the limit refused", async () => {
+    const account = await createAccount(); // free: 30 requests a minute
+    for (let i = 0; i < 30; i++) {
+      expect((await api("GET", "/v1/usage", { headers: account.auth })).status).toBe(200);
+    }
+    const limitedId = `limited-${crypto.randomUUID()}`;
+    const limited = await api("GET", "/v1/usage", {
+      headers: { ...account.auth, "x-request-id": limitedId },
+    });
+    expect(limited.status).toBe(429);
+    await vi.waitFor(async () => expect(await countFor(account.accountId)).toBe(30), {
+      timeout: 5000,
+      interval: 20,
+    });
+    // Its write, had there been one, would have landed beside the others by now.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await rowsWithRequestId(limitedId)).toEqual([]);
+    expect(await countFor(account.accountId)).toBe(30);
+  });
+
   it("spells Hono's route paths as the API document does", () => {
     expect(routePattern("/v1/jobs/:id")).toBe("/v1/jobs/{id}");
     expect(routePattern("/v1/jobs/:id/frames/:index{[0-9]+}")).toBe("/v1/jobs/{id}/frames/{index}");

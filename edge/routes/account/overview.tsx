@@ -112,6 +112,9 @@ export async function overviewPage(c: PageContext) {
             <dd>{count(usage.this_period.credits_charged)}</dd>
           </div>
         </dl>
+        <p>
+          <a href="/dashboard/usage">Usage by day, and the credit ledger</a>
+        </p>
       </section>
       <section aria-labelledby="jobs-title" class="dashboard-section">
         <h2 id="jobs-title">Latest jobs</h2>
