@@ -194,7 +194,7 @@ describe("a new customer", () => {
       job.body.frames.map((f: { timestamp: number }) => `${f.timestamp} s`),
     );
     // What the API says of the video, its captions and its storyboard, shown beside the frames.
-    const facts = await page.locator("dl.facts").innerText();
+    const facts = await page.locator("dl.facts").first().innerText();
     expect(facts).toMatch(/Length\s+0:06/);
     expect(facts).toContain(
       `${job.body.video.width}×${job.body.video.height} at ${job.body.video.frame_rate} fps`,

@@ -118,7 +118,8 @@ function Lightbox(props: { first: string }) {
           </button>
         </div>
       </div>
-      <img class="lightbox-image" alt="" />
+      {/* The script puts the frame's <img> here when it opens, and takes it out on closing. */}
+      <div class="lightbox-picture" />
       <p class="lightbox-caption" />
     </dialog>
   );

@@ -57,7 +57,7 @@ function showProgress(element, job) {
   const bar = holder.querySelector("progress");
   const label = holder.querySelector(".job-progress-label");
   const { progress } = job;
-  if (progress && progress.frames_total) {
+  if (progress?.frames_total) {
     bar.max = progress.frames_total;
     bar.value = Math.min(progress.frames_done, progress.frames_total);
   } else {
@@ -136,7 +136,10 @@ function followJobs() {
 function openLightbox(links, start) {
   const dialog = document.getElementById("lightbox");
   if (!dialog || typeof dialog.showModal !== "function") return false;
-  const image = dialog.querySelector(".lightbox-image");
+  // Made on opening and dropped on closing: an <img> without a picture would sit in the page.
+  const image = document.createElement("img");
+  image.className = "lightbox-image";
+  dialog.querySelector(".lightbox-picture").replaceChildren(image);
   const title = dialog.querySelector(".lightbox-title");
   const caption = dialog.querySelector(".lightbox-caption");
   const original = dialog.querySelector("[data-lightbox-original]");
@@ -177,7 +180,7 @@ function openLightbox(links, start) {
       prev.removeEventListener("click", onPrev);
       next.removeEventListener("click", onNext);
       close.removeEventListener("click", onClose);
-      image.removeAttribute("src");
+      image.remove();
       links[index].focus();
     },
     { once: true },
