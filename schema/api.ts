@@ -225,14 +225,21 @@ export type ProgressStage = (typeof PROGRESS_STAGES)[number];
 
 export const ProgressSchema = z
   .object({
-    stage: z.enum(PROGRESS_STAGES),
+    stage: z.enum(PROGRESS_STAGES).openapi({
+      description:
+        "waiting (for a free slot), then fetching, probing, extracting, encoding, uploading, finishing; a stage may be skipped, never revisited",
+    }),
     frames_done: z.number().int().min(0).openapi({
-      description: "Frames made so far; never goes back, and ends equal to frames_count",
+      description:
+        "Frames done so far (made, or past the video's end); never goes back, and ends equal to frames_count",
     }),
     frames_total: z.number().int().min(0).nullable().openapi({
-      description: "Frames the job will make, once known (null before the video is probed)",
+      description:
+        "Frames the job will have, as frames_count counts them, once known (null before the video is probed)",
     }),
-    updated_at: dateTime.openapi({ description: "When the extractor last reported" }),
+    updated_at: dateTime.openapi({
+      description: "When the extractor last reported: about every second while the job runs",
+    }),
   })
   .openapi("Progress");
 export type Progress = z.infer<typeof ProgressSchema>;
@@ -269,7 +276,7 @@ export const JobSchema = z
     }),
     progress: ProgressSchema.nullable().optional().openapi({
       description:
-        "Additive. While processing: the stage and frames done, at most about a second old; null while queued",
+        "Additive. While processing: what the job is doing, at most about a second old while it runs; its numbers never go back, even when a new attempt takes over. A completed job keeps its last (frames_done = frames_total = frames_count); null while queued and when failed",
     }),
     created_at: dateTime,
     started_at: nullableDateTime,

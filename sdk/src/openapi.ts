@@ -177,9 +177,12 @@ export interface components {
         duration: number;
         fps: number;
       } | null;
-      /** @description Additive. While processing: the stage and frames done, at most about a second old; null while queued */
+      /** @description Additive. While processing: what the job is doing, at most about a second old while it runs; its numbers never go back, even when a new attempt takes over. A completed job keeps its last (frames_done = frames_total = frames_count); null while queued and when failed */
       progress?: {
-        /** @enum {string} */
+        /**
+         * @description waiting (for a free slot), then fetching, probing, extracting, encoding, uploading, finishing; a stage may be skipped, never revisited
+         * @enum {string}
+         */
         stage:
           | "waiting"
           | "fetching"
@@ -188,13 +191,13 @@ export interface components {
           | "encoding"
           | "uploading"
           | "finishing";
-        /** @description Frames made so far; never goes back, and ends equal to frames_count */
+        /** @description Frames done so far (made, or past the video's end); never goes back, and ends equal to frames_count */
         frames_done: number;
-        /** @description Frames the job will make, once known (null before the video is probed) */
+        /** @description Frames the job will have, as frames_count counts them, once known (null before the video is probed) */
         frames_total: number | null;
         /**
          * Format: date-time
-         * @description When the extractor last reported
+         * @description When the extractor last reported: about every second while the job runs
          */
         updated_at: string;
       } | null;
