@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../edge/routes/account/ledger-export.ts";
+import { periodDays } from "../../edge/routes/account/usage-chart.tsx";
 import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { csvObjects, columnSum as sum } from "../support/csv.ts";
 import { api } from "./support/api.ts";
@@ -55,6 +56,22 @@ describe("the CSV fields", () => {
       expect(csvField(formula)).toBe(`"'${formula}"`);
     }
     expect(csvField('=HYPERLINK("http://x")')).toBe('"\'=HYPERLINK(""http://x"")"');
+  });
+});
+
+describe("the days of a chart", () => {
+  it("are every UTC day of the span, oldest first, at most the last 62", () => {
+    const known = [{ day: "2026-11-27", jobs: 2, credits: 3, frames: 40 }];
+    expect(periodDays("2026-11-25T18:00:00.000Z", "2026-11-28T09:00:00.000Z", known)).toEqual([
+      { day: "2026-11-25", jobs: 0, credits: 0, frames: 0 },
+      { day: "2026-11-26", jobs: 0, credits: 0, frames: 0 },
+      known[0],
+      { day: "2026-11-28", jobs: 0, credits: 0, frames: 0 },
+    ]);
+    const long = periodDays("2024-01-01T00:00:00.000Z", "2026-11-28T09:00:00.000Z", []);
+    expect(long).toHaveLength(62);
+    expect(long.at(-1)?.day).toBe("2026-11-28");
+    expect(long[0].day).toBe("2026-09-28");
   });
 });
 

@@ -16,17 +16,23 @@ export function dayLabel(day: string): string {
   return DAY_FORMAT.format(new Date(`${day}T00:00:00Z`));
 }
 
-/** Every UTC day from `from` to `to` (ISO moments), each with its jobs or zeros. */
+/** The most days a chart draws: a month's period fits twice over. */
+const MAX_DAYS = 62;
+
+/**
+ * Every UTC day from `from` to `to` (ISO moments), each with its jobs or zeros; the last
+ * MAX_DAYS of them when the span is longer (an account whose period never started).
+ */
 export function periodDays(from: string, to: string, days: UsageDay[]): UsageDay[] {
   const known = new Map(days.map((d) => [d.day, d]));
   const out: UsageDay[] = [];
-  const last = to.slice(0, 10);
-  for (let at = new Date(`${from.slice(0, 10)}T00:00:00Z`); ; at.setUTCDate(at.getUTCDate() + 1)) {
+  const first = new Date(`${from.slice(0, 10)}T00:00:00Z`);
+  const at = new Date(`${to.slice(0, 10)}T00:00:00Z`);
+  for (; at >= first && out.length < MAX_DAYS; at.setUTCDate(at.getUTCDate() - 1)) {
     const day = at.toISOString().slice(0, 10);
-    if (day > last || out.length >= 62) break;
     out.push(known.get(day) ?? { day, jobs: 0, credits: 0, frames: 0 });
   }
-  return out;
+  return out.reverse();
 }
 
 /** A round top for the scale (1, 2, 5 × 10ⁿ), so the gridline's label reads well. */
