@@ -27,7 +27,7 @@ export function jobSummary(job: Job, waited: boolean): string {
       return (
         `${id} completed: ${delivered(job)}, ${job.credits_charged ?? 0} credit(s) charged. ` +
         `Signed frame URLs (valid until ${job.expires_at}) are in frames[].url.${zip}${video}` +
-        `${captionsLine(job)} To look at the frames, call view_frames with job_id "${job.id}".`
+        `${captionsLine(job)}${bestLine(job)}${animatedLine(job)} To look at the frames, call view_frames with job_id "${job.id}".`
       );
     }
     case "failed":
@@ -45,6 +45,21 @@ export function jobSummary(job: Job, waited: boolean): string {
   }
 }
 
+/** best mode: frames come best first, each with its score. */
+function bestLine(job: Job): string {
+  const scores = job.frames.filter((f) => f.score != null).map((f) => f.score);
+  return scores.length > 0
+    ? ` Frames are best first; their scores (0-1, parts in frames[].score_parts): ${scores.join(", ")}.`
+    : "";
+}
+
+/** The moving preview, as a URL (agents read it; it is not shown inline). */
+function animatedLine(job: Job | DemoJob): string {
+  const preview = job.animated;
+  if (!preview?.url) return "";
+  return ` A looping ${preview.format.toUpperCase()} preview (${preview.frames} pictures, ${preview.width}×${preview.height}, ${preview.duration} s from ${preview.start} s) is at animated.url: ${preview.url}`;
+}
+
 /** Where the captions are, or why there are none (the notice says it in full). */
 function captionsLine(job: Job): string {
   if (job.captions?.url) {
@@ -59,7 +74,7 @@ export function demoSummary(demo: DemoJob): string {
   const id = `Demo ${demo.id}`;
   switch (demo.status) {
     case "completed":
-      return `${id} completed: ${delivered(demo)}. Call view_frames with job_id "${demo.id}" to see them.`;
+      return `${id} completed: ${delivered(demo)}.${animatedLine(demo)} Call view_frames with job_id "${demo.id}" to see them.`;
     case "failed":
       return `${id} failed (${demo.error?.name}): ${demo.error?.userMessage}`;
     case "expired":

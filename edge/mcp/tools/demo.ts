@@ -22,6 +22,7 @@ export const createDemo = defineTool({
   description:
     `Start a free preview of a video: ${DEMO.frames} evenly spaced JPG frames, at most ${DEMO.max_width} px wide, ` +
     "never charged, limited per address per day (a preview that fails is given back; the answer's allowance says what is left). " +
+    "Add animated {start?, duration, fps, width, format} for a looping WebP or GIF preview as well (its URL in animated.url). " +
     "It runs in the background: read it with get_demo, then view_frames. " +
     `The service's own sample video is this MCP server's URL with /mcp replaced by ${SAMPLE_PATH_PREFIX}${DEFAULT_SAMPLE}.`,
   input: {
@@ -36,7 +37,7 @@ export const createDemo = defineTool({
     openWorldHint: true,
   },
   async run(c, input) {
-    const demo = await createDemoJob(c, input.url);
+    const demo = await createDemoJob(c, input.url, input.animated);
     return toolResult(demoSummary(demo), demo);
   },
 });

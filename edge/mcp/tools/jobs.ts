@@ -94,7 +94,9 @@ export const extractFrames = defineTool({
   description:
     "Create a frame extraction job for a public video URL (YouTube, TikTok, Instagram, Facebook, X, Vimeo, Google Drive, or a direct .mp4/.mov/.webm link) and wait up to " +
     `${WAIT_LIMIT_MS / 1000} s for it. Modes: interval (a frame every \`every\` seconds), count (\`count\` frames evenly spaced), ` +
-    "timestamps (frames at exact seconds). Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
+    "timestamps (frames at exact seconds), scenes, keyframes, and best (the `count` best-looking frames, best first, each with its score). " +
+    "Add animated {start?, duration <= 10, fps <= 15, width <= 640, format webp|gif} for a looping moving preview, returned as animated.url (1 credit more). " +
+    "Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
     "Every completed job carries `video` (duration, size, frame rate; title, uploader and date for platform links). " +
     "Pass captions: true (free) for the video's own captions as WebVTT and, on each frame, the caption on screen at its time. " +
