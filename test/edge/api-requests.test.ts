@@ -12,6 +12,7 @@ import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { API_REQUESTS_KEPT, routePattern } from "../../schema/api-requests.ts";
 import { api, createAccount, freshIp, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
+import { createJobRunBy } from "./support/pipeline.ts";
 import { Visitor } from "./support/visitor.ts";
 
 interface Row {
@@ -302,6 +303,24 @@ describe("the Requests page", () => {
     });
     expect(withKey.status).toBe(303);
     expect(withKey.headers.get("location")).toMatch(/^\/sign-in\?next=/);
+  });
+
+  it("a failed job's page links its creating request to the Requests page, which finds it", async () => {
+    const owner = await signedInWithKey();
+    const failed = await createJobRunBy(owner, 2, {
+      fail: { name: "PrivateContent", message: "HTTP 403 from origin", userMessage: "" },
+    });
+    expect(failed.body.status).toBe("failed");
+    const createdBy = failed.headers.get("x-request-id") ?? "";
+    await recorded(createdBy);
+    const jobPage = await owner.visitor.get(`/dashboard/jobs/${failed.body.id}`);
+    const link = `/dashboard/requests?request_id=${encodeURIComponent(createdBy)}`;
+    expect(jobPage.text).toContain(`href="${link}"`);
+    const found = await owner.visitor.get(link);
+    expect([...found.text.matchAll(/<tr data-request-id="([^"]+)"/g)].map((m) => m[1])).toEqual([
+      createdBy,
+    ]);
+    expect(found.text).toContain(`href="/dashboard/jobs/${failed.body.id}"`);
   });
 
   it("pages newest first, keeping the search on every page", async () => {

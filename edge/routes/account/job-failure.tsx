@@ -78,7 +78,14 @@ export function JobFailure(props: { error: JobError; requestId: string | null })
         <div class="fact-wide">
           <dt>Request id</dt>
           <dd>
-            {props.requestId ? <code class="break">{props.requestId}</code> : "not recorded"}
+            {props.requestId ? (
+              // The Requests page shows what that request was answered, for its 7 days.
+              <a href={`/dashboard/requests?request_id=${encodeURIComponent(props.requestId)}`}>
+                <code class="break">{props.requestId}</code>
+              </a>
+            ) : (
+              "not recorded"
+            )}
             <span class="hint">
               The X-Request-Id of the request that created the job: quote it, with the job id, when
               you write to us.
