@@ -372,6 +372,23 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     expect(await label(made[0])).toBe("count 2 · jpg · 1080p");
     expect(await label(made[1])).toBe("scenes · webp · 1080p · storyboard");
     expect(await label(made[2])).toBe("every 2 s · jpg · 360p · ZIP");
+    // A job that asked for the ZIP alone: its gallery shows thumbnails (its frames are only in
+    // the ZIP), and Download all gives its own ZIP.
+    await page.goto(`${h.stack.baseUrl}/dashboard/jobs/${made[2]}`);
+    const zipOnly = await call(h.stack, "GET", `/jobs/${made[2]}`, { headers: other.auth });
+    expect(zipOnly.body.frames.every((f: { url: string | null }) => f.url === null)).toBe(true);
+    const tiles = page.locator(".frame-grid img");
+    expect(await tiles.count()).toBe(zipOnly.body.frames.length);
+    expect(await tiles.first().getAttribute("src")).toMatch(/thumb-0001\.jpg/);
+    const [zipDownload] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("link", { name: /Download all/ }).click(),
+    ]);
+    const ownZip = new Uint8Array(await (await fetch(zipOnly.body.zip_url)).arrayBuffer());
+    const got = new Uint8Array(await readFile(await zipDownload.path()));
+    expect(Buffer.compare(Buffer.from(got), Buffer.from(ownZip))).toBe(0);
+    await page.goto(`${h.stack.baseUrl}/dashboard/jobs`);
+
     const tabs = await page.locator(".job-tabs a").allInnerTexts();
     expect(tabs.map((t) => t.replace(/\s+/g, " ").trim())).toEqual([
       "All 4",
