@@ -366,6 +366,27 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
       headers: other.auth,
     });
     expect(failed.body.status).toBe("failed");
+    // Long values everywhere: they wrap, and no page grows wider than a phone.
+    const longName = `${"a-very-long-file-name-".repeat(10)}.mp4?${"utm_campaign=x&".repeat(8)}`;
+    const long = await call(h.stack, "POST", "/jobs?wait=true", {
+      body: {
+        url: `${h.videos.origin}/media/${longName}`,
+        count: 2,
+        start: 1,
+        end: 3.5,
+        format: "webp",
+        resolution: 480,
+        max_width: 320,
+        output: "both",
+        skip: ["black", "blurry"],
+        storyboard: true,
+        captions: true,
+        captions_language: "pt-BR",
+        webhook_url: `${h.videos.origin}/hooks/${"receiver-".repeat(20)}`,
+      },
+      headers: other.auth,
+    });
+    expect(long.body.status).toBe("failed");
 
     await page.goto(`${h.stack.baseUrl}/dashboard/jobs`);
     const label = (id: string) => page.locator(`tr[data-job-id="${id}"] .job-options`).innerText();
@@ -391,17 +412,24 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
 
     const tabs = await page.locator(".job-tabs a").allInnerTexts();
     expect(tabs.map((t) => t.replace(/\s+/g, " ").trim())).toEqual([
-      "All 4",
+      "All 5",
       "Running 0",
       "Completed 3",
-      "Failed 1",
+      "Failed 2",
       "Expired 0",
     ]);
     await checkEverywhere("jobs-list");
 
+    expect(await label(long.body.id)).toBe(
+      "count 2 · 0:01–0:03.5 · webp · 480p · ≤ 320 px wide · URLs + ZIP · skip black, blurry · storyboard · captions (pt-BR) · webhook",
+    );
+    await page.goto(`${h.stack.baseUrl}/dashboard/jobs/${long.body.id}`);
+    await checkEverywhere("job-long-values");
+    await page.goto(`${h.stack.baseUrl}/dashboard/jobs`);
+
     await page.getByRole("link", { name: /^Failed/ }).click();
     await page.waitForURL(/status=failed/);
-    expect(await page.locator("tbody tr").count()).toBe(1);
+    expect(await page.locator("tbody tr").count()).toBe(2);
     expect(await page.locator(`tr[data-job-id="${failed.body.id}"]`).count()).toBe(1);
 
     // Search by part of the link, then by the beginning of an id.
@@ -442,8 +470,8 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     expect(await page.locator(".pager").innerText()).toContain("Page 1 of 2");
     await page.locator(".pager").getByRole("link", { name: /Older/ }).click();
     await page.waitForURL(/status=failed.*page=2|page=2.*status=failed/);
-    expect(await page.locator("tbody tr").count()).toBe(2);
-    expect(await page.locator("main").innerText()).toContain("21–22 of 22 jobs");
+    expect(await page.locator("tbody tr").count()).toBe(3);
+    expect(await page.locator("main").innerText()).toContain("21–23 of 23 jobs");
     expect(ownErrors).toEqual([]);
     expect(errors).toEqual([]);
     await own.close();
