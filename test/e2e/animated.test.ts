@@ -57,7 +57,7 @@ async function createDemoFrom(from: typeof fetch, body: unknown) {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as any };
 }
 
 describe("animated previews over HTTP", { timeout: 120_000 }, () => {

@@ -2,13 +2,15 @@
 // demo's moving preview to the extractor (defaults filled in) and names the preview's URL once
 // made; extract_frames' summary gives best frames' scores and the preview's URL; a job's hold
 // and charge count the preview's credit.
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { accountIdFor } from "../../schema/accounts.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { ANIMATED_CREDITS } from "../../schema/plans.ts";
-import { createAccount, freshIp, ORIGIN } from "./support/api.ts";
+import { api, createAccount, freshIp, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { internal, postResult, uploadAttempt } from "./support/pipeline.ts";
+import { Visitor } from "./support/visitor.ts";
 
 async function callTool(headers: Record<string, string>, name: string, args: unknown) {
   const response = await exports.default.fetch(`${ORIGIN}/mcp`, {
@@ -128,5 +130,53 @@ describe("best and animated at the edge", () => {
     expect(text).toContain(job.animated.url);
     // 2 best frames: 1 credit (like scenes); the preview: ANIMATED_CREDITS more.
     expect(job.credits_charged).toBe(1 + ANIMATED_CREDITS);
+  });
+});
+
+/** Signs a new visitor in with the code the local outbox holds, and makes a key on the dashboard. */
+async function signedInWithKey() {
+  const email = `${crypto.randomUUID()}@example.com`;
+  const visitor = new Visitor();
+  expect((await visitor.post("/sign-in", { email })).status).toBe(303);
+  const mail = await env.DB.prepare(
+    "SELECT code FROM mail_outbox WHERE to_email = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+  )
+    .bind(email)
+    .first<{ code: string }>();
+  expect((await visitor.post("/sign-in/code", { email, code: mail?.code ?? "" })).status).toBe(303);
+  const made = await visitor.post("/dashboard/keys", { name: "best" });
+  const shown = await visitor.get(made.headers.get("location") ?? "");
+  const key = /stills_live_[0-9A-Za-z]{38}/.exec(shown.text)?.[0] ?? "";
+  expect(key).not.toBe("");
+  return { visitor, key, accountId: await accountIdFor(email) };
+}
+
+describe("the job page", () => {
+  it("shows best frames with their scores, best first, and the preview playing as an <img>", async () => {
+    extractorWithPreview([]);
+    const { visitor, key } = await signedInWithKey();
+    const created = await api("POST", "/v1/jobs?wait=true", {
+      body: { url: "https://cdn.example.com/talk.mp4", mode: "best", count: 2, animated: {} },
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(created.body.status).toBe("completed");
+    const page = await visitor.get(`/dashboard/jobs/${created.body.id}`);
+    expect(page.status).toBe(200);
+    const html = page.text;
+    expect(html).toContain("Best frames");
+    const rows = [...html.matchAll(/<td data-label="Score"><strong>([0-9.]+)<\/strong>/g)];
+    expect(rows.map((m) => m[1])).toEqual(["0.82", "0.51"]);
+    expect(html).toContain('<td data-label="Sharpness">0.90</td>');
+    const img =
+      /<img src="([^"]+preview\.webp[^"]*)" alt="Moving preview[^"]*" width="480" height="270"/.exec(
+        html,
+      );
+    expect(img).not.toBeNull();
+    const served = await exports.default.fetch((img?.[1] ?? "").replaceAll("&amp;", "&"));
+    expect(served.status).toBe(200);
+    expect(html).toContain("WebP, 30 pictures at 10 fps, 3 s from 1.5 s, 480×270");
+    // The dashboard's CSP: no inline script or style came with it.
+    expect(html).not.toMatch(/<script(?![^>]*\ssrc=)[^>]*>/);
+    expect(html).not.toMatch(/\sstyle="/);
   });
 });

@@ -10,6 +10,7 @@ import { raw } from "hono/html";
 import { micromark } from "micromark";
 import { gfm, gfmHtml } from "micromark-extension-gfm";
 import authentication from "../../../docs/guides/authentication.md";
+import bestFrames from "../../../docs/guides/best-frames.md";
 import credits from "../../../docs/guides/credits.md";
 import errors from "../../../docs/guides/errors.md";
 import quickStart from "../../../docs/guides/quick-start.md";
@@ -32,6 +33,7 @@ export const GUIDES = [
   { slug: "webhooks", label: "Webhooks", source: webhooks },
   { slug: "rate-limits", label: "Rate limits", source: rateLimits },
   { slug: "credits", label: "Credits", source: credits },
+  { slug: "best-frames", label: "Best frames and previews", source: bestFrames },
   { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
 
