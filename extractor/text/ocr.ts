@@ -206,16 +206,17 @@ function runTesseract(
  * for a place, then holds one picture while it is read.
  */
 export class OcrPool {
+  readonly concurrency: number;
+  private readonly options: OcrOptions;
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(
-    readonly concurrency: number,
-    private readonly options: OcrOptions = {},
-  ) {
+  constructor(concurrency: number, options: OcrOptions = {}) {
     if (!Number.isInteger(concurrency) || concurrency < 1) {
       throw new RangeError(`OCR concurrency must be a whole number ≥ 1; got ${concurrency}`);
     }
+    this.concurrency = concurrency;
+    this.options = options;
   }
 
   /** How many reads run now (never more than `concurrency`). */
