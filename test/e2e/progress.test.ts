@@ -60,7 +60,7 @@ describe("job.progress while a job runs", () => {
     let firstProcessing = 0;
     let lastProcessing = 0;
     let listed: Progress | null = null;
-    let fromMcp: { progress: Progress; text: string } | null = null;
+    let fromMcp: { progress: Progress; text: string; listText: string } | null = null;
     let job: Record<string, any>;
     const deadline = Date.now() + 90_000;
     for (;;) {
@@ -85,10 +85,15 @@ describe("job.progress while a job runs", () => {
             structuredContent?: { progress?: Progress };
             content: { type: string; text?: string }[];
           };
+          const listTool = (await mcp.callTool({
+            name: "list_jobs",
+            arguments: { status: "processing" },
+          })) as { content: { type: string; text?: string }[] };
           if (tool.structuredContent?.progress) {
             fromMcp = {
               progress: tool.structuredContent.progress,
               text: tool.content.map((c) => c.text ?? "").join(" "),
+              listText: listTool.content.map((c) => c.text ?? "").join(" "),
             };
           }
         }
@@ -145,6 +150,9 @@ describe("job.progress while a job runs", () => {
     expect(listed?.frames_done).toBeGreaterThan(0);
     expect(fromMcp?.progress.frames_total).toBe(FRAMES);
     expect(fromMcp?.text).toMatch(new RegExp(`of ${FRAMES} frames`));
+    expect(fromMcp?.listText).toMatch(
+      new RegExp(`${id} processing \\([a-z]+, \\d+ of ${FRAMES} frames\\)`),
+    );
 
     // The completed event's job carries its final progress.
     const deadlineHook = Date.now() + 30_000;

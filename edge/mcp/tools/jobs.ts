@@ -18,7 +18,7 @@ import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/
 import { requesterOf } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { createJob } from "../../jobs/create.ts";
-import { listJobs, progressLine, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
+import { listJobs, progressLine, progressText, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
   asQueryValues,
@@ -196,8 +196,10 @@ export const listJobsTool = defineTool({
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c, input) {
     const list = await listJobs(c, input);
-    const rows = list.data.map(
-      (job) => `- ${job.id} ${job.status}, ${job.frames_count ?? 0} frames, ${job.created_at}`,
+    const rows = list.data.map((job) =>
+      job.status === "processing" && job.progress
+        ? `- ${job.id} processing (${progressText(job.progress)}), ${job.created_at}`
+        : `- ${job.id} ${job.status}, ${job.frames_count ?? 0} frames, ${job.created_at}`,
     );
     const shown = `Jobs ${list.skip + 1}–${list.skip + list.data.length} of ${list.total}`;
     const text =
