@@ -62,6 +62,8 @@ async function signedInWithKey() {
   expect((await visitor.post("/sign-in/code", { email, code: mail?.code ?? "" })).status).toBe(303);
   return {
     visitor,
+    key: issued.key,
+    keyId: issued.keyId,
     accountId: await accountIdFor(email),
     auth: { authorization: `Bearer ${issued.key}` },
   };
