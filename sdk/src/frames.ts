@@ -16,7 +16,7 @@ export interface DownloadOptions {
 }
 
 export interface DownloadedFile {
-  /** The frame's index, or null for the ZIP. */
+  /** The frame's index, or null for the ZIP and the moving preview. */
   index: number | null;
   timestamp: number | null;
   path: string;
@@ -76,6 +76,26 @@ export class Frames {
     await mkdir(dir, { recursive: true });
     const path = await joinPath(dir, `${job.id}.zip`);
     const bytes = await this.#save(job.zip_url, path, options);
+    const file: DownloadedFile = { index: null, timestamp: null, path, bytes };
+    options.onFile?.(file, 1, 1);
+    return file;
+  }
+
+  /**
+   * Writes the job's moving preview (`animated`) into `dir` as `preview.webp` or `preview.gif`;
+   * null when the job has none.
+   */
+  async downloadPreview(
+    job: Pick<Job, "animated">,
+    dir: string,
+    options: DownloadOptions = {},
+  ): Promise<DownloadedFile | null> {
+    const preview = job.animated;
+    if (!preview?.url) return null;
+    const { mkdir } = await nodeFs();
+    await mkdir(dir, { recursive: true });
+    const path = await joinPath(dir, `preview.${preview.format}`);
+    const bytes = await this.#save(preview.url, path, options);
     const file: DownloadedFile = { index: null, timestamp: null, path, bytes };
     options.onFile?.(file, 1, 1);
     return file;

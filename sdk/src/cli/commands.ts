@@ -52,6 +52,10 @@ export async function framesCommand(args: string[], io: Io): Promise<number> {
     at: { type: "string" },
     scenes: { type: "boolean" },
     keyframes: { type: "boolean" },
+    best: { type: "boolean" },
+    animated: { type: "string" },
+    "animated-start": { type: "string" },
+    "animated-duration": { type: "string" },
     start: { type: "string" },
     end: { type: "string" },
     format: { type: "string" },
@@ -64,8 +68,10 @@ export async function framesCommand(args: string[], io: Io): Promise<number> {
   if (positionals.length !== 1) {
     throw new UsageError("stills frames takes one video URL (see stills frames --help)");
   }
-  const chosen = ["count", "every", "at", "scenes", "keyframes"].filter(
-    (flag) => values[flag as keyof typeof values] !== undefined,
+  // --best takes --count as how many (default 1), so the two go together.
+  const chosen = ["count", "every", "at", "scenes", "keyframes", "best"].filter(
+    (flag) =>
+      values[flag as keyof typeof values] !== undefined && !(flag === "count" && values.best),
   );
   if (chosen.length > 1) {
     throw new UsageError(`choose one of --${chosen.join(", --")}`);
@@ -78,6 +84,19 @@ export async function framesCommand(args: string[], io: Io): Promise<number> {
   }
   if (values.scenes) body.mode = "scenes";
   if (values.keyframes) body.mode = "keyframes";
+  if (values.best) body.mode = "best";
+  if (values.animated !== undefined) {
+    if (values.animated !== "webp" && values.animated !== "gif") {
+      throw new UsageError(`--animated takes webp or gif; got ${JSON.stringify(values.animated)}`);
+    }
+    body.animated = {
+      format: values.animated,
+      start: number("animated-start", values["animated-start"]),
+      duration: number("animated-duration", values["animated-duration"]),
+    };
+  } else if (values["animated-start"] !== undefined || values["animated-duration"] !== undefined) {
+    throw new UsageError("--animated-start and --animated-duration need --animated webp|gif");
+  }
   if (values.start !== undefined) body.start = number("start", values.start);
   if (values.end !== undefined) body.end = number("end", values.end);
   if (values.format !== undefined) body.format = values.format as CreateJobRequest["format"];
@@ -107,6 +126,8 @@ export async function framesCommand(args: string[], io: Io): Promise<number> {
     const zip = await stills.frames.downloadZip(job, dir);
     if (zip) files.push(zip);
   }
+  const preview = await stills.frames.downloadPreview(job, dir);
+  if (preview) files.push(preview);
   progress.done();
   if (values.json) {
     print(io, { job, files });

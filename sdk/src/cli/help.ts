@@ -40,7 +40,11 @@ Which frames (one of; default every second):
   --at T1,T2,…         frames at these moments, in seconds (e.g. --at 1.5,3,10)
   --scenes             one frame per shot change
   --keyframes          the stream's keyframes
+  --best               the best-looking frames, best first (--count N of them; default 1)
 Options:
+  --animated F         also a looping preview, webp or gif, saved as preview.webp|gif
+  --animated-start S   where it starts (default: the best moment); --animated-duration S
+                       how long (default 3, at most 10)
   --start S, --end S   only this part of the video (seconds)
   --format F           jpg (default), png or webp
   --resolution R       240, 360, 480, 720, 1080 (default), 1440 or 2160 (short side)
