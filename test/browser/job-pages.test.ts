@@ -22,10 +22,10 @@ import { makeTestVideo } from "../support/videos.ts";
 import {
   collectPageErrors,
   DESKTOP,
+  expectAccessible,
   launchBrowser,
   PHONE,
   screenshot,
-  seriousViolations,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
@@ -99,16 +99,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function expectAccessible(name: string) {
-  const violations = await seriousViolations(page);
-  expect(
-    violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
-    ),
-    name,
-  ).toEqual([]);
-}
-
 /** axe in light and dark at desktop and phone widths, a screenshot of each. */
 async function checkEverywhere(name: string, options: { fullPage?: boolean } = {}) {
   for (const [width, size] of [
@@ -118,7 +108,7 @@ async function checkEverywhere(name: string, options: { fullPage?: boolean } = {
     await page.setViewportSize(size);
     for (const scheme of ["light", "dark"] as const) {
       await page.emulateMedia({ colorScheme: scheme });
-      await expectAccessible(`${name}-${width}-${scheme}`);
+      await expectAccessible(page, `${name}-${width}-${scheme}`);
       await screenshot(page, `${name}-${width}-${scheme}`, options);
     }
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
