@@ -11,7 +11,9 @@
 import { execFile } from "node:child_process";
 import { once } from "node:events";
 import { createReadStream } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { mkdtemp, readFile, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { unzipSync } from "fflate";
 import type { Browser, BrowserContext, Page } from "playwright-core";
@@ -287,6 +289,44 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     expect(await page.evaluate(() => document.activeElement?.getAttribute("data-title"))).toMatch(
       new RegExp(`^Frame ${done.frames.length} ·`),
     );
+  });
+
+  it("the lightbox says the caption on screen at each frame", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "stills-browser-captions-"));
+    const srt = join(dir, "cues.srt");
+    await writeFile(
+      srt,
+      "1\n00:00:00,500 --> 00:00:01,500\nGood morning\n\n2\n00:00:01,500 --> 00:00:03,000\nFish & chips\n",
+    );
+    const subtitled = join(dir, "subtitled.mp4");
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=4"],
+      ...["-i", srt, "-map", "0:v", "-map", "1:s", "-c:v", "libx264", "-pix_fmt", "yuv420p"],
+      ...["-c:s", "mov_text", subtitled],
+    ]);
+    const job = await call(h.stack, "POST", "/jobs?wait=true", {
+      body: {
+        url: h.serveVideo("/media/subtitled.mp4", subtitled),
+        timestamps: [1, 2],
+        captions: true,
+      },
+      headers: account.auth,
+    });
+    expect(job.body.status).toBe("completed");
+    expect(job.body.frames.map((f: { caption?: string }) => f.caption)).toEqual([
+      "Good morning",
+      "Fish & chips",
+    ]);
+    await page.goto(`${h.stack.baseUrl}/dashboard/jobs/${job.body.id}`);
+    await page.locator(".frame-grid a[data-lightbox]").first().click();
+    const caption = page.locator(".lightbox-caption");
+    expect(await caption.innerText()).toBe("Good morning");
+    await page.keyboard.press("ArrowRight");
+    expect(await caption.innerText()).toBe("Fish & chips");
+    expect(await page.locator("#lightbox-title").innerText()).toBe(
+      `Frame 2 · 2 s · pts ${job.body.frames[1].pts} (2 of 2)`,
+    );
+    await page.keyboard.press("Escape");
   });
 
   it("downloads all frames as a ZIP whose entries are the frames, byte for byte", async () => {
