@@ -6,7 +6,9 @@ import { describe, expect, it } from "vitest";
 import { BEST_WEIGHTS } from "../../extractor/quality/best-score.ts";
 import { BEST_SCORE_PARTS } from "../../schema/api.ts";
 import { QUALITY_STRETCHES, qualityClip, STRETCH_SECONDS } from "../support/quality-clip.ts";
+import { makeTestVideo } from "../support/videos.ts";
 import {
+  deliveredNumbers,
   frameBytes,
   meanAbsoluteDifference,
   referencePicture,
@@ -31,6 +33,26 @@ async function expectExact(video: string, run: Awaited<ReturnType<typeof runJob>
 }
 
 describe("mode best", () => {
+  it("names each winner by its own pts on a VP9 WebM whose first frame is at 1.5 s", async () => {
+    const video = await makeTestVideo({
+      codec: "vp9",
+      container: "webm",
+      startTime: 1.5,
+      fps: 25,
+      durationSeconds: 4,
+    });
+    const run = await runJob(video, { mode: "best", count: 2 });
+    expect(run.outcome.status).toBe("completed");
+    expect(run.outcome.frames).toHaveLength(2);
+    const numbers = await deliveredNumbers(run);
+    for (const [i, frame] of run.outcome.frames.entries()) {
+      expect(frame.status).toBe("ok");
+      expect(frame.pts).toBe(frame.timestamp);
+      // The frame whose pts it names: frame n is at n/25 s from the first.
+      expect(numbers[i]).toBe(Math.round((frame.timestamp ?? 0) * 25));
+    }
+  });
+
   it("count 1 returns a frame of the crisp stretch, exact at full size", async () => {
     const video = await qualityClip();
     const run = await runJob(video, { mode: "best", count: 1, format: "png" });
