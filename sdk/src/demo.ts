@@ -2,7 +2,7 @@
 import { StillsTimeoutError } from "./errors.ts";
 import { sleep } from "./runtime.ts";
 import type { Transport } from "./transport.ts";
-import { type DemoJob, isFinal } from "./types.ts";
+import { type DemoJob, type DemoRequest, isFinal } from "./types.ts";
 
 export interface DemoWaitOptions {
   /** Default 5 minutes. */
@@ -20,9 +20,12 @@ export class Demo {
     this.#transport = transport;
   }
 
-  /** Starts a preview. Sent once: a create without an idempotency key is never repeated on 5xx. */
+  /**
+   * Starts a preview (with `animated`, a moving preview beside the six frames). Sent once: a
+   * create without an idempotency key is never repeated on 5xx.
+   */
   async create(
-    body: { url: string } | string,
+    body: DemoRequest | string,
     options: { wait?: boolean | DemoWaitOptions } = {},
   ): Promise<DemoJob> {
     const demo = await this.#transport.request<DemoJob>("POST", "/demo", {

@@ -2,8 +2,12 @@
 // 10 fps, looping, each the source's frame at its time), signed and read back, charged one
 // credit on top as GET /v1/pricing says; the demo's added, optional preview (a GIF, free); bad
 // bounds refused naming the field; a start past the end fails the job, uncharged.
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Stills } from "../../sdk/src/index.ts";
 import { fetchFrom, freshLoopbackAddress } from "../support/from-address.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import { call, download, type Harness, startHarness } from "./support/harness.ts";
@@ -127,6 +131,25 @@ describe("animated previews over HTTP", { timeout: 120_000 }, () => {
     const plain = await createDemoFrom(from, { url: videoUrl });
     expect(plain.status).toBe(201);
     expect("animated" in plain.body).toBe(false);
+  });
+
+  it("the SDK's demo.create takes the preview and downloadPreview saves it", async () => {
+    const stills = new Stills({
+      baseUrl: h.stack.apiUrl,
+      fetch: fetchFrom(freshLoopbackAddress()),
+    });
+    const demo = await stills.demo.create(
+      { url: videoUrl, animated: { start: 1.01, duration: 0.5, fps: 4 } },
+      { wait: { timeout: 60_000 } },
+    );
+    expect(demo.status).toBe("completed");
+    expect(demo.animated).toMatchObject({ frames: 2, format: "webp", width: 480 });
+    const dir = await mkdtemp(join(tmpdir(), "stills-preview-"));
+    const saved = await stills.frames.downloadPreview(demo, dir);
+    expect(saved?.path).toBe(join(dir, "preview.webp"));
+    expect(saved?.bytes).toBe(demo.animated?.bytes);
+    const { numbers } = await picturesOf(demo.animated?.url ?? "");
+    expect(numbers).toEqual([onScreen(1.01), onScreen(1.26)]);
   });
 
   it("refuses duration over 10, fps over 15 and width over 640, naming the field", async () => {

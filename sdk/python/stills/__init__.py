@@ -19,6 +19,7 @@ from ._errors import (
     WebhookVerificationError,
 )
 from ._types import (
+    AnimatedRequest,
     CreateJobRequest,
     DemoJob,
     DownloadedFile,
@@ -38,6 +39,7 @@ __version__ = VERSION
 __all__ = [
     "PRODUCTION_BASE_URL",
     "VERSION",
+    "AnimatedRequest",
     "AuthenticationError",
     "CreateJobRequest",
     "DemoJob",

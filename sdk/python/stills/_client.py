@@ -15,6 +15,7 @@ from ._errors import StillsConnectionError, StillsTimeoutError, error_from_answe
 from ._transport import RetryPolicy, Transport
 from ._types import (
     FINAL_STATUSES,
+    AnimatedRequest,
     CreateJobRequest,
     DemoJob,
     DownloadedFile,
@@ -132,9 +133,20 @@ class Demo:
     def __init__(self, transport: Transport):
         self._transport = transport
 
-    def create(self, url: str, *, wait: bool = False, timeout: float = 300.0) -> DemoJob:
-        """Starts the free six-frame preview (no key). Sent once: never repeated on a 5xx."""
-        demo = cast(DemoJob, self._transport.request("POST", "/demo", body={"url": url}))
+    def create(
+        self,
+        url: str,
+        *,
+        animated: Optional[AnimatedRequest] = None,
+        wait: bool = False,
+        timeout: float = 300.0,
+    ) -> DemoJob:
+        """Starts the free six-frame preview (no key), with `animated` a moving one beside it.
+        Sent once: never repeated on a 5xx."""
+        body: Dict[str, Any] = {"url": url}
+        if animated is not None:
+            body["animated"] = animated
+        demo = cast(DemoJob, self._transport.request("POST", "/demo", body=body))
         return self._settle(demo, timeout) if wait else demo
 
     def get(self, demo_id: str, *, wait: bool = False, timeout: float = 300.0) -> DemoJob:

@@ -27,6 +27,9 @@ class _FrameFields(TypedDict):
 class Frame(_FrameFields, total=False):
     pts: Optional[float]
     scene_score: Optional[float]
+    # mode "best": 0-1, and its parts (sharpness, exposure, contrast, colourfulness, interest).
+    score: Optional[float]
+    score_parts: Optional[Dict[str, float]]
     moved_to: Optional[float]
     moved_reason: Optional[str]
     caption: Optional[str]
@@ -63,6 +66,8 @@ class Job(_JobFields, total=False):
     video: Optional[Dict[str, Any]]
     captions: Optional[Dict[str, Any]]
     storyboard: Optional[Dict[str, Any]]
+    # The moving preview: url, bytes, frames, width, height, format, start, duration, fps.
+    animated: Optional[Dict[str, Any]]
     # Whatever else the API adds (progress, ...) is passed through as it comes.
 
 
@@ -92,6 +97,7 @@ class _DemoJobFields(TypedDict):
 
 class DemoJob(_DemoJobFields, total=False):
     allowance: Dict[str, Any]
+    animated: Optional[Dict[str, Any]]
 
 
 class _Credits(TypedDict):
@@ -121,9 +127,17 @@ class Usage(TypedDict):
     recent_ledger: List[Dict[str, Any]]
 
 
+class AnimatedRequest(TypedDict, total=False):
+    start: float
+    duration: float
+    fps: int
+    width: int
+    format: Literal["webp", "gif"]
+
+
 class CreateJobRequest(TypedDict, total=False):
     url: str
-    mode: Literal["interval", "count", "timestamps", "scenes", "keyframes"]
+    mode: Literal["interval", "count", "timestamps", "scenes", "keyframes", "best"]
     every: float
     count: int
     timestamps: List[float]
@@ -139,6 +153,7 @@ class CreateJobRequest(TypedDict, total=False):
     storyboard: bool
     captions: bool
     captions_language: str
+    animated: AnimatedRequest
 
 
 class Problem(TypedDict):
