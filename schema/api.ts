@@ -1,7 +1,8 @@
 // Zod schemas of every v1 resource, with their OpenAPI names. The edge validates with them and
 // generates /v1/openapi.json from them, so the document can never drift from the code.
 import { z } from "@hono/zod-openapi";
-import { PLAN_NAMES, RESOLUTIONS } from "./plans.ts";
+import { PLAN_NAMES, RESOLUTIONS, TEXT_FRAMES_PER_CREDIT } from "./plans.ts";
+import { FrameTextSchema, MAX_TEXT_LANGUAGES, TEXT_LANGUAGE_TAGS } from "./text.ts";
 import { MAX_URL_LENGTH } from "./url-safety.ts";
 
 export { MAX_URL_LENGTH };
@@ -128,6 +129,10 @@ export const FrameSchema = z
         "best mode: how good the frame looks, 0 to 1, the weighted mean of score_parts (frames come best first)",
     }),
     score_parts: ScorePartsSchema.nullable().optional(),
+    text: FrameTextSchema.nullable().optional().openapi({
+      description:
+        "With `text`: the text on screen, read from the delivered frame at full size (null when the frame failed)",
+    }),
   })
   .openapi("Frame");
 
@@ -499,6 +504,22 @@ export const CreateJobRequestSchema = z
       })
       .optional()
       .openapi({ description: "BCP 47 language of the captions; default the video's own" }),
+    text: z
+      .boolean()
+      .optional()
+      .openapi({
+        description: `Read the text on screen in each delivered frame (OCR, Tesseract, on the frame at full size) into frames[].text: {content, confidence, language}. Any mode. 1 more credit per ${TEXT_FRAMES_PER_CREDIT} frames read; about 0.3 s of work per 1080p frame and language`,
+      }),
+    text_languages: z
+      .array(
+        z.enum(TEXT_LANGUAGE_TAGS, { error: `must be one of ${TEXT_LANGUAGE_TAGS.join(", ")}` }),
+      )
+      .min(1)
+      .max(MAX_TEXT_LANGUAGES)
+      .optional()
+      .openapi({
+        description: `With \`text\`: BCP 47 languages to read, at most ${MAX_TEXT_LANGUAGES}; default ["en"]`,
+      }),
     animated: AnimatedRequestSchema.optional(),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
@@ -573,6 +594,9 @@ function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx):
   }
   if (body.captions_language !== undefined && body.captions !== true) {
     flag("captions_language needs captions: true", "captions_language");
+  }
+  if (body.text_languages !== undefined && body.text !== true) {
+    flag("text_languages needs text: true", "text_languages");
   }
   if (typeof body.start === "number" && typeof body.end === "number" && body.end <= body.start) {
     flag("end must be greater than start", "end");

@@ -18,6 +18,7 @@ import {
 } from "./api.ts";
 import { parseUploadKey } from "./job-files.ts";
 import { RESOLUTIONS } from "./plans.ts";
+import { FrameTextSchema, MAX_TEXT_LANGUAGES, TEXT_LANGUAGE_TAGS } from "./text.ts";
 
 export type { ExtractionMode } from "./api.ts";
 
@@ -61,6 +62,10 @@ export const JobOptionsSchema = z
     storyboard: z.boolean().optional(),
     captions: z.boolean().optional(),
     captions_language: z.string().max(35).optional(),
+    /** Read the text on screen of each delivered frame (extractor/text/ocr.ts). */
+    text: z.boolean().optional(),
+    /** With text: BCP 47 languages (schema/text.ts); absent means English. */
+    text_languages: z.array(z.enum(TEXT_LANGUAGE_TAGS)).min(1).max(MAX_TEXT_LANGUAGES).optional(),
     animated: AnimatedOptionsSchema.optional(),
   })
   .refine((o) => o.mode !== "count" || o.count !== undefined, {
@@ -227,6 +232,8 @@ export const FrameResultSchema = z.object({
   /** best mode: the frame's score, 0…1, and its parts (extractor/quality/best-score.ts). */
   score: z.number().min(0).max(1).nullable().optional(),
   score_parts: ScorePartsSchema.nullable().optional(),
+  /** With text: what was read on the delivered frame; null when the frame failed. */
+  text: FrameTextSchema.nullable().optional(),
   /**
    * The frame's thumbnail (at most 320 px wide, JPEG) for galleries, under the attempt's own
    * prefix like every key here (extractor/output/thumbnails.ts); absent from older extractors.

@@ -87,6 +87,8 @@ export const PLANS: Record<PlanName, Plan> = {
 export const FRAMES_INCLUDED_PER_MINUTE = 100;
 /** Credits for timestamps, scenes and keyframes jobs: delivered frames per credit. */
 export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
+/** `text: true`: 1 more credit per this many frames read (started), like timestamps' frames. */
+export const TEXT_FRAMES_PER_CREDIT = 10;
 /** A storyboard (contact sheet + thumbnail track) is charged as this many delivered frames. */
 export const STORYBOARD_FRAMES = 1;
 
@@ -140,6 +142,7 @@ export const CATALOG = {
     animated: `${ANIMATED_CREDITS} credit on top of the job's, in any mode, when the preview is delivered (at most 10 s, 15 fps, 640 px wide); free on the demo`,
     skip: "free: a moved frame is still one frame",
     captions: "free",
+    text: `1 more credit per ${TEXT_FRAMES_PER_CREDIT} frames read (started), on top of the job's, in any mode; about 0.3 s of work per 1080p frame and language`,
     video: "free: the video's facts come with every completed job",
     charged: "only when a job completes; failed and demo jobs are free",
     order: "plan credits are spent before pack credits",

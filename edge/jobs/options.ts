@@ -14,6 +14,7 @@ import {
   type Plan,
   type Resolution,
   STORYBOARD_FRAMES,
+  TEXT_FRAMES_PER_CREDIT,
 } from "../../schema/plans.ts";
 import { ApiError } from "../errors.ts";
 
@@ -54,6 +55,11 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
       ? { captions_language: body.captions_language }
       : {}),
     ...(body.animated ? { animated: normaliseAnimated(body.animated) } : {}),
+    ...(body.text ? { text: true } : {}),
+    // Each language once, in the order asked (the first is Tesseract's main one).
+    ...(body.text && body.text_languages !== undefined
+      ? { text_languages: [...new Set(body.text_languages)] }
+      : {}),
   };
 }
 
@@ -74,6 +80,11 @@ function animatedCredits(options: JobOptions): number {
 }
 
 const SKIP_ORDER = ["black", "blurry", "duplicate"] as const;
+
+/** Credits reading the text on `frames` frames adds (decision 0262): 1 per 10, started. */
+export function textCredits(options: JobOptions, frames: number): number {
+  return options.text ? Math.ceil(frames / TEXT_FRAMES_PER_CREDIT) : 0;
+}
 
 /** Frames a storyboard is charged as, for these options. */
 function storyboardFrames(options: JobOptions): number {
@@ -130,12 +141,16 @@ export function creditHold(options: JobOptions): number {
   // A completed job has delivered its preview too (a preview that cannot be made fails it).
   const preview = animatedCredits(options);
   if (options.mode === "timestamps") {
-    return creditsFor("timestamps", 0, (frames ?? 0) + extra) + preview;
+    return creditsFor("timestamps", 0, (frames ?? 0) + extra) + preview + textCredits(options, 1);
   }
-  // scenes, keyframes and best: only the first frame is certain.
-  if (chargedPerFrame(options.mode)) return creditsFor(options.mode, 0, 1 + extra) + preview;
+  // scenes, keyframes and best: only the first frame is certain (and its text read).
+  if (chargedPerFrame(options.mode)) {
+    return creditsFor(options.mode, 0, 1 + extra) + preview + textCredits(options, 1);
+  }
   return (
-    creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra) + preview
+    creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra) +
+    preview +
+    textCredits(options, 1)
   );
 }
 
@@ -163,16 +178,23 @@ export function mostCredits(options: JobOptions, plan: Plan): number {
   );
   const preview = animatedCredits(options);
   if (options.mode === "timestamps") {
-    return creditsFor("timestamps", 0, (frames ?? 0) + extra) + preview;
+    return (
+      creditsFor("timestamps", 0, (frames ?? 0) + extra) +
+      preview +
+      textCredits(options, frames ?? 0)
+    );
   }
+  const text = textCredits(options, mostFrames);
   if (chargedPerFrame(options.mode))
-    return creditsFor(options.mode, 0, mostFrames + extra) + preview;
+    return creditsFor(options.mode, 0, mostFrames + extra) + preview + text;
   return (
     creditsFor(
       options.mode,
       Math.min(rangeSpan(options) ?? Number.POSITIVE_INFINITY, plan.limits.max_video_minutes * 60),
       mostFrames + extra,
-    ) + preview
+    ) +
+    preview +
+    text
   );
 }
 
@@ -184,7 +206,7 @@ export function resultCredits(
   result: {
     status: string;
     processed_seconds: number | null;
-    frames: { status: string }[];
+    frames: { status: string; text?: unknown }[];
     storyboard?: unknown;
     animated?: unknown;
   },
@@ -198,8 +220,12 @@ export function resultCredits(
     (options.storyboard && result.storyboard ? STORYBOARD_FRAMES : 0);
   // The preview is charged when it was delivered, on top of the frames.
   const preview = options.animated && result.animated ? ANIMATED_CREDITS : 0;
+  // Text is charged per delivered frame it was read on.
+  const read = result.frames.filter((f) => f.status === "ok" && f.text != null).length;
   return Math.min(
-    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames) + preview,
+    creditsFor(options.mode, result.processed_seconds ?? 0, okFrames) +
+      preview +
+      textCredits(options, read),
     mostCredits(options, plan),
   );
 }

@@ -13,6 +13,7 @@
 //   blocks), and `confidence` is the mean of the words' confidences (0–1), weighted by their
 //   length.
 import { spawn } from "node:child_process";
+import { DEFAULT_TEXT_LANGUAGES, MAX_TEXT_CHARS, TESSERACT_LANGUAGES } from "../../schema/text.ts";
 import { mediaSpawnOptions } from "../media-sandbox.ts";
 import { adoptMediaProcess } from "../priority.ts";
 
@@ -25,42 +26,12 @@ export interface TextReading {
   language: string;
 }
 
-/** BCP 47 language → Tesseract's traineddata name, for the languages Debian packages. */
-export const TESSERACT_LANGUAGES: Record<string, string> = {
-  en: "eng",
-  de: "deu",
-  fr: "fra",
-  es: "spa",
-  it: "ita",
-  pt: "por",
-  nl: "nld",
-  pl: "pol",
-  sv: "swe",
-  da: "dan",
-  nb: "nor",
-  fi: "fin",
-  cs: "ces",
-  tr: "tur",
-  ru: "rus",
-  uk: "ukr",
-  el: "ell",
-  ar: "ara",
-  he: "heb",
-  hi: "hin",
-  ja: "jpn",
-  ko: "kor",
-  "zh-Hans": "chi_sim",
-  "zh-Hant": "chi_tra",
-  vi: "vie",
-  id: "ind",
-  th: "tha",
-};
-
-export const DEFAULT_TEXT_LANGUAGES = ["en"];
-/** At most this many languages per job: each one adds to every frame's time. */
-export const MAX_TEXT_LANGUAGES = 3;
-/** Longest text kept for one frame; a frame of dense text is cut here. */
-export const MAX_TEXT_CHARS = 4000;
+export {
+  DEFAULT_TEXT_LANGUAGES,
+  MAX_TEXT_CHARS,
+  MAX_TEXT_LANGUAGES,
+  TESSERACT_LANGUAGES,
+} from "../../schema/text.ts";
 
 const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
@@ -224,14 +195,16 @@ export class OcrPool {
     return this.running;
   }
 
-  async read(picture: Uint8Array): Promise<TextReading> {
+  /** `options` add to (and override) the pool's own, for this read: a job's languages, its signal. */
+  async read(picture: Uint8Array, options: OcrOptions = {}): Promise<TextReading> {
     if (this.running >= this.concurrency) {
       await new Promise<void>((resolve) => this.waiting.push(resolve));
     } else {
       this.running++;
     }
     try {
-      return await readText(picture, this.options);
+      options.signal?.throwIfAborted();
+      return await readText(picture, { ...this.options, ...options });
     } finally {
       const next = this.waiting.shift();
       // The place passes straight to the next caller: `running` stays as it is.

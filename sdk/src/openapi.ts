@@ -239,6 +239,15 @@ export interface components {
       /** @description best mode: how good the frame looks, 0 to 1, the weighted mean of score_parts (frames come best first) */
       score?: number | null;
       score_parts?: components["schemas"]["ScoreParts"];
+      /** @description With `text`: the text on screen, read from the delivered frame at full size (null when the frame failed) */
+      text?: {
+        /** @description The words read, line by line, a blank line between blocks; "" when the frame shows no text */
+        content: string;
+        /** @description The words' mean confidence, weighted by their length, 0 to 1 (0 when empty) */
+        confidence: number;
+        /** @description The languages read with, as asked, joined by "+" (e.g. "en") */
+        language: string;
+      } | null;
     };
     /** @description best mode: the parts of a frame's score, each 0 to 1. sharpness: variance of the Laplacian at 256 px; exposure: few clipped shadows and highlights, light near the middle; contrast: RMS contrast; colourfulness: Hasler and Süsstrunk's metric; interest: entropy of the luma histogram */
     ScoreParts: {
@@ -404,6 +413,38 @@ export interface components {
       captions?: boolean;
       /** @description BCP 47 language of the captions; default the video's own */
       captions_language?: string;
+      /** @description Read the text on screen in each delivered frame (OCR, Tesseract, on the frame at full size) into frames[].text: {content, confidence, language}. Any mode. 1 more credit per 10 frames read; about 0.3 s of work per 1080p frame and language */
+      text?: boolean;
+      /** @description With `text`: BCP 47 languages to read, at most 3; default ["en"] */
+      text_languages?: (
+        | "en"
+        | "de"
+        | "fr"
+        | "es"
+        | "it"
+        | "pt"
+        | "nl"
+        | "pl"
+        | "sv"
+        | "da"
+        | "nb"
+        | "fi"
+        | "cs"
+        | "tr"
+        | "ru"
+        | "uk"
+        | "el"
+        | "ar"
+        | "he"
+        | "hi"
+        | "ja"
+        | "ko"
+        | "zh-Hans"
+        | "zh-Hant"
+        | "vi"
+        | "id"
+        | "th"
+      )[];
       animated?: components["schemas"]["AnimatedRequest"];
       wait?: boolean;
     };
