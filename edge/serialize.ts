@@ -17,7 +17,11 @@ export function filesAreLive(row: { status: string; expiresAt: string | null }, 
   return row.status === "completed" && row.expiresAt !== null && Date.parse(row.expiresAt) > now;
 }
 
-async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise<Frame[]> {
+async function framesToApi(
+  rows: FrameRow[],
+  linker: FileLinker | null,
+  withText = false,
+): Promise<Frame[]> {
   return Promise.all(
     rows.map(async (f) => ({
       index: f.index,
@@ -35,8 +39,19 @@ async function framesToApi(rows: FrameRow[], linker: FileLinker | null): Promise
       ...(f.score !== null
         ? { score: f.score, score_parts: (f.scoreParts as Frame["score_parts"]) ?? null }
         : {}),
+      // With text: the object read (null on a failed frame); absent when the job did not ask.
+      ...(withText ? { text: textOf(f.text) } : {}),
     })),
   );
+}
+
+function asksText(options: unknown): boolean {
+  return (options as { text?: unknown } | null)?.text === true;
+}
+
+/** A frames.text cell: the reading, or JSON null for a frame that failed. */
+function textOf(stored: unknown): Frame["text"] {
+  return stored && typeof stored === "object" ? (stored as Frame["text"]) : null;
 }
 
 /**
@@ -64,7 +79,7 @@ export async function jobToApi(
     credits_charged: row.creditsCharged,
     width: row.width,
     height: row.height,
-    frames: await framesToApi(frameRows, linker),
+    frames: await framesToApi(frameRows, linker, asksText(row.options)),
     zip_url: linker && row.zipKey ? await linker.url(row.zipKey) : null,
     zip_bytes: row.zipBytes,
     requested_resolution: row.requestedResolution,

@@ -181,6 +181,8 @@ export const frames = sqliteTable(
     /** best mode: the frame's score and its parts (schema/api.ts ScorePartsSchema). */
     score: real("score"),
     scoreParts: text("score_parts", { mode: "json" }),
+    /** With text: what was read on the frame (schema/text.ts FrameTextSchema); null before. */
+    text: text("text", { mode: "json" }),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.index] })],
 );
