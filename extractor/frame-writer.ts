@@ -22,6 +22,7 @@ import type { SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import type { Tile } from "./storyboard/contact-sheet.ts";
 import { makeTile } from "./storyboard/contact-sheet.ts";
+import type { FrameTextReader } from "./text/frame-text.ts";
 
 /** One picture to deliver, and for which frames of the job. */
 interface Delivery {
@@ -47,6 +48,8 @@ export class FrameWriter {
   readonly tiles: Tile[] = [];
   /** Frame indexes whose pictures get a tile (null: none). */
   private tileFor: Set<number> | null = null;
+  /** With text: reads each delivered picture's text, beside the decoding (text/frame-text.ts). */
+  private text: FrameTextReader | null = null;
   /** Frame files queued with the sink and not yet known stored (finish() waits for them). */
   private readonly uploads: Promise<StoredObject>[] = [];
 
@@ -72,6 +75,16 @@ export class FrameWriter {
   /** Keeps a storyboard tile of the pictures delivered for these frames. */
   keepTilesFor(indexes: Set<number>): void {
     this.tileFor = indexes;
+  }
+
+  /** Reads the text on each delivered picture, as encoded, into its frames' results. */
+  readTextWith(reader: FrameTextReader): void {
+    this.text = reader;
+  }
+
+  /** Waits for the text of every delivered picture (throws when a read failed). */
+  async finishText(): Promise<void> {
+    await this.text?.finish();
   }
 
   /** Decoded frames are candidates to choose from (skip); call finishPicking() after them. */
@@ -196,6 +209,12 @@ export class FrameWriter {
         result.moved_reason = delivery.movedReason;
       }
     }
+    if (this.text) {
+      // The bytes as delivered, at full size; waits while this job already holds its share
+      // of pictures in reads, and with it the decoding (text/frame-text.ts).
+      const readFor = delivery.planned.flatMap((f) => this.results.get(f.index) ?? []);
+      if (readFor.length > 0) await this.text.read(bytes, readFor);
+    }
     return { stored: Promise.allSettled(copies) };
   }
 
@@ -227,6 +246,7 @@ export class FrameWriter {
   }
 
   async finish(): Promise<{ key: string; bytes: number } | null> {
+    await this.finishText();
     await this.sink.flush?.();
     await Promise.all(this.uploads.splice(0));
     return this.zip ? this.zip.finish() : null;
@@ -237,6 +257,7 @@ export class FrameWriter {
    * over (job.ts, IndexDisagreed) stores the same names, after these.
    */
   async abort(): Promise<void> {
+    await this.text?.abort();
     await this.sink.flush?.().catch(ignore);
     await Promise.allSettled(this.uploads.splice(0));
     await this.zip?.abort().catch(ignore);

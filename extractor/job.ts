@@ -40,6 +40,7 @@ import {
   SPRITE_FILE_NAME,
   THUMBNAILS_FILE_NAME,
 } from "./storyboard/thumbnail-track.ts";
+import { FrameTextReader, sharedOcrPool } from "./text/frame-text.ts";
 
 export interface ExtractionJob {
   /** A local file path or the loopback relay's http://127.0.0.1 URL (see ffmpeg/args.ts). */
@@ -237,6 +238,8 @@ async function runJob(
         ? { scene_score: found.sceneScores.get(frame.index) }
         : {}),
       ...bestScoreOf(found, frame.index),
+      // With text: null until the delivered picture is read (text/frame-text.ts).
+      ...(job.options.text ? { text: null } : {}),
     });
   }
   const wanted = plan.frames.filter((f) => !f.pastEnd);
@@ -260,6 +263,11 @@ async function runJob(
       const writer = new FrameWriter(sink, job.options, size, results, zipped);
       if (job.options.storyboard) {
         writer.keepTilesFor(framesWithTiles(wanted.map((f) => f.index)));
+      }
+      if (job.options.text) {
+        writer.readTextWith(
+          new FrameTextReader(sharedOcrPool(), job.options.text_languages, signal),
+        );
       }
       return writer;
     };
@@ -291,7 +299,11 @@ async function runJob(
         ...job.trace,
         frames: [...results.values()].filter((f) => f.status === "ok").length,
       });
-      if (job.options.storyboard || job.options.captions) progress?.stage("encoding");
+      if (job.options.storyboard || job.options.captions || job.options.text) {
+        progress?.stage("encoding");
+      }
+      // The text of the last pictures, whose reads went on beside the decoding.
+      await writer.finishText();
       if (job.options.storyboard) {
         outcome.storyboard = await storeStoryboard(writer, size, usable);
       }

@@ -10,6 +10,7 @@ import { setMediaNice } from "./priority.ts";
 import { createExtractorServer } from "./server.ts";
 import { sourceOpener } from "./source-input.ts";
 import { setYtDlpCommand } from "./sources/ytdlp.ts";
+import { checkTesseract, setOcrConcurrency } from "./text/frame-text.ts";
 
 function fail(message: string): never {
   console.error(message);
@@ -31,6 +32,12 @@ try {
 } catch (error) {
   fail((error as Error).message);
 }
+
+// Text on frames (text: true) reads through one pool as wide as the job slots; without
+// Tesseract the extractor still starts, and only text jobs fail (uncharged).
+setOcrConcurrency(config.concurrency);
+const noTesseract = await checkTesseract();
+if (noTesseract) log("warn", noTesseract);
 
 const swept = await sweepLeftovers();
 if (swept.tempDirs.length > 0 || swept.processGroups.length > 0 || swept.skipped) {
