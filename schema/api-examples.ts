@@ -45,6 +45,18 @@ export const CREATE_JOB_EXAMPLES = {
     summary: "storyboard: 12 frames with a contact sheet and a thumbnail track",
     value: { url: SAMPLE_URL, count: 12, storyboard: true },
   },
+  best: {
+    summary: "best: the 3 best-looking frames, best first, each with its score",
+    value: { url: SAMPLE_URL, mode: "best", count: 3 },
+  },
+  animated: {
+    summary: "animated: 6 frames and a 4 s looping WebP preview at 10 fps, 320 px wide",
+    value: {
+      url: SAMPLE_URL,
+      count: 6,
+      animated: { start: 5, duration: 4, fps: 10, width: 320, format: "webp" },
+    },
+  },
   zip: {
     summary: "zip: 10 PNG frames at 480p in one ZIP archive",
     value: { url: SAMPLE_URL, count: 10, format: "png", resolution: 480, output: "zip" },

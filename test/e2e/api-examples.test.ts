@@ -14,6 +14,8 @@ const MODES = [
   "scenes",
   "keyframes",
   "storyboard",
+  "best",
+  "animated",
   "zip",
 ];
 
@@ -91,6 +93,19 @@ describe("the create-job examples of the OpenAPI document", () => {
           expect(job.storyboard?.image_url).toMatch(/^https?:\/\//);
           expect((await download(job.storyboard.image_url)).status).toBe(200);
           break;
+        case "best": {
+          expect(frames.length).toBeLessThanOrEqual(value.count as number);
+          const scores = (job.frames as { score: number }[]).map((f) => f.score);
+          expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+          break;
+        }
+        case "animated": {
+          expect(job.animated).toMatchObject({ frames: 40, width: 320, format: "webp" });
+          const preview = await download(job.animated.url);
+          expect(preview.status).toBe(200);
+          expect(preview.type).toBe("image/webp");
+          break;
+        }
         case "zip": {
           expect(job.options).toMatchObject({ format: "png", resolution: 480, output: "zip" });
           expect(job.delivered_resolution).toBe(480);
