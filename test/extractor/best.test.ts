@@ -107,5 +107,16 @@ describe("mode best", () => {
     // Of the four flawed stretches in range, the blurred (well exposed, colourful) one wins.
     expect(QUALITY_STRETCHES[stretchOf(run.outcome.frames[0].timestamp)]).toBe("blurred");
     await expectExact(video, run);
+    // A range starting mid-video: the pass seeks there, and the crisp stretch is in it.
+    const later = await runJob(video, {
+      mode: "best",
+      count: 2,
+      start: 3.3,
+      end: 11,
+      format: "png",
+    });
+    expect(later.outcome.frames.every((f) => f.timestamp >= 3.3 && f.timestamp < 11)).toBe(true);
+    expect(stretchOf(later.outcome.frames[0].timestamp)).toBe(CRISP);
+    await expectExact(video, later);
   });
 });
