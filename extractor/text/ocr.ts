@@ -166,7 +166,12 @@ function runTesseract(
           : size > MAX_OUTPUT_BYTES
             ? "wrote more than its output bound"
             : `failed (${code ?? killedBy})`;
-        reject(new OcrError(`tesseract ${why}: ${stderr.trim().split("\n").pop() ?? ""}`));
+        // "Could not initialize tesseract." ends its complaint; the line before says why.
+        const missing = /Failed loading language '([\w-]+)'/.exec(stderr)?.[1];
+        const said = missing
+          ? `no installed data for the language ${missing} (Debian: tesseract-ocr-${missing})`
+          : (stderr.trim().split("\n").pop() ?? "");
+        reject(new OcrError(`tesseract ${why}: ${said}`));
       }
     });
   });

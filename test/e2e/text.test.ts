@@ -1,0 +1,124 @@
+// Text on screen (issue 38, decision 0262), over HTTP only on the real stack: a local MP4 whose
+// 2-second stretches show different sentences (ffmpeg drawtext, Debian's DejaVu Sans) or
+// nothing, a text: true job, and what comes back: on each frame exactly the sentence on
+// screen at its time, read with confidence, in English; a blank stretch reads "". The credits
+// charged follow the pricing rule (1 more per 10 frames read), checked on the balance; a job
+// without text has no text field on its frames; a language whose data is not installed
+// fails the job, uncharged.
+import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, type Harness, startHarness } from "./support/harness.ts";
+
+const run = promisify(execFile);
+
+const FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+// Each stretch is [start, end) in seconds; null shows a blank picture.
+const STRETCHES: { start: number; end: number; sentence: string | null }[] = [
+  { start: 0, end: 2, sentence: "The quick brown fox jumps" },
+  { start: 2, end: 4, sentence: null },
+  { start: 4, end: 6, sentence: "Stills reads the screen" },
+  { start: 6, end: 8, sentence: "Seven bright lanterns glow" },
+];
+// Twelve frames, three per stretch, away from the edges.
+const TIMES = STRETCHES.flatMap((s) => [s.start + 0.5, s.start + 1, s.start + 1.5]);
+
+function sentenceAt(seconds: number): string {
+  const stretch = STRETCHES.find((s) => s.start <= seconds && seconds < s.end);
+  return stretch?.sentence ?? "";
+}
+
+let h: Harness;
+let account: Awaited<ReturnType<Harness["newKey"]>>;
+let videoUrl: string;
+
+async function available(): Promise<number> {
+  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
+  expect(usage.status).toBe(200);
+  return usage.body.credits.available;
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  account = await h.newKey("starter");
+  const dir = await mkdtemp(join(tmpdir(), "stills-e2e-text-"));
+  const drawn = STRETCHES.filter((s) => s.sentence !== null)
+    .map(
+      (s) =>
+        `drawtext=fontfile=${FONT}:text='${s.sentence}':fontsize=40:fontcolor=black:` +
+        `x=(w-text_w)/2:y=(h-text_h)/2:enable='between(t,${s.start},${s.end - 0.001})'`,
+    )
+    .join(",");
+  const video = join(dir, "sentences.mp4");
+  await run("ffmpeg", [
+    ...["-v", "error", "-y", "-f", "lavfi", "-i", "color=c=white:size=854x480:rate=10:duration=8"],
+    ...["-vf", drawn, "-c:v", "libx264", "-pix_fmt", "yuv420p", video],
+  ]);
+  videoUrl = h.serveVideo("/media/sentences.mp4", video);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("text: true on a video of drawn sentences", () => {
+  it("reads on each frame the sentence on screen at its time, and charges 1 more credit per 10 frames", async () => {
+    const before = await available();
+    const res = await call(h.stack, "POST", "/jobs?wait=true", {
+      body: { url: videoUrl, timestamps: TIMES, text: true },
+      headers: account.auth,
+    });
+    expect(res.status).toBe(201);
+    const job = res.body;
+    expect(job.status, JSON.stringify(job.error)).toBe("completed");
+    expect(job.options).toMatchObject({ text: true });
+    expect(job.frames).toHaveLength(TIMES.length);
+    for (const frame of job.frames) {
+      expect(frame.status).toBe("ok");
+      const expected = sentenceAt(frame.timestamp);
+      expect({ at: frame.timestamp, content: frame.text.content }).toEqual({
+        at: frame.timestamp,
+        content: expected,
+      });
+      expect(frame.text.language).toBe("en");
+      if (expected === "") expect(frame.text.confidence).toBe(0);
+      else expect(frame.text.confidence).toBeGreaterThan(0.8);
+    }
+    // Timestamps: 1 credit per 10 frames (12 → 2); text: 1 more per 10 frames read (12 → 2).
+    expect(job.credits_charged).toBe(4);
+    expect(await available()).toBe(before - 4);
+
+    // GET serves the same text.
+    const read = await call(h.stack, "GET", `/jobs/${job.id}`, { headers: account.auth });
+    expect(read.body.frames.map((f: any) => f.text)).toEqual(job.frames.map((f: any) => f.text));
+  });
+
+  it("leaves frames without a text field when the job did not ask, and charges as before", async () => {
+    const before = await available();
+    const res = await call(h.stack, "POST", "/jobs?wait=true", {
+      body: { url: videoUrl, timestamps: TIMES },
+      headers: account.auth,
+    });
+    expect(res.body.status, JSON.stringify(res.body.error)).toBe("completed");
+    for (const frame of res.body.frames) expect(frame).not.toHaveProperty("text");
+    expect(res.body.credits_charged).toBe(2);
+    expect(await available()).toBe(before - 2);
+  });
+
+  it("fails a job whose language has no installed data, clearly and uncharged", async () => {
+    const before = await available();
+    const res = await call(h.stack, "POST", "/jobs?wait=true", {
+      body: { url: videoUrl, timestamps: [0.5], text: true, text_languages: ["th"] },
+      headers: account.auth,
+    });
+    expect(res.body.status).toBe("failed");
+    expect(res.body.error.message).toMatch(
+      /^text recognition failed: .*no installed data for the language tha \(Debian: tesseract-ocr-tha\)/,
+    );
+    expect(res.body.credits_charged).toBe(0);
+    expect(await available()).toBe(before);
+  });
+});
