@@ -1,7 +1,7 @@
 // What the dashboard reads and changes, apart from how it is shown.
 import { and, desc, eq, isNotNull, or, type SQL, sql } from "drizzle-orm";
 import type { Context } from "hono";
-import { type AccountRow, accounts, creditLedger, frames, jobs } from "../../../schema/db.ts";
+import { type AccountRow, accounts, frames, jobs } from "../../../schema/db.ts";
 import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
 import { fileLinker } from "../../files.ts";
@@ -14,20 +14,6 @@ import { optionsLabel } from "./job-options.ts";
 export async function liveAccount(db: Db, accountId: string): Promise<AccountRow> {
   const [account] = await db.select().from(accounts).where(eq(accounts.id, accountId));
   return account;
-}
-
-export function ledgerPage(db: Db, accountId: string, limit: number, offset: number) {
-  return db
-    .select()
-    .from(creditLedger)
-    .where(eq(creditLedger.accountId, accountId))
-    .orderBy(desc(creditLedger.createdAt), sql`rowid DESC`)
-    .limit(limit)
-    .offset(offset);
-}
-
-export function ledgerSize(db: Db, accountId: string): Promise<number> {
-  return db.$count(creditLedger, eq(creditLedger.accountId, accountId));
 }
 
 export interface JobListRow {
