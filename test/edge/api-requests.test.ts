@@ -8,12 +8,11 @@ import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it, vi } from "vitest";
 import { runScheduledMaintenance } from "../../edge/maintenance.ts";
 import { pruneApiRequests, recordApiRequest } from "../../edge/storage/api-requests.ts";
-import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { API_REQUESTS_KEPT, routePattern } from "../../schema/api-requests.ts";
 import { api, createAccount, freshIp, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { createJobRunBy } from "./support/pipeline.ts";
-import { Visitor } from "./support/visitor.ts";
+import { signedInWithKey } from "./support/visitor.ts";
 
 interface Row {
   id: number;
@@ -48,27 +47,6 @@ async function recorded(requestId: string): Promise<Row> {
 }
 
 /** A signed-in visitor whose account also has an API key. */
-async function signedInWithKey() {
-  const email = `${crypto.randomUUID()}@example.com`;
-  const issued = await issueKeyStatements({ email, plan: "starter" });
-  await env.DB.batch(issued.statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
-  const visitor = new Visitor();
-  expect((await visitor.post("/sign-in", { email })).status).toBe(303);
-  const mail = await env.DB.prepare(
-    "SELECT code FROM mail_outbox WHERE to_email = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-  )
-    .bind(email)
-    .first<{ code: string }>();
-  expect((await visitor.post("/sign-in/code", { email, code: mail?.code ?? "" })).status).toBe(303);
-  return {
-    visitor,
-    key: issued.key,
-    keyId: issued.keyId,
-    accountId: await accountIdFor(email),
-    auth: { authorization: `Bearer ${issued.key}` },
-  };
-}
-
 const textOf = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ");
 
 /** `count` rows for the account, `minutesAgo` apart from now backwards, ids req-<prefix>-<n>. */

@@ -6,34 +6,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { csvField } from "../../edge/routes/account/ledger-export.ts";
 import { periodDays } from "../../edge/routes/account/usage-chart.tsx";
-import { accountIdFor, issueKeyStatements } from "../../schema/accounts.ts";
 import { csvObjects, columnSum as sum } from "../support/csv.ts";
 import { api } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { createJobRunBy } from "./support/pipeline.ts";
-import { Visitor } from "./support/visitor.ts";
-
-async function signedInWithKey() {
-  const email = `${crypto.randomUUID()}@example.com`;
-  const issued = await issueKeyStatements({ email, plan: "starter" });
-  await env.DB.batch(issued.statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
-  const visitor = new Visitor();
-  expect((await visitor.post("/sign-in", { email })).status).toBe(303);
-  const mail = await env.DB.prepare(
-    "SELECT code FROM mail_outbox WHERE to_email = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-  )
-    .bind(email)
-    .first<{ code: string }>();
-  expect((await visitor.post("/sign-in/code", { email, code: mail?.code ?? "" })).status).toBe(303);
-  const accountId = await accountIdFor(email);
-  return {
-    visitor,
-    accountId,
-    key: issued.key,
-    keyId: issued.keyId,
-    auth: { authorization: `Bearer ${issued.key}` },
-  };
-}
+import { signedInWithKey } from "./support/visitor.ts";
 
 async function ledgerSums(accountId: string) {
   return env.DB.prepare(

@@ -2,8 +2,11 @@
 // Origin and Sec-Fetch-Site; a header given as "" is left out). The sign-in and dashboard
 // suites share it.
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { app } from "../../../edge/index.ts";
+import { accountIdFor, issueKeyStatements } from "../../../schema/accounts.ts";
+import type { PlanName } from "../../../schema/plans.ts";
 import { freshIp, ORIGIN } from "./api.ts";
 
 export class Visitor {
@@ -62,4 +65,34 @@ export class Visitor {
   post(path: string, form: Record<string, string>, headers?: Record<string, string>) {
     return this.request("POST", path, { form, headers });
   }
+}
+
+/** The newest sign-in code the local mail carrier kept for `email`. */
+export async function latestCode(email: string): Promise<string> {
+  const mail = await env.DB.prepare(
+    "SELECT code FROM mail_outbox WHERE to_email = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+  )
+    .bind(email)
+    .first<{ code: string }>();
+  return mail?.code ?? "";
+}
+
+/** A new account with an API key, and a Visitor signed in to it by the e-mail code. */
+export async function signedInWithKey(plan: PlanName = "starter") {
+  const email = `${crypto.randomUUID()}@example.com`;
+  const issued = await issueKeyStatements({ email, plan });
+  await env.DB.batch(issued.statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
+  const visitor = new Visitor();
+  expect((await visitor.post("/sign-in", { email })).status).toBe(303);
+  expect(
+    (await visitor.post("/sign-in/code", { email, code: await latestCode(email) })).status,
+  ).toBe(303);
+  return {
+    visitor,
+    email,
+    accountId: await accountIdFor(email),
+    key: issued.key,
+    keyId: issued.keyId,
+    auth: { authorization: `Bearer ${issued.key}` },
+  };
 }
