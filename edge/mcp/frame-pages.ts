@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { type FrameSchema, MAX_CAPTION_CHARS, VideoSchema } from "../../schema/api.ts";
 import { frames } from "../../schema/db.ts";
+import { FrameTextSchema } from "../../schema/text.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { toBase64 } from "./jpeg.ts";
@@ -32,6 +33,8 @@ export const FramePageSchema = z.object({
       note: z.string().nullable(),
       /** With captions: the text on screen at this frame, as the job has it. */
       caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional(),
+      /** With text: what was read on this frame (null when it failed), as the job has it. */
+      text: FrameTextSchema.nullable().optional(),
     }),
   ),
   /** What the video is (job.video), so the pictures are read in context. */
@@ -92,7 +95,7 @@ export async function framePage(
       frame.pts != null && Math.abs(frame.pts - frame.timestamp) >= 0.001
         ? ` (the picture shown since ${seconds(frame.pts)})`
         : "";
-    const said = captioned ? captionLine(frame) : "";
+    const said = (captioned ? captionLine(frame) : "") + textOnFrame(frame);
     content.push({
       type: "text",
       text: preview ? `${where}${picture}${said}:` : `${where}${said}: ${note}.`,
@@ -114,6 +117,7 @@ export async function framePage(
       height: preview?.height ?? null,
       note: note ?? null,
       ...(captioned ? { caption: frame.caption ?? null } : {}),
+      ...(frame.text !== undefined ? { text: frame.text } : {}),
     })),
     ...(job.video !== undefined ? { video: job.video } : {}),
     next_cursor: nextCursor,
@@ -148,6 +152,14 @@ async function frameKeys(c: Context<AppEnv>, jobId: string) {
 }
 
 const seconds = (value: number) => `${Number(value.toFixed(3))} s`;
+
+/** With text: what was read on the frame, quoted as JSON like a caption. */
+function textOnFrame(frame: Frame): string {
+  if (!frame.text) return "";
+  return frame.text.content === ""
+    ? ", no text read on it"
+    : `, text read on it: ${JSON.stringify(frame.text.content)}`;
+}
 
 /**
  * The caption beside its frame. Quoted as JSON: the words are the video's, data to read, and

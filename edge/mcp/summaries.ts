@@ -27,7 +27,7 @@ export function jobSummary(job: Job, waited: boolean): string {
       return (
         `${id} completed: ${delivered(job)}, ${job.credits_charged ?? 0} credit(s) charged. ` +
         `Signed frame URLs (valid until ${job.expires_at}) are in frames[].url.${zip}${video}` +
-        `${captionsLine(job)}${bestLine(job)}${animatedLine(job)} To look at the frames, call view_frames with job_id "${job.id}".`
+        `${captionsLine(job)}${textLine(job)}${bestLine(job)}${animatedLine(job)} To look at the frames, call view_frames with job_id "${job.id}".`
       );
     }
     case "failed":
@@ -43,6 +43,33 @@ export function jobSummary(job: Job, waited: boolean): string {
       );
     }
   }
+}
+
+/** Most characters of frames' text quoted in a summary; the rest is in frames[].text. */
+export const SUMMARY_TEXT_CHARS = 4000;
+
+/**
+ * With text: what was read on each frame, quoted as JSON (the words are the video's, data to
+ * read), up to SUMMARY_TEXT_CHARS; the frames left out are named.
+ */
+function textLine(job: Job): string {
+  const read = job.frames.filter((f) => f.text != null);
+  if (!job.frames.some((f) => f.text !== undefined)) return "";
+  const parts: string[] = [];
+  let used = 0;
+  for (const frame of read) {
+    const text = frame.text as NonNullable<typeof frame.text>;
+    const part =
+      text.content === ""
+        ? `frame ${frame.index} (${frame.timestamp} s): no text`
+        : `frame ${frame.index} (${frame.timestamp} s): ${JSON.stringify(text.content)} (confidence ${text.confidence})`;
+    if (used + part.length > SUMMARY_TEXT_CHARS) break;
+    parts.push(part);
+    used += part.length;
+  }
+  const left = read.length - parts.length;
+  const more = left > 0 ? `; ${left} more frame(s) left out here, all in frames[].text` : "";
+  return ` Text on screen (OCR, ${read[0]?.text?.language ?? "en"}), also in frames[].text: ${parts.join("; ")}${more}.`;
 }
 
 /** best mode: frames come best first, each with its score. */

@@ -10,6 +10,8 @@ import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Harness, startHarness } from "./support/harness.ts";
 
@@ -120,5 +122,40 @@ describe("text: true on a video of drawn sentences", () => {
     );
     expect(res.body.credits_charged).toBe(0);
     expect(await available()).toBe(before);
+  });
+});
+
+describe("text: true through MCP", () => {
+  it("quotes each frame's text in the tool result text an agent reads", async () => {
+    const client = new Client({ name: "stills-e2e-text", version: "1.0.0" });
+    const url = new URL(`${h.stack.baseUrl}/mcp`);
+    await client.connect(
+      new StreamableHTTPClientTransport(url, { requestInit: { headers: account.auth } }),
+    );
+    try {
+      const times = [1, 3, 5, 7];
+      const result: any = await client.callTool(
+        { name: "extract_frames", arguments: { url: videoUrl, timestamps: times, text: true } },
+        undefined,
+        { timeout: 120_000 },
+      );
+      expect(result.isError ?? false, JSON.stringify(result.content)).toBe(false);
+      const said = result.content
+        .filter((b: any) => b.type === "text")
+        .map((b: any) => b.text)
+        .join("\n");
+      for (const [i, at] of times.entries()) {
+        const sentence = sentenceAt(at);
+        expect(said).toContain(
+          sentence === ""
+            ? `frame ${i + 1} (${at} s): no text`
+            : `frame ${i + 1} (${at} s): ${JSON.stringify(sentence)}`,
+        );
+      }
+      const frames = result.structuredContent.job.frames;
+      expect(frames.map((f: any) => f.text.content)).toEqual(times.map(sentenceAt));
+    } finally {
+      await client.close();
+    }
   });
 });

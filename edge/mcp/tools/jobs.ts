@@ -14,6 +14,7 @@ import {
   ListJobsQuerySchema,
   WaitQuerySchema,
 } from "../../../schema/api.ts";
+import { TEXT_FRAMES_PER_CREDIT } from "../../../schema/plans.ts";
 import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { requesterOf } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
@@ -100,6 +101,7 @@ export const extractFrames = defineTool({
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
     "Every completed job carries `video` (duration, size, frame rate; title, uploader and date for platform links). " +
     "Pass captions: true (free) for the video's own captions as WebVTT and, on each frame, the caption on screen at its time. " +
+    `Pass text: true to read the text on screen in each frame (OCR; text_languages, default ["en"]), returned on each frame as text {content, confidence, language} and quoted in this tool's summary (1 credit more per ${TEXT_FRAMES_PER_CREDIT} frames read). ` +
     "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free. " +
     SAMPLE_HINT,
   input: extractFramesInput(),
