@@ -103,4 +103,24 @@ describe("a best job's page", { timeout: 120_000 }, () => {
     expect(csp).toEqual([]);
     expect(errors).toEqual([]);
   });
+
+  it("does not play the preview for a visitor who asks for less motion, and links it", async () => {
+    await page.setViewportSize(DESKTOP);
+    await page.emulateMedia({ reducedMotion: "reduce" });
+    try {
+      await page.goto(`${h.stack.baseUrl}/dashboard/jobs/${job.id}`);
+      const section = page.locator("section[aria-labelledby='animated-title']");
+      expect(await section.locator("img").isVisible()).toBe(false);
+      const note = section.locator(".reduced-motion-note");
+      expect(await note.isVisible()).toBe(true);
+      expect(await note.locator("a").getAttribute("href")).toBe(job.animated.url);
+      await screenshot(page, "best-job-reduced-motion");
+    } finally {
+      await page.emulateMedia({ reducedMotion: "no-preference" });
+    }
+    await page.reload();
+    const section = page.locator("section[aria-labelledby='animated-title']");
+    expect(await section.locator("img").isVisible()).toBe(true);
+    expect(await section.locator(".reduced-motion-note").isVisible()).toBe(false);
+  });
 });

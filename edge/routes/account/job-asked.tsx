@@ -13,6 +13,7 @@ const MODE_WORDS: Record<string, string> = {
   timestamps: "Frames at given moments",
   scenes: "One frame per shot change",
   keyframes: "The stream's keyframes",
+  best: "The best-looking frames, best first",
 };
 
 const OUTPUT_WORDS: Record<string, string> = {
@@ -47,6 +48,15 @@ export function askedFacts(options: Record<string, unknown>): [string, string][]
   if (options.max_width !== undefined) facts.push(["Max width", `${options.max_width} px`]);
   facts.push(["Output", OUTPUT_WORDS[String(options.output)] ?? String(options.output)]);
   if (options.storyboard === true) facts.push(["Storyboard", "yes"]);
+  const animated = options.animated as Record<string, unknown> | undefined;
+  if (animated && typeof animated === "object") {
+    const start =
+      typeof animated.start === "number" ? `from ${moment(animated.start)}` : "at the best moment";
+    facts.push([
+      "Moving preview",
+      `${String(animated.format ?? "webp")}, ${String(animated.duration ?? 3)} s ${start}, ${String(animated.fps ?? 10)} fps, ${String(animated.width ?? 480)} px wide`,
+    ]);
+  }
   if (options.captions === true) {
     facts.push(["Captions", options.captions_language ? String(options.captions_language) : "yes"]);
   }

@@ -81,16 +81,22 @@ function AnimatedPreview(props: { preview: NonNullable<Job["animated"]> }) {
     <section aria-labelledby="animated-title">
       <h2 id="animated-title">Moving preview</h2>
       {preview.url ? (
-        <a href={preview.url} class="storyboard">
-          <img
-            src={preview.url}
-            alt={`Moving preview of the video from ${seconds(preview.start)}, looping`}
-            width={preview.width}
-            height={preview.height}
-            loading="lazy"
-            decoding="async"
-          />
-        </a>
+        <div class="moving-preview">
+          <a href={preview.url} class="storyboard">
+            <img
+              src={preview.url}
+              alt={`Moving preview of the video from ${seconds(preview.start)}, looping`}
+              width={preview.width}
+              height={preview.height}
+              loading="lazy"
+              decoding="async"
+            />
+          </a>
+          <p class="muted reduced-motion-note">
+            Your system asks for less motion, so the preview is not played here:{" "}
+            <a href={preview.url}>open the moving preview</a>.
+          </p>
+        </div>
       ) : (
         <p class="muted">The preview's file has expired.</p>
       )}

@@ -34,6 +34,8 @@ function modePart(options: Options): string {
     case "scenes":
     case "keyframes":
       return count === undefined ? options.mode : `${options.mode}, up to ${count}`;
+    case "best":
+      return `best ${count ?? 1}`;
     default:
       return typeof options.mode === "string" ? options.mode : "frames";
   }
@@ -67,6 +69,12 @@ export function optionsParts(options: Options): string[] {
     parts.push(`skip ${options.skip.join(", ")}`);
   }
   if (options.storyboard === true) parts.push("storyboard");
+  const animated = options.animated as Options | undefined;
+  if (animated && typeof animated === "object") {
+    parts.push(
+      `moving preview (${typeof animated.format === "string" ? animated.format : "webp"})`,
+    );
+  }
   if (options.captions === true) {
     parts.push(
       typeof options.captions_language === "string"
