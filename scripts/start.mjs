@@ -7,12 +7,14 @@
 // worker's cron runs as it would on Cloudflare (scripts/lib/maintenance.mjs), so a restart in
 // the middle of a job never leaves it behind.
 import { readMaintenanceSchedule, scheduleMaintenance } from "./lib/maintenance.mjs";
-import { ensureMediaTools } from "./lib/media-tools.mjs";
+import { ensureMediaTools, ensureTextTools } from "./lib/media-tools.mjs";
 import { DEV_VARS, ROOT, startStack } from "./lib/stack.mjs";
 import { chooseYtDlp } from "./lib/ytdlp.mjs";
 
 try {
   ensureMediaTools();
+  // Tesseract for text: true, installed the same way; without it the stack still starts.
+  ensureTextTools();
   // Read first: a cron this cannot read stops the start with its reason, before anything runs.
   const schedule = readMaintenanceSchedule({ root: ROOT, devVars: DEV_VARS });
   const ytdlp = await chooseYtDlp();

@@ -17,11 +17,16 @@ import { ExtractError } from "../errors.ts";
 import { mediaSpawnOptions } from "../media-sandbox.ts";
 import { OcrError, OcrPool } from "./ocr.ts";
 
-let shared = new OcrPool(1);
+/** The tesseract command: TESSERACT_PATH, else the name on the PATH (as npm start checks it). */
+function tesseractCommand(): string {
+  return process.env.TESSERACT_PATH || "tesseract";
+}
+
+let shared = new OcrPool(1, { command: tesseractCommand() });
 
 /** Sets the extractor-wide pool's width to its job slots (extractor/main.ts). */
 export function setOcrConcurrency(slots: number): void {
-  shared = new OcrPool(Math.max(1, slots));
+  shared = new OcrPool(Math.max(1, slots), { command: tesseractCommand() });
 }
 
 /** The extractor-wide pool that every text job reads through. */
@@ -33,7 +38,7 @@ export function sharedOcrPool(): OcrPool {
  * Whether Tesseract runs: null when it does, else one line saying what is missing. The
  * extractor starts without it (only text jobs need it; they then fail, uncharged).
  */
-export function checkTesseract(command = process.env.TESSERACT_PATH || "tesseract") {
+export function checkTesseract(command = tesseractCommand()) {
   return new Promise<string | null>((resolve) => {
     const child = spawn(command, ["--list-langs"], {
       ...mediaSpawnOptions({ PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" }),

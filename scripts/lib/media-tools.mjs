@@ -73,6 +73,54 @@ export function ensureMediaTools({
   return { installed: true };
 }
 
+// Tesseract, for `text: true` (issue 38, decision 0262): installed the same way, but only
+// text jobs need it, so a machine without it still starts (those jobs then fail, uncharged).
+export const TEXT_INSTALL_COMMAND =
+  "apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng";
+
+/** Whether Tesseract (TESSERACT_PATH, else the PATH's) runs and reads English. */
+export function tesseractReadsEnglish(env = process.env) {
+  const langs = runs(env.TESSERACT_PATH || "tesseract", ["--list-langs"], env);
+  return langs !== undefined && /^eng$/m.test(langs);
+}
+
+/**
+ * Makes sure Tesseract reads English, installing Debian's packages as root with apt-get, as
+ * for ffmpeg. Never throws: when it cannot, it says so in one line and the stack starts
+ * anyway. Returns { installed, missing }.
+ */
+export function ensureTextTools({
+  env = process.env,
+  install = true,
+  say = (line) => console.error(line),
+} = {}) {
+  if (tesseractReadsEnglish(env)) return { installed: false, missing: false };
+  const canInstall = install && isRoot(env) && runs("apt-get", ["--version"], env) !== undefined;
+  if (!canInstall) {
+    const sudo = isRoot(env) ? "" : "sudo ";
+    say(
+      `tesseract (with English) not found: jobs with text: true will fail; install it with ` +
+        `\`${sudo}apt-get update && ${sudo}${TEXT_INSTALL_COMMAND}\` (or set TESSERACT_PATH)`,
+    );
+    return { installed: false, missing: true };
+  }
+  say(`tesseract not found: installing Debian's (apt-get update && ${TEXT_INSTALL_COMMAND})`);
+  const aptEnv = { ...env, DEBIAN_FRONTEND: "noninteractive" };
+  for (const args of [["update", "-qq"], TEXT_INSTALL_COMMAND.split(" ").slice(1).concat("-qq")]) {
+    const run = spawnSync("apt-get", args, {
+      env: aptEnv,
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    if (run.status !== 0) {
+      say(`apt-get ${args[0]} failed (exit ${run.status}): jobs with text: true will fail`);
+      return { installed: false, missing: true };
+    }
+  }
+  const missing = !tesseractReadsEnglish(env);
+  if (missing) say("tesseract still does not read English after installing: text jobs will fail");
+  return { installed: !missing, missing };
+}
+
 const invokedDirectly =
   process.argv[1] !== undefined &&
   realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url));

@@ -4,7 +4,11 @@
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ensureMediaTools, missingMediaTools } from "../../scripts/lib/media-tools.mjs";
+import {
+  ensureMediaTools,
+  ensureTextTools,
+  missingMediaTools,
+} from "../../scripts/lib/media-tools.mjs";
 import { ROOT } from "../../scripts/lib/stack.mjs";
 import { fakeBin } from "../scripts/fake-bin.ts";
 
@@ -106,5 +110,71 @@ describe("media tools at start-up", () => {
     expect(root.bin.calls()).toContain(
       "apt-get install -y --no-install-recommends ffmpeg -qq DEBIAN_FRONTEND=noninteractive",
     );
+  });
+});
+
+// Installing puts a tesseract that lists English on the PATH, as Debian's packages do.
+const INSTALLS_TESSERACT = `
+PATH=/usr/bin:/bin
+case "$1" in
+  install) printf '#!/bin/sh\\necho List of available languages\\necho eng\\necho osd\\n' > "$(dirname "$0")/tesseract"
+           chmod +x "$(dirname "$0")/tesseract" ;;
+esac
+exit 0`;
+
+describe("tesseract at start-up (text: true)", () => {
+  it("leaves a machine whose tesseract reads English alone", () => {
+    const { bin, env } = machine({ root: true });
+    bin.add("tesseract", "echo eng");
+    const said: string[] = [];
+    expect(ensureTextTools({ env, say: (l) => said.push(l) })).toEqual({
+      installed: false,
+      missing: false,
+    });
+    expect(said).toEqual([]);
+    expect(bin.calls()).toEqual(["tesseract --list-langs"]);
+  });
+
+  it("as root installs Debian's tesseract and its English data, in one line", () => {
+    const { bin, env } = machine({ root: true, aptGet: INSTALLS_TESSERACT });
+    const said: string[] = [];
+    expect(ensureTextTools({ env, say: (l) => said.push(l) })).toEqual({
+      installed: true,
+      missing: false,
+    });
+    expect(said).toEqual([
+      "tesseract not found: installing Debian's (apt-get update && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng)",
+    ]);
+    const apt = bin.calls().filter((c) => c.startsWith("apt-get") && !c.includes("--version"));
+    expect(apt).toEqual([
+      "apt-get update -qq DEBIAN_FRONTEND=noninteractive",
+      "apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng -qq DEBIAN_FRONTEND=noninteractive",
+    ]);
+  });
+
+  it("not as root says so in one line, runs no apt-get and does not stop the start", () => {
+    const { bin, env } = machine({ root: false });
+    const said: string[] = [];
+    expect(ensureTextTools({ env, say: (l) => said.push(l) })).toEqual({
+      installed: false,
+      missing: true,
+    });
+    expect(said).toEqual([
+      "tesseract (with English) not found: jobs with text: true will fail; install it with `sudo apt-get update && sudo apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng` (or set TESSERACT_PATH)",
+    ]);
+    expect(bin.calls().filter((c) => c.startsWith("apt-get"))).toEqual([]);
+  });
+
+  it("counts a tesseract without English data as missing, and takes TESSERACT_PATH", () => {
+    const { bin, env } = machine({ root: false });
+    bin.add("tesseract", "echo osd");
+    const elsewhere = fakeBin();
+    const mine = elsewhere.add("my-tesseract", "echo eng");
+    const said: string[] = [];
+    expect(ensureTextTools({ env, say: (l) => said.push(l) }).missing).toBe(true);
+    expect(ensureTextTools({ env: { ...env, TESSERACT_PATH: mine }, say: () => {} })).toEqual({
+      installed: false,
+      missing: false,
+    });
   });
 });
