@@ -10,7 +10,7 @@ import type { AnimatedOptions } from "../../schema/messages.ts";
 import { ExtractError } from "../errors.ts";
 import type { PictureSteps, Rational } from "../ffmpeg/args.ts";
 import { formatSeconds, pictureFilters, safeInputArgs } from "../ffmpeg/args.ts";
-import { logToolFailure, MediaToolError, startTool } from "../ffmpeg/process.ts";
+import { failedRun, startTool } from "../ffmpeg/process.ts";
 import { slotsBeforeExpression } from "../slots.ts";
 
 /** Where the preview lies in the source: seconds from its first frame. */
@@ -186,19 +186,9 @@ async function encodeWithin(
       running.kill();
     } else chunks.push(chunk);
   });
-  const { code, signal: killedBy } = await running.exited;
+  const exit = await running.exited;
   if (tooLarge) return null;
-  if (code !== 0) {
-    const why = signal?.aborted ? "was stopped (deadline)" : `failed (${code ?? killedBy})`;
-    const error = new MediaToolError(
-      `ffmpeg ${why}`,
-      running.commandLine,
-      running.stderrTail(),
-      code,
-    );
-    logToolFailure(error);
-    throw error;
-  }
+  if (exit.code !== 0) throw failedRun("ffmpeg", running, exit, signal);
   return Buffer.concat(chunks);
 }
 

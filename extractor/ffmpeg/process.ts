@@ -199,19 +199,30 @@ export async function runTool(
     if (size > limit) running.kill();
     else chunks.push(chunk);
   });
-  const { code, signal } = await running.exited;
-  if (code !== 0) {
-    const why = options.signal?.aborted ? "was stopped (deadline)" : `failed (${code ?? signal})`;
-    const error = new MediaToolError(
-      `${tool} ${why}`,
-      running.commandLine,
-      running.stderrTail(),
-      code,
-    );
-    logToolFailure(error);
-    throw error;
-  }
+  const exit = await running.exited;
+  if (exit.code !== 0) throw failedRun(tool, running, exit, options.signal);
   return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * The error of a run that exited other than 0, logged: stopped at the caller's deadline (its
+ * signal aborted), or failed with its exit code or signal.
+ */
+export function failedRun(
+  tool: MediaTool,
+  running: RunningTool,
+  exit: { code: number | null; signal: NodeJS.Signals | null },
+  deadline?: AbortSignal,
+): MediaToolError {
+  const why = deadline?.aborted ? "was stopped (deadline)" : `failed (${exit.code ?? exit.signal})`;
+  const error = new MediaToolError(
+    `${tool} ${why}`,
+    running.commandLine,
+    running.stderrTail(),
+    exit.code,
+  );
+  logToolFailure(error);
+  return error;
 }
 
 export function logToolFailure(error: MediaToolError): void {

@@ -6,7 +6,7 @@
 import type { Rational } from "../ffmpeg/args.ts";
 import { formatSeconds, safeInputArgs } from "../ffmpeg/args.ts";
 import type { VideoProbe } from "../ffmpeg/probe.ts";
-import { logToolFailure, MediaToolError, startTool } from "../ffmpeg/process.ts";
+import { failedRun, startTool } from "../ffmpeg/process.ts";
 import type { ScoreParts } from "./best-score.ts";
 import { scoreQuality, scoreSize } from "./best-score.ts";
 
@@ -178,18 +178,8 @@ export async function scanCandidates(
       pending = pending.subarray(frameBytes);
     }
   }
-  const { code, signal: killedBy } = await running.exited;
-  if (code !== 0) {
-    const why = signal?.aborted ? "was stopped (deadline)" : `failed (${code ?? killedBy})`;
-    const error = new MediaToolError(
-      `ffmpeg ${why}`,
-      running.commandLine,
-      running.stderrTail(),
-      code,
-    );
-    logToolFailure(error);
-    throw error;
-  }
+  const exit = await running.exited;
+  if (exit.code !== 0) throw failedRun("ffmpeg", running, exit, signal);
   const ticks = reader.candidateTicks.slice(0, scored.length);
   const cuts = cutsBefore(ticks, reader.sceneScores);
   return ticks
