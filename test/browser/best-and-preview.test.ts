@@ -7,12 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Harness, startHarness } from "../e2e/support/harness.ts";
 import { qualityClip } from "../support/quality-clip.ts";
 import {
+  checkEveryWidth,
   collectCspViolations,
   collectPageErrors,
   DESKTOP,
-  expectAccessible,
   launchBrowser,
-  PHONE,
   screenshot,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
@@ -87,19 +86,7 @@ describe("a best job's page", { timeout: 120_000 }, () => {
     expect(text.split("ANMF").length - 1).toBe(job.animated.frames);
     expect(job.animated.frames).toBe(16);
 
-    for (const [width, size] of [
-      ["desktop", DESKTOP],
-      ["phone", PHONE],
-    ] as const) {
-      await page.setViewportSize(size);
-      for (const scheme of ["light", "dark"] as const) {
-        await page.emulateMedia({ colorScheme: scheme });
-        await expectAccessible(page, `best-job-${width}-${scheme}`);
-        await screenshot(page, `best-job-${width}-${scheme}`, { fullPage: true });
-      }
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
-      expect(overflow, `fits a ${width}`).toBeLessThanOrEqual(size.width);
-    }
+    await checkEveryWidth(page, "best-job", { fullPage: true });
     expect(csp).toEqual([]);
     expect(errors).toEqual([]);
   });

@@ -22,6 +22,7 @@ import { call, type Harness, startHarness } from "../e2e/support/harness.ts";
 import type { Route } from "../sources/support/servers.ts";
 import { makeTestVideo } from "../support/videos.ts";
 import {
+  checkEveryWidth,
   collectPageErrors,
   DESKTOP,
   expectAccessible,
@@ -110,25 +111,6 @@ afterAll(async () => {
   await browser?.close();
   await h?.close();
 });
-
-/** axe in light and dark at desktop and phone widths, a screenshot of each. */
-async function checkEverywhere(name: string, options: { fullPage?: boolean } = {}) {
-  for (const [width, size] of [
-    ["desktop", DESKTOP],
-    ["phone", PHONE],
-  ] as const) {
-    await page.setViewportSize(size);
-    for (const scheme of ["light", "dark"] as const) {
-      await page.emulateMedia({ colorScheme: scheme });
-      await expectAccessible(page, `${name}-${width}-${scheme}`);
-      await screenshot(page, `${name}-${width}-${scheme}`, options);
-    }
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
-    expect(overflow, `${name} fits a ${width}`).toBeLessThanOrEqual(size.width);
-  }
-  await page.setViewportSize(DESKTOP);
-  await page.emulateMedia({ colorScheme: "light" });
-}
 
 /**
  * The running job's page at desktop and phone widths, light and dark, and axe on it once: quick,
@@ -296,7 +278,7 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     expect(names.filter((name) => name?.startsWith("thumb-"))).toHaveLength(done.frames.length);
     const originals = new Set(done.frames.map((f) => new URL(f.url).pathname));
     expect(files.filter((url) => originals.has(new URL(url).pathname))).toEqual([]);
-    await checkEverywhere("job-gallery");
+    await checkEveryWidth(page, "job-gallery");
     // The list shows the first frame's thumbnail, not its original.
     requested.length = 0;
     await page.goto(`${h.stack.baseUrl}/dashboard/jobs`);
@@ -324,7 +306,7 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     await page.waitForFunction(
       () => (document.querySelector(".lightbox-image") as HTMLImageElement).naturalWidth === 1280,
     );
-    await checkEverywhere("lightbox", { fullPage: false });
+    await checkEveryWidth(page, "lightbox", { fullPage: false });
 
     await page.keyboard.press("ArrowRight");
     expect(await title.innerText()).toContain(
@@ -499,13 +481,13 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
       "Failed 2",
       "Expired 0",
     ]);
-    await checkEverywhere("jobs-list");
+    await checkEveryWidth(page, "jobs-list");
 
     expect(await label(long.body.id)).toBe(
       "count 2 · 0:01–0:03.5 · webp · 480p · ≤ 320 px wide · URLs + ZIP · skip black, blurry · storyboard · captions (pt-BR) · webhook",
     );
     await page.goto(`${h.stack.baseUrl}/dashboard/jobs/${long.body.id}`);
-    await checkEverywhere("job-long-values");
+    await checkEveryWidth(page, "job-long-values");
     await page.goto(`${h.stack.baseUrl}/dashboard/jobs`);
 
     await page.getByRole("link", { name: /^Failed/ }).click();

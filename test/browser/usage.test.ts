@@ -10,12 +10,10 @@ import { call, type Harness, startHarness } from "../e2e/support/harness.ts";
 import { columnSum, csvObjects } from "../support/csv.ts";
 import { makeTestVideo } from "../support/videos.ts";
 import {
+  checkEveryWidth,
   collectPageErrors,
   DESKTOP,
   launchBrowser,
-  PHONE,
-  screenshot,
-  seriousViolations,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
@@ -51,38 +49,6 @@ afterAll(async () => {
   await browser?.close();
   await h?.close();
 });
-
-async function expectAccessible(name: string) {
-  const violations = await seriousViolations(page);
-  expect(
-    violations.map(
-      (v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`,
-    ),
-    name,
-  ).toEqual([]);
-}
-
-/** axe and a screenshot at this width in both schemes. */
-async function bothSchemes(name: string) {
-  for (const scheme of ["light", "dark"] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await expectAccessible(`${name}-${scheme}`);
-    await screenshot(page, `${name}-${scheme}`);
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-}
-
-/** Desktop and phone widths, light and dark; nothing wider than the phone's screen. */
-async function everyWidth(name: string) {
-  await page.setViewportSize(DESKTOP);
-  await bothSchemes(`${name}-desktop`);
-  await page.setViewportSize(PHONE);
-  await bothSchemes(`${name}-phone`);
-  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
-    PHONE.width,
-  );
-  await page.setViewportSize(DESKTOP);
-}
 
 const dayAgo = (n: number) => new Date(Date.now() - n * 86_400_000).toISOString();
 
@@ -218,7 +184,7 @@ describe("the Usage page", () => {
         expected(row.day, "frames"),
       ]);
     }
-    await everyWidth("usage");
+    await checkEveryWidth(page, "usage");
     expect(errors).toEqual([]);
   });
 });
@@ -243,7 +209,7 @@ describe("the Requests page", () => {
     const listed = await page.locator(".requests-table tbody tr").count();
     // The jobs above, this one, and nothing of the page's own (the dashboard is not the API).
     expect(listed).toBeGreaterThanOrEqual(4);
-    await everyWidth("requests");
+    await checkEveryWidth(page, "requests");
 
     await page.getByLabel("Request id").fill(quoted);
     await page.getByLabel("Request id").press("Enter");
@@ -256,7 +222,7 @@ describe("the Requests page", () => {
     expect(cells[2]).toMatch(/^404\s+JobNotFound$/);
     expect(cells[3]).toMatch(/^\d[\d,]* ms$/);
     expect(cells[4]).toBe(quoted);
-    await everyWidth("requests-search");
+    await checkEveryWidth(page, "requests-search");
     expect(errors).toEqual([]);
   });
 });

@@ -107,6 +107,33 @@ export async function inBothSchemes(page: Page, name: string): Promise<void> {
 }
 
 /**
+ * The page at desktop and phone widths, each in light and dark: axe finds nothing serious, a
+ * screenshot is saved as `${name}-${width}-${scheme}`, and nothing is wider than the screen.
+ * Ends at desktop width in the light scheme.
+ */
+export async function checkEveryWidth(
+  page: Page,
+  name: string,
+  options: { fullPage?: boolean } = {},
+): Promise<void> {
+  for (const [width, size] of [
+    ["desktop", DESKTOP],
+    ["phone", PHONE],
+  ] as const) {
+    await page.setViewportSize(size);
+    for (const scheme of ["light", "dark"] as const) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await expectAccessible(page, `${name}-${width}-${scheme}`);
+      await screenshot(page, `${name}-${width}-${scheme}`, options);
+    }
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(overflow, `${name} fits a ${width}`).toBeLessThanOrEqual(size.width);
+  }
+  await page.setViewportSize(DESKTOP);
+  await page.emulateMedia({ colorScheme: "light" });
+}
+
+/**
  * Every Content-Security-Policy violation the page reports, as "directive: sample", from the
  * page's own securitypolicyviolation events (also those a library catches and hides from the
  * console). Call before the first navigation.
