@@ -266,7 +266,12 @@ async function runJob(
       }
       if (job.options.text) {
         writer.readTextWith(
-          new FrameTextReader(sharedOcrPool(), job.options.text_languages, signal),
+          new FrameTextReader(
+            sharedOcrPool(),
+            job.options.text_languages,
+            signal,
+            plan.frames.length,
+          ),
         );
       }
       return writer;

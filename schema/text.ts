@@ -40,6 +40,19 @@ export const DEFAULT_TEXT_LANGUAGES = ["en"];
 export const MAX_TEXT_LANGUAGES = 3;
 /** Longest text kept for one frame; a frame of dense text is cut here. */
 export const MAX_TEXT_CHARS = 4000;
+/**
+ * Most characters of text one job keeps over all its frames, so a result of many frames of
+ * dense text stays well inside the result's 16 MiB body: a frame keeps at most this over the
+ * job's frames (never under MIN_FRAME_TEXT_CHARS, never over MAX_TEXT_CHARS).
+ */
+export const MAX_JOB_TEXT_CHARS = 2_000_000;
+export const MIN_FRAME_TEXT_CHARS = 200;
+
+/** The most characters each frame's text keeps in a job of `frames` frames. */
+export function frameTextChars(frames: number): number {
+  const share = Math.floor(MAX_JOB_TEXT_CHARS / Math.max(1, frames));
+  return Math.max(MIN_FRAME_TEXT_CHARS, Math.min(MAX_TEXT_CHARS, share));
+}
 
 export const FrameTextSchema = z
   .object({

@@ -13,6 +13,7 @@
 //   fails the job, uncharged: a text job without its text is not what was asked.
 import { spawn } from "node:child_process";
 import type { FrameResult } from "../../schema/messages.ts";
+import { frameTextChars } from "../../schema/text.ts";
 import { ExtractError } from "../errors.ts";
 import { mediaSpawnOptions } from "../media-sandbox.ts";
 import { OcrError, OcrPool } from "./ocr.ts";
@@ -73,10 +74,18 @@ export class FrameTextReader {
   private readonly controller = new AbortController();
   private readonly pending = new Set<Promise<void>>();
   private failure: unknown = null;
+  /** Each frame's text is cut here (schema/text.ts frameTextChars of the job's frames). */
+  private readonly maxChars: number;
 
-  constructor(pool: OcrPool, languages: readonly string[] | undefined, signal: AbortSignal) {
+  constructor(
+    pool: OcrPool,
+    languages: readonly string[] | undefined,
+    signal: AbortSignal,
+    frames = 1,
+  ) {
     this.pool = pool;
     this.languages = languages;
+    this.maxChars = frameTextChars(frames);
     signal.addEventListener("abort", () => this.controller.abort(signal.reason), { once: true });
     if (signal.aborted) this.controller.abort(signal.reason);
   }
@@ -93,7 +102,8 @@ export class FrameTextReader {
       .read(picture, { languages: this.languages, signal: this.controller.signal })
       .then(
         (text) => {
-          for (const result of results) result.text = text;
+          const kept = { ...text, content: text.content.slice(0, this.maxChars) };
+          for (const result of results) result.text = kept;
         },
         (error: unknown) => {
           this.failure ??= error;

@@ -9,3 +9,10 @@ export function ensureMediaTools(options?: {
   install?: boolean;
   say?: (line: string) => void;
 }): { installed: boolean };
+export const TEXT_INSTALL_COMMAND: string;
+export function tesseractReadsEnglish(env?: Env): boolean;
+export function ensureTextTools(options?: {
+  env?: Env;
+  install?: boolean;
+  say?: (line: string) => void;
+}): { installed: boolean; missing: boolean };

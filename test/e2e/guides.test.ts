@@ -8,10 +8,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { textCredits } from "../../edge/jobs/options.ts";
 import { creditsFor } from "../../schema/billing.ts";
-import type { JobOptions } from "../../schema/messages.ts";
-import { ANIMATED_CREDITS } from "../../schema/plans.ts";
+import { ANIMATED_CREDITS, TEXT_FRAMES_PER_CREDIT } from "../../schema/plans.ts";
 import {
   call,
   type Harness,
@@ -115,7 +113,7 @@ describe("the credits guide", () => {
       creditsFor("timestamps", 0, 25),
       creditsFor("scenes", 0, 8 + 1),
       creditsFor("best", 0, 3) + ANIMATED_CREDITS,
-      creditsFor("count", 30, 12) + textCredits({ text: true } as JobOptions, 12),
+      creditsFor("count", 30, 12) + Math.ceil(12 / TEXT_FRAMES_PER_CREDIT),
       // A job that fails is charged nothing (resultCredits).
       0,
     ];

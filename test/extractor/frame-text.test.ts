@@ -10,6 +10,7 @@ import { ExtractError } from "../../extractor/errors.ts";
 import { checkTesseract, FrameTextReader } from "../../extractor/text/frame-text.ts";
 import { OcrPool } from "../../extractor/text/ocr.ts";
 import type { FrameResult } from "../../schema/messages.ts";
+import { frameTextChars, MAX_JOB_TEXT_CHARS } from "../../schema/text.ts";
 
 const TSV_HEADER =
   "level\tpage_num\tblock_num\tpar_num\tline_num\tword_num\tleft\ttop\twidth\theight\tconf\ttext";
@@ -74,6 +75,19 @@ describe("FrameTextReader", () => {
     expect(admittedAt[4]).toBeGreaterThanOrEqual(750);
     for (const result of results) {
       expect(result.text).toEqual({ content: "hello", confidence: 0.96, language: "en" });
+    }
+  });
+});
+
+describe("frameTextChars", () => {
+  it("keeps a job's text within MAX_JOB_TEXT_CHARS, 200 to 4,000 characters a frame", () => {
+    expect([1, 300, 500, 1000, 3000, 10000].map(frameTextChars)).toEqual([
+      4000, 4000, 4000, 2000, 666, 200,
+    ]);
+    for (const frames of [1, 500, 1000, 3000, 10000]) {
+      expect(frames * frameTextChars(frames)).toBeLessThanOrEqual(
+        Math.max(MAX_JOB_TEXT_CHARS, frames * 200),
+      );
     }
   });
 });
