@@ -24,6 +24,14 @@ class _FrameFields(TypedDict):
     error: Optional[str]
 
 
+class FrameText(TypedDict):
+    """With text: the text read on the frame (OCR)."""
+
+    content: str
+    confidence: float
+    language: str
+
+
 class Frame(_FrameFields, total=False):
     pts: Optional[float]
     scene_score: Optional[float]
@@ -33,6 +41,8 @@ class Frame(_FrameFields, total=False):
     moved_to: Optional[float]
     moved_reason: Optional[str]
     caption: Optional[str]
+    # With text: what was read on the frame; None when the frame failed.
+    text: Optional[FrameText]
 
 
 class _JobFields(TypedDict):
@@ -153,6 +163,8 @@ class CreateJobRequest(TypedDict, total=False):
     storyboard: bool
     captions: bool
     captions_language: str
+    text: bool
+    text_languages: List[str]
     animated: AnimatedRequest
 
 
