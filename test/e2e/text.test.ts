@@ -13,7 +13,7 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, type Harness, startHarness } from "./support/harness.ts";
+import { call, type Harness, startHarness, startReceiver } from "./support/harness.ts";
 
 const run = promisify(execFile);
 
@@ -156,6 +156,30 @@ describe("text: true through MCP", () => {
       expect(frames.map((f: any) => f.text.content)).toEqual(times.map(sentenceAt));
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe("text: true in the webhook", () => {
+  it("carries each frame's text in the job.completed payload", async () => {
+    const receiver = await startReceiver();
+    try {
+      const times = [1, 3, 5];
+      const res = await call(h.stack, "POST", "/jobs?wait=true", {
+        body: { url: videoUrl, timestamps: times, text: true, webhook_url: receiver.url },
+        headers: account.auth,
+      });
+      expect(res.body.status, JSON.stringify(res.body.error)).toBe("completed");
+      for (let i = 0; i < 100 && receiver.received.length === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect(receiver.received).toHaveLength(1);
+      const event = JSON.parse(receiver.received[0].body);
+      expect(event.type).toBe("job.completed");
+      expect(event.data.frames.map((f: any) => f.text.content)).toEqual(times.map(sentenceAt));
+      expect(event.data.frames.map((f: any) => f.text.language)).toEqual(["en", "en", "en"]);
+    } finally {
+      await receiver.close();
     }
   });
 });
