@@ -82,6 +82,8 @@ describe("the OpenAPI document's create-job examples", () => {
       "scenes",
       "keyframes",
       "storyboard",
+      "best",
+      "animated",
       "zip",
     ]);
     for (const [name, example] of Object.entries(examples)) {

@@ -91,7 +91,8 @@ describe("hostile playlists inside media files", () => {
       deadlineMs: 10_000,
     }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SourceError);
-    expect((error as SourceError).name).toBe("NoVideoFound");
+    // The caller's own link that is no video is a wrong link (decision 0260).
+    expect((error as SourceError).name).toBe("InvalidUrl");
     expect((error as SourceError).message).toContain("HLS playlist");
   });
 
