@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Stills } from "../../sdk/src/index.ts";
 import { fetchFrom, freshLoopbackAddress } from "../support/from-address.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
-import { call, download, type Harness, startHarness } from "./support/harness.ts";
+import { call, creditsAvailable, download, type Harness, startHarness } from "./support/harness.ts";
 
 const FPS = 24;
 let h: Harness;
@@ -33,10 +33,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
-
-async function available() {
-  return (await call(h.stack, "GET", "/usage", { headers: account.auth })).body.credits.available;
-}
 
 /** Each picture's painted frame number, with the animation's facts. */
 async function picturesOf(url: string) {
@@ -68,7 +64,7 @@ describe("animated previews over HTTP", { timeout: 120_000 }, () => {
   it("a job's 4 s WebP at 10 fps: 40 pictures, looping, exact; 1 credit on top", async () => {
     const pricing = await call(h.stack, "GET", "/pricing");
     expect(pricing.body.credit_rules.animated).toMatch(/^1 credit on top/);
-    const before = await available();
+    const before = await creditsAvailable(h.stack, account.auth);
     const start = 2.03;
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: {
@@ -103,7 +99,7 @@ describe("animated previews over HTTP", { timeout: 120_000 }, () => {
     expect(numbers).toEqual(numbers.map((_, k) => onScreen(start + k / 10)));
     // 3 timestamps: 1 credit; the preview: 1 more.
     expect(job.credits_charged).toBe(2);
-    expect(await available()).toBe(before - 2);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before - 2);
     const read = await call(h.stack, "GET", `/jobs/${job.id}`, { headers: account.auth });
     expect(read.body.animated).toMatchObject({ frames: 40, bytes: job.animated.bytes });
   });
@@ -175,7 +171,7 @@ describe("animated previews over HTTP", { timeout: 120_000 }, () => {
   });
 
   it("a preview starting past the end fails the job cleanly, uncharged", async () => {
-    const before = await available();
+    const before = await creditsAvailable(h.stack, account.auth);
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: { url: videoUrl, count: 2, animated: { start: 30 } },
       headers: account.auth,
@@ -185,6 +181,6 @@ describe("animated previews over HTTP", { timeout: 120_000 }, () => {
     expect(res.body.error.name).toBe("ExtractionFailed");
     expect(res.body.error.userMessage).toMatch(/preview starts at 30 s/);
     expect(res.body.credits_charged ?? 0).toBe(0);
-    expect(await available()).toBe(before);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before);
   });
 });

@@ -2,11 +2,11 @@
 // under-exposed, flat grey, crisp, low-contrast stretches) returns the crisp stretch first,
 // each frame the source's picture at its pts, with its score and parts on the job as read back,
 // charged as GET /v1/pricing says; bad combinations are refused naming the field.
-import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { meanAbsoluteDifference, referencePicture } from "../extractor/helpers.ts";
 import { qualityClip, STRETCH_SECONDS, stretchAt } from "../support/quality-clip.ts";
-import { call, download, type Harness, startHarness } from "./support/harness.ts";
+import { call, creditsAvailable, type Harness, startHarness } from "./support/harness.ts";
+import { downloadPixels } from "./support/pixels.ts";
 
 let h: Harness;
 let clip: string;
@@ -24,23 +24,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function available() {
-  return (await call(h.stack, "GET", "/usage", { headers: account.auth })).body.credits.available;
-}
-
-async function pixelsOf(url: string) {
-  const file = await download(url);
-  expect(file.status).toBe(200);
-  const { data, info } = await sharp(file.bytes)
-    .removeAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
-
 async function expectSourcePicture(frame: { url: string; pts: number; timestamp: number }) {
   expect(frame.pts).toBe(frame.timestamp);
-  const picture = await pixelsOf(frame.url);
+  const picture = await downloadPixels(frame.url);
   expect([picture.width, picture.height]).toEqual([640, 360]);
   const reference = await referencePicture(clip, frame.pts, picture);
   expect(meanAbsoluteDifference(picture.data, reference)).toBeLessThan(1.5);
@@ -50,7 +36,7 @@ describe("mode best over HTTP", { timeout: 120_000 }, () => {
   it("count 1: the crisp stretch's frame, exact, scored; 1 credit as the pricing rules say", async () => {
     const pricing = await call(h.stack, "GET", "/pricing");
     expect(pricing.body.credit_rules.best).toMatch(/1 credit per 10 delivered frames/);
-    const before = await available();
+    const before = await creditsAvailable(h.stack, account.auth);
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: { url: clipUrl, mode: "best", format: "png" },
       headers: account.auth,
@@ -69,7 +55,7 @@ describe("mode best over HTTP", { timeout: 120_000 }, () => {
     );
     await expectSourcePicture(frame);
     expect(job.credits_charged).toBe(1);
-    expect(await available()).toBe(before - 1);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before - 1);
     // Read back from D1: the same frame, score and parts.
     const read = await call(h.stack, "GET", `/jobs/${job.id}`, { headers: account.auth });
     expect(read.body.frames[0]).toMatchObject({

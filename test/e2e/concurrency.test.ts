@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
-import { call, download, type Harness, startHarness } from "./support/harness.ts";
+import { call, creditsAvailable, download, type Harness, startHarness } from "./support/harness.ts";
 
 const FPS = 25;
 const frameAt = (t: number) => Math.floor(t * FPS + 1e-6);
@@ -34,17 +34,14 @@ function momentsOf(i: number): number[] {
   return Array.from({ length: i + 2 }, (_, k) => Number((0.37 + i * 0.13 + k * 1.41).toFixed(2)));
 }
 
-async function available(auth: Record<string, string>): Promise<number> {
-  const usage = await call(h.stack, "GET", "/usage", { headers: auth });
-  expect(usage.status).toBe(200);
-  return usage.body.credits.available;
-}
-
 describe("one account's ten jobs at once, another account's job behind them", () => {
   it("every job completes with exactly its frames, each handed over once, charged once", async () => {
     const a = await h.newKey("pro"); // 10 active jobs allowed
     const b = await h.newKey("starter");
-    const before = { a: await available(a.auth), b: await available(b.auth) };
+    const before = {
+      a: await creditsAvailable(h.stack, a.auth),
+      b: await creditsAvailable(h.stack, b.auth),
+    };
 
     const burst = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
@@ -116,7 +113,7 @@ describe("one account's ten jobs at once, another account's job behind them", ()
     // Credits: what each account lost is the sum of what its jobs say they charged.
     const chargedA = done.slice(0, 10).reduce((sum, job) => sum + job.credits_charged, 0);
     expect(chargedA).toBeGreaterThanOrEqual(10);
-    expect(before.a - (await available(a.auth))).toBe(chargedA);
-    expect(before.b - (await available(b.auth))).toBe(last.credits_charged);
+    expect(before.a - (await creditsAvailable(h.stack, a.auth))).toBe(chargedA);
+    expect(before.b - (await creditsAvailable(h.stack, b.auth))).toBe(last.credits_charged);
   });
 });

@@ -3,7 +3,7 @@
 // no video fails with InvalidUrl, uncharged, in about the time a job takes to start.
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { makeTestVideo } from "../support/videos.ts";
-import { call, download, type Harness, startHarness } from "./support/harness.ts";
+import { call, creditsAvailable, download, type Harness, startHarness } from "./support/harness.ts";
 
 let h: Harness;
 const requests: string[] = [];
@@ -29,12 +29,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function available(auth: Record<string, string>): Promise<number> {
-  const usage = await call(h.stack, "GET", "/usage", { headers: auth });
-  expect(usage.status).toBe(200);
-  return usage.body.credits.available;
-}
-
 it("completes a job on a link without extension whose bytes are a video", async () => {
   const account = await h.newKey("starter");
   const job = await call(h.stack, "POST", "/jobs?wait=true", {
@@ -53,7 +47,7 @@ it("completes a job on a link without extension whose bytes are a video", async 
 
 it("fails a page without a video with InvalidUrl, uncharged, and never asks it at creation", async () => {
   const account = await h.newKey("starter");
-  const before = await available(account.auth);
+  const before = await creditsAvailable(h.stack, account.auth);
   const started = performance.now();
   const created = await call(h.stack, "POST", "/jobs?wait=true", {
     body: { url: `${h.videos.origin}/article`, count: 3 },
@@ -66,7 +60,7 @@ it("fails a page without a video with InvalidUrl, uncharged, and never asks it a
   expect(created.body.error.message).toContain("not a video file (a page without a video)");
   expect(created.body.error.userMessage).toBe("That link isn't a supported public video URL.");
   expect(created.body.credits_charged ?? 0).toBe(0);
-  expect(await available(account.auth)).toBe(before);
+  expect(await creditsAvailable(h.stack, account.auth)).toBe(before);
   // One GET by the extractor; no HEAD by the edge, and no second read.
   expect(requests).toEqual(["GET /article"]);
   console.log(`a page without a video failed ${seconds.toFixed(2)} s after POST (wait=true)`);

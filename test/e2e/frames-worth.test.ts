@@ -12,7 +12,8 @@ import {
   meanLuma,
   referencePicture,
 } from "../extractor/helpers.ts";
-import { call, download, type Harness, startHarness } from "./support/harness.ts";
+import { call, creditsAvailable, download, type Harness, startHarness } from "./support/harness.ts";
+import { downloadPixels } from "./support/pixels.ts";
 
 const SHOT = "s=320x180:r=25:d=2";
 let h: Harness;
@@ -42,23 +43,9 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function usage() {
-  return (await call(h.stack, "GET", "/usage", { headers: account.auth })).body.credits.available;
-}
-
-async function pixelsOf(url: string) {
-  const file = await download(url);
-  expect(file.status).toBe(200);
-  const { data, info } = await sharp(file.bytes)
-    .removeAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
-  return { data, width: info.width, height: info.height };
-}
-
 describe("frames worth looking at, over HTTP", { timeout: 120_000 }, () => {
   it("scenes + skip black: 6 frames, one per shot, none black, each exact; charged 1 credit", async () => {
-    const before = await usage();
+    const before = await creditsAvailable(h.stack, account.auth);
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: { url: clipUrl, mode: "scenes", skip: ["black"], format: "png" },
       headers: account.auth,
@@ -70,14 +57,14 @@ describe("frames worth looking at, over HTTP", { timeout: 120_000 }, () => {
     expect(job.frames[0]).toMatchObject({ moved_reason: "black", scene_score: 1 });
     expect(job.frames[0].moved_to).toBeGreaterThan(0);
     for (const frame of job.frames) {
-      const picture = await pixelsOf(frame.url);
+      const picture = await downloadPixels(frame.url);
       expect(meanLuma(picture.data)).toBeGreaterThan(25);
       const reference = await referencePicture(clip, frame.pts, picture);
       expect(meanAbsoluteDifference(picture.data, reference)).toBeLessThan(1.5);
     }
     // 6 frames charged like timestamps: 1 credit per 10.
     expect(job.credits_charged).toBe(1);
-    expect(await usage()).toBe(before - 1);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before - 1);
   });
 
   it("keyframes: exactly ffprobe -skip_frame nokey's list", async () => {

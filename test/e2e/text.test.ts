@@ -13,7 +13,13 @@ import { promisify } from "node:util";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, type Harness, startHarness, startReceiver } from "./support/harness.ts";
+import {
+  call,
+  creditsAvailable,
+  type Harness,
+  startHarness,
+  startReceiver,
+} from "./support/harness.ts";
 
 const run = promisify(execFile);
 
@@ -36,12 +42,6 @@ function sentenceAt(seconds: number): string {
 let h: Harness;
 let account: Awaited<ReturnType<Harness["newKey"]>>;
 let videoUrl: string;
-
-async function available(): Promise<number> {
-  const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
-  expect(usage.status).toBe(200);
-  return usage.body.credits.available;
-}
 
 beforeAll(async () => {
   h = await startHarness();
@@ -68,7 +68,7 @@ afterAll(async () => {
 
 describe("text: true on a video of drawn sentences", () => {
   it("reads on each frame the sentence on screen at its time, and charges 1 more credit per 10 frames", async () => {
-    const before = await available();
+    const before = await creditsAvailable(h.stack, account.auth);
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: { url: videoUrl, timestamps: TIMES, text: true },
       headers: account.auth,
@@ -91,7 +91,7 @@ describe("text: true on a video of drawn sentences", () => {
     }
     // Timestamps: 1 credit per 10 frames (12 → 2); text: 1 more per 10 frames read (12 → 2).
     expect(job.credits_charged).toBe(4);
-    expect(await available()).toBe(before - 4);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before - 4);
 
     // GET serves the same text.
     const read = await call(h.stack, "GET", `/jobs/${job.id}`, { headers: account.auth });
@@ -99,7 +99,7 @@ describe("text: true on a video of drawn sentences", () => {
   });
 
   it("leaves frames without a text field when the job did not ask, and charges as before", async () => {
-    const before = await available();
+    const before = await creditsAvailable(h.stack, account.auth);
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: { url: videoUrl, timestamps: TIMES },
       headers: account.auth,
@@ -107,11 +107,11 @@ describe("text: true on a video of drawn sentences", () => {
     expect(res.body.status, JSON.stringify(res.body.error)).toBe("completed");
     for (const frame of res.body.frames) expect(frame).not.toHaveProperty("text");
     expect(res.body.credits_charged).toBe(2);
-    expect(await available()).toBe(before - 2);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before - 2);
   });
 
   it("fails a job whose language has no installed data, clearly and uncharged", async () => {
-    const before = await available();
+    const before = await creditsAvailable(h.stack, account.auth);
     const res = await call(h.stack, "POST", "/jobs?wait=true", {
       body: { url: videoUrl, timestamps: [0.5], text: true, text_languages: ["th"] },
       headers: account.auth,
@@ -121,7 +121,7 @@ describe("text: true on a video of drawn sentences", () => {
       /^text recognition failed: .*no installed data for the language tha \(Debian: tesseract-ocr-tha\)/,
     );
     expect(res.body.credits_charged).toBe(0);
-    expect(await available()).toBe(before);
+    expect(await creditsAvailable(h.stack, account.auth)).toBe(before);
   });
 });
 

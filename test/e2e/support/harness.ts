@@ -166,6 +166,16 @@ export async function download(
   };
 }
 
+/** The account's available credits, as GET /v1/usage answers them. */
+export async function creditsAvailable(
+  stack: Stack,
+  auth: Record<string, string>,
+): Promise<number> {
+  const usage = await call(stack, "GET", "/usage", { headers: auth });
+  if (usage.status !== 200) throw new Error(`GET /v1/usage answered ${usage.status}`);
+  return usage.body.credits.available;
+}
+
 export interface ReceivedHook {
   headers: http.IncomingHttpHeaders;
   body: string;
