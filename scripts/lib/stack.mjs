@@ -181,7 +181,11 @@ export function readTail(file, lines = 200) {
     const length = Math.min(size, TAIL_BYTES);
     const buffer = Buffer.alloc(length);
     readSync(fd, buffer, 0, length, size - length);
-    return buffer.toString("utf8").split("\n").slice(-lines - 1).join("\n");
+    return buffer
+      .toString("utf8")
+      .split("\n")
+      .slice(-lines - 1)
+      .join("\n");
   } finally {
     closeSync(fd);
   }
@@ -318,7 +322,23 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
  * the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge from a
  * copy of its sources, so edits in the tree do not restart it: tests).
  */
+/**
+ * Starts the stack; once more (with fresh ports) when a port picked by freePort was taken by
+ * another process between its pick and wrangler's bind ("Address already in use"): the OS
+ * hands the same range to outgoing connections, so a busy machine loses that race now and then.
+ */
 export async function startStack(settings = {}) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackOnce(settings);
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use|EADDRINUSE/.test(String(err?.message)))
+        throw err;
+    }
+  }
+}
+
+async function startStackOnce(settings = {}) {
   const {
     quiet = false,
     log: logOption,
