@@ -7,7 +7,7 @@ import {
   type TokenExchangeCallbackOptions,
   type TokenExchangeCallbackResult,
 } from "@cloudflare/workers-oauth-provider";
-import { isKeyLive } from "../storage/accounts.ts";
+import { liveKeyOf } from "../storage/accounts.ts";
 import type { ConnectorProps } from "./connector-props.ts";
 
 /**
@@ -19,7 +19,7 @@ export async function refuseRefreshOfRevokedKey(
 ): Promise<TokenExchangeCallbackResult | undefined> {
   if (options.grantType !== "refresh_token") return undefined;
   const keyId = (options.props as Partial<ConnectorProps> | undefined)?.keyId;
-  if (keyId && (await isKeyLive(options.env.DB, options.userId, keyId))) return undefined;
+  if (keyId && (await liveKeyOf(options.env.DB, options.userId, keyId))) return undefined;
   throw new OAuthError("invalid_grant", {
     description: "The API key this connection acted through has been revoked. Connect again.",
   });

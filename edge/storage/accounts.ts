@@ -100,11 +100,6 @@ export async function liveKeyOf(
     .first();
 }
 
-/** Whether the account's key is live (not revoked). */
-export async function isKeyLive(d1: D1, accountId: string, keyId: string): Promise<boolean> {
-  return (await liveKeyOf(d1, accountId, keyId)) !== null;
-}
-
 export async function markKeyRevoked(d1: D1, keyId: string, at = new Date()): Promise<void> {
   await d1
     .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
@@ -341,13 +336,4 @@ export async function takeKeyReveal(
     )
     .bind(tokenHash, accountId)
     .first();
-}
-
-/** The live key's name, or null when it is revoked or another account's. */
-export async function liveKeyName(
-  d1: D1,
-  accountId: string,
-  keyId: string,
-): Promise<string | null> {
-  return (await liveKeyOf(d1, accountId, keyId))?.name ?? null;
 }

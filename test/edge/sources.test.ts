@@ -36,7 +36,7 @@ it("still refuses a direct link by its form and address, before any request", as
   for (const [url, reason] of [
     ["http://10.0.0.7/v", "private"],
     ["https://github.com/owner/repo", "not a supported video source"],
-    ["ftp://files.example.com/v.mp4", ""],
+    ["ftp://files.example.com/v.mp4", "only http and https"],
   ]) {
     const res = await create(url);
     expect(res.status).toBe(400);

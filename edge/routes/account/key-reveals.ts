@@ -5,7 +5,7 @@
 // same statement, so a reload, a second tab or a replayed address finds nothing: the key is
 // never shown twice.
 import { sha256Hex, toBase64 } from "../../crypto.ts";
-import { keepKeyReveal, liveKeyName, takeKeyReveal } from "../../storage/accounts.ts";
+import { keepKeyReveal, liveKeyOf, takeKeyReveal } from "../../storage/accounts.ts";
 
 /** How long a created key waits to be shown: the redirect follows at once, this is slack. */
 export const REVEAL_MINUTES = 10;
@@ -82,8 +82,8 @@ export async function takeForShowing(
   if (!TOKEN_PATTERN.test(token)) return { shown: false };
   const row = await takeKeyReveal(env.DB, await sha256Hex(token), accountId);
   if (!row || row.expires_at <= new Date(now).toISOString()) return { shown: false };
-  const name = await liveKeyName(env.DB, accountId, row.key_id);
-  if (name === null) return { shown: false };
+  const live = await liveKeyOf(env.DB, accountId, row.key_id);
+  if (!live) return { shown: false };
   const stored = fromBase64(row.sealed_key);
   try {
     const key = await crypto.subtle.decrypt(
@@ -91,7 +91,7 @@ export async function takeForShowing(
       await sealingKey(token),
       stored.slice(12),
     );
-    return { shown: true, key: new TextDecoder().decode(key), name, keyId: row.key_id };
+    return { shown: true, key: new TextDecoder().decode(key), name: live.name, keyId: row.key_id };
   } catch {
     return { shown: false };
   }
