@@ -16,7 +16,13 @@ const SCANNED = ["edge", "schema", "extractor"];
 
 /** Storage modules: the files that own SQL. */
 const STORAGE_MODULES = [
-  "edge/jobs/store.ts",
+  "edge/jobs/store/attempts.ts",
+  "edge/jobs/store/demo.ts",
+  "edge/jobs/store/expiry.ts",
+  "edge/jobs/store/frames.ts",
+  "edge/jobs/store/jobs.ts",
+  "edge/jobs/store/settlement.ts",
+  "edge/jobs/store/status.ts",
   "edge/storage/accounts.ts",
   "edge/storage/billing.ts",
   "edge/storage/prepared-select.ts",

@@ -33,7 +33,7 @@ import {
 import { storedJobOptions } from "./read.ts";
 import { mostFramesFor, resultMismatch } from "./result-limits.ts";
 import { failUnsettled, settle, stopIfUnaffordable } from "./settlement.ts";
-import { jobStatus, resultJob } from "./store.ts";
+import { jobStatus, resultJob } from "./store/jobs.ts";
 
 /**
  * Why an attempt's call is refused: `invalid` (the call itself is wrong), `not-this-attempt`

@@ -16,7 +16,7 @@ import { jobNotice } from "./notice.ts";
 import { checkPlanLimits, creditHold, normaliseOptions } from "./options.ts";
 import { failUnsettled } from "./settlement.ts";
 import { startJob } from "./start.ts";
-import { activeJobCount, idempotentJob, jobCreationStatements } from "./store.ts";
+import { activeJobCount, idempotentJob, jobCreationStatements } from "./store/jobs.ts";
 
 /** Returns the id of the job this request created (or created before, on a retry). */
 export async function createJob(

@@ -7,7 +7,7 @@ import { sha256Hex } from "../crypto.ts";
 import type { RateDecision } from "../durable/rate-limiter.ts";
 import { errorFields, logEvent } from "../log.ts";
 import { ipSubject } from "../middleware/rate-limit.ts";
-import { demoJobOrigin } from "./store.ts";
+import { demoJobOrigin } from "./store/demo.ts";
 
 const DAY_MS = 86_400_000;
 

@@ -10,7 +10,9 @@ import { planOf } from "../plan-of.ts";
 import { attemptToken } from "./attempt-token.ts";
 import type { JobRef } from "./lifecycle.ts";
 import { storedJobOptions } from "./read.ts";
-import { demoJobRow, jobRowById, tenantOf as tenantOfJob } from "./store.ts";
+import { tenantOf as tenantOfJob } from "./store/attempts.ts";
+import { demoJobRow } from "./store/demo.ts";
+import { jobRowById } from "./store/jobs.ts";
 
 export const DEMO_OPTIONS: JobOptions = {
   mode: "count",

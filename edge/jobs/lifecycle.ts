@@ -1,7 +1,7 @@
 // Every status a job or a demo job is written with is written here: its first (create, in the
 // create batch) and every change after, each a conditional statement that succeeds only from
-// an allowed state. The statements' SQL is the job store's (edge/jobs/store.ts `statusWrites`),
-// and this is the one module that calls them: routes, queue consumers, the cron and the rest of
+// an allowed state. The statements' SQL is the job store's (`statusWrites` in
+// edge/jobs/store/status.ts), and this is the one module that calls them: routes, queue consumers, the cron and the rest of
 // edge/jobs/ call these transitions and write no status of their own (`grep -rn statusWrites
 // edge/` finds the store and this file only).
 //
@@ -25,16 +25,11 @@
 // or hung past its lease) only by completing it (edge/jobs/attempts.ts).
 import { COMPLETED, EXPIRED, PROCESSING, QUEUED } from "../../schema/job-status.ts";
 import { edgeConfig } from "../config.ts";
-import {
-  attemptStateRow,
-  type JobRef,
-  type NewDemoJobRow,
-  type NewJobRow,
-  statusWrites,
-} from "./store.ts";
+import { attemptStateRow } from "./store/attempts.ts";
+import { type JobRef, type NewDemoJobRow, type NewJobRow, statusWrites } from "./store/status.ts";
 
 export { isFinalStatus } from "../../schema/job-status.ts";
-export { type JobRef, type NewJobRow, tableOf, UNSETTLED_SQL } from "./store.ts";
+export { type JobRef, type NewJobRow, tableOf, UNSETTLED_SQL } from "./store/status.ts";
 
 /** Dispatches a job may take (lost attempts and failed calls; busy answers are refunded). */
 export const MAX_ATTEMPTS = 10;

@@ -19,7 +19,9 @@ import { logEvent } from "../log.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
 import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
 import type { D1Reader } from "../storage/prepared-select.ts";
-import { accountJobRow, demoJobRow, frameRowsOf, jobPage, jobWithFrames } from "./store.ts";
+import { demoJobRow } from "./store/demo.ts";
+import { frameRowsOf } from "./store/frames.ts";
+import { accountJobRow, jobPage, jobWithFrames } from "./store/jobs.ts";
 
 export const WAIT_LIMIT_MS = 50_000;
 /**

@@ -7,7 +7,8 @@ import type { Plan } from "../../schema/plans.ts";
 import { isUnaffordable, isUniqueViolation, settlementStatements } from "../credits.ts";
 import { settledStatus } from "./lifecycle.ts";
 import { jobNotice, resolutionNote } from "./notice.ts";
-import { type FinalFields, finalDemoJob, finalJob, insertFrames, settlementRow } from "./store.ts";
+import { insertFrames } from "./store/frames.ts";
+import { type FinalFields, finalDemoJob, finalJob, settlementRow } from "./store/settlement.ts";
 
 const DEMO_RETENTION_DAYS = 1;
 const DAY_MS = 86_400_000;

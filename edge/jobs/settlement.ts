@@ -17,7 +17,8 @@ import type { JobRef } from "./lifecycle.ts";
 import { leastCreditsOnceProbed, resultCredits } from "./options.ts";
 import { storedJobOptions } from "./read.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "./settle.ts";
-import { jobAccountAndOptions, jobStatus, settledAttempt, settlingRow } from "./store.ts";
+import { jobAccountAndOptions, jobStatus } from "./store/jobs.ts";
+import { settledAttempt, settlingRow } from "./store/settlement.ts";
 
 // For failures the edge decides itself (failJob) and for a result without a user message. "Try
 // again" only where trying again can help: the edge's own ExtractionFailed is a job it could

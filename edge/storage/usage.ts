@@ -1,7 +1,7 @@
 // Reads of an account's usage for the dashboard (issue 36, decision 0251): this period's jobs
 // by day, and the credit ledger folded to one row per job (its hold, then its charge or release,
 // become one row; entries of no job stay one row each). Read-only: the ledger is written by
-// edge/credits.ts, edge/jobs/store.ts and schema/ledger.ts.
+// edge/credits.ts, edge/jobs/store/ and schema/ledger.ts.
 
 /** One UTC day of the period: the jobs created that day and what they cost and delivered. */
 export interface UsageDay {
