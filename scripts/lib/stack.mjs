@@ -2,7 +2,7 @@
 // Objects, persisted under the state directory) and the extractor as a Node process. Used by
 // `npm start`, the end-to-end tests and the benchmarks, so all three run the same stack.
 import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import {
   chmodSync,
   closeSync,
@@ -10,15 +10,18 @@ import {
   existsSync,
   fstatSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   readSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildExtractor, EXTRACTOR_MAIN } from "../build-extractor.mjs";
 import { spawnClientAddressProxy } from "./client-address-proxy.mjs";
@@ -132,8 +135,60 @@ export function applyMigrations(stateDir) {
   // Read straight from the local file: wrangler takes about two seconds to say there is
   // nothing to apply, and the admin command asks before every statement.
   if (migrationsApplied(stateDir)) return;
+  // A state directory without any D1 yet gets a copy of a freshly migrated one: wrangler takes
+  // 3–8 s to apply the migrations to an empty database, and the test suite makes a dozen and
+  // more new state directories (decision 0290).
+  if (!existsSync(join(stateDir, D1_DIR))) {
+    cpSync(migratedTemplate(), join(stateDir, D1_DIR), { recursive: true });
+    if (migrationsApplied(stateDir)) return;
+  }
+  migrateWithWrangler(stateDir);
+}
+
+/** Where a state directory keeps its local D1 (wrangler's and Miniflare's layout). */
+const D1_DIR = "v3/d1";
+
+function migrateWithWrangler(stateDir) {
   const run = wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", stateDir]);
   if (run.status !== 0) throw new Error(`D1 migrations failed:\n${run.stdout}\n${run.stderr}`);
+}
+
+/**
+ * A local D1 with every migration applied and nothing else, made once by wrangler into the
+ * temporary directory and named by what it is made of (the migrations, wrangler.toml, the
+ * wrangler that applied them), so a changed migration makes a new one. Processes that make it
+ * at once each build their own and keep whichever was renamed into place first.
+ */
+function migratedTemplate() {
+  const hash = createHash("sha256");
+  const migrations = join(ROOT, "schema/migrations");
+  for (const name of readdirSync(migrations).sort()) {
+    if (!name.endsWith(".sql")) continue;
+    hash
+      .update(`${name}\0`)
+      .update(readFileSync(join(migrations, name)))
+      .update("\0");
+  }
+  hash.update(readFileSync(join(ROOT, "wrangler.toml")));
+  hash.update(readFileSync(join(ROOT, "node_modules/wrangler/package.json")));
+  const template = join(tmpdir(), `stills-d1-migrated-${hash.digest("hex").slice(0, 16)}`);
+  if (existsSync(join(template, "done"))) return join(template, "d1");
+  const building = mkdtempSync(`${template}.building-`);
+  try {
+    migrateWithWrangler(building);
+    // The marker last: a template without it is never used.
+    cpSync(join(building, D1_DIR), join(building, "template", "d1"), { recursive: true });
+    writeFileSync(join(building, "template", "done"), "");
+    try {
+      renameSync(join(building, "template"), template);
+    } catch (err) {
+      // Another process put its own there first: the same database.
+      if (!existsSync(join(template, "done"))) throw err;
+    }
+  } finally {
+    rmSync(building, { recursive: true, force: true });
+  }
+  return join(template, "d1");
 }
 
 /** Whether the local D1 in `stateDir` has every migration in schema/migrations applied. */
