@@ -17,7 +17,12 @@ let h: Harness;
 let video: string;
 
 beforeAll(async () => {
-  h = await startHarness({ own: "it kills the extractor with SIGKILL again and again" });
+  h = await startHarness({
+    own: "it kills the extractor with SIGKILL again and again",
+    // Time the test controls: a 10 s lease (renewed every 3 s) instead of 30 s, so the backstop
+    // takes each killed attempt's job over in seconds, not half a minute.
+    JOB_LEASE_SECONDS: "10",
+  });
   video = h.serveVideo(
     "/media/chaos.mp4",
     await makeTestVideo({ width: 640, height: 360, fps: FPS, durationSeconds: VIDEO_SECONDS }),

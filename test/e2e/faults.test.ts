@@ -18,7 +18,12 @@ let longVideo: string;
 let shortVideo: string;
 
 beforeAll(async () => {
-  h = await startHarness({ own: "it kills, stops and restarts the extractor" });
+  h = await startHarness({
+    own: "it kills, stops and restarts the extractor",
+    // Time the test controls: a 10 s lease (renewed every 3 s) instead of 30 s, so the backstop
+    // takes a killed attempt's job over in seconds, not half a minute.
+    JOB_LEASE_SECONDS: "10",
+  });
   longVideo = h.serveVideo(
     "/media/long.mp4",
     await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 90, gop: 60 }),
