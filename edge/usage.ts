@@ -1,43 +1,25 @@
 // The calling account's usage (spec §2 Usage): plan, live balance, limits, this period's jobs
-// and the newest ledger entries. A function of its own so the MCP tools answer the same body.
-import { desc, eq, inArray, sql } from "drizzle-orm";
-import type { Context } from "hono";
-import { accounts, creditLedger, jobs } from "../schema/db.ts";
-import { COMPLETED, EXPIRED, FAILED } from "../schema/job-status.ts";
-import type { AppEnv } from "./context.ts";
+// and the newest ledger entries. A function of its own so the MCP tools and the dashboard answer
+// the same body. It takes the D1 binding, or the request's session of it (edge/storage/
+// d1-sessions.ts d1Of), and the account's id; its reads are the storage modules'.
 import { planOf } from "./plan-of.ts";
+import { accountById } from "./storage/accounts.ts";
+import type { D1Reader } from "./storage/prepared-select.ts";
+import { periodTotals, recentLedgerEntries } from "./storage/usage.ts";
 
 const RECENT_LEDGER_ENTRIES = 20;
 
-export async function usageBody(c: Context<AppEnv>) {
-  const db = c.get("db");
+export async function usageBody(d1: D1Reader, accountId: string) {
   // Read again rather than taken from the key check's cache, which may be seconds old. GET
   // /v1/usage reads through a replica session (edge/storage/d1-sessions.ts): with the
   // X-D1-Bookmark of the client's last write it includes that write; without, it may lag.
-  const [account] = await db
-    .select()
-    .from(accounts)
-    .where(eq(accounts.id, c.get("account").id));
+  const account = await accountById(d1, accountId);
+  if (!account) throw new Error(`usage of an account that does not exist: ${accountId}`);
   const plan = planOf(account);
   const periodStart = account.periodStart ?? account.createdAt;
-  const [[period], ledger] = await Promise.all([
-    db
-      .select({
-        jobs_created: sql<number>`count(*)`,
-        // An expired job completed: its files are gone, not its place in the period's count.
-        jobs_completed: sql<number>`coalesce(sum(${inArray(jobs.status, [COMPLETED, EXPIRED])}), 0)`,
-        jobs_failed: sql<number>`coalesce(sum(${eq(jobs.status, FAILED)}), 0)`,
-        credits_charged: sql<number>`coalesce(sum(${jobs.creditsCharged}), 0)`,
-        frames_delivered: sql<number>`coalesce(sum(${jobs.framesCount} - ${jobs.framesFailed}), 0)`,
-      })
-      .from(jobs)
-      .where(sql`${jobs.accountId} = ${account.id} AND ${jobs.createdAt} >= ${periodStart}`),
-    db
-      .select()
-      .from(creditLedger)
-      .where(eq(creditLedger.accountId, account.id))
-      .orderBy(desc(creditLedger.createdAt), desc(creditLedger.id))
-      .limit(RECENT_LEDGER_ENTRIES),
+  const [period, ledger] = await Promise.all([
+    periodTotals(d1, account.id, periodStart),
+    recentLedgerEntries(d1, account.id, RECENT_LEDGER_ENTRIES),
   ]);
   const { max_resolution: _maxResolution, ...limits } = plan.limits;
   return {
@@ -58,12 +40,12 @@ export async function usageBody(c: Context<AppEnv>) {
     recent_ledger: ledger.map((entry) => ({
       id: entry.id,
       kind: entry.kind,
-      job_id: entry.jobId,
-      plan_delta: entry.planDelta,
-      pack_delta: entry.packDelta,
-      reserved_delta: entry.reservedDelta,
+      job_id: entry.job_id,
+      plan_delta: entry.plan_delta,
+      pack_delta: entry.pack_delta,
+      reserved_delta: entry.reserved_delta,
       note: entry.note,
-      created_at: entry.createdAt,
+      created_at: entry.created_at,
     })),
   };
 }

@@ -41,6 +41,12 @@ export async function accountIdByEmail(d1: D1, email: string): Promise<string | 
   return row?.id ?? null;
 }
 
+/** The account's row as it is now, decoded as a drizzle select of it would be. */
+export async function accountById(d1: D1, accountId: string): Promise<AccountRow | undefined> {
+  const result = await d1.prepare("SELECT * FROM accounts WHERE id = ?1").bind(accountId).all();
+  return accountRows(result)[0];
+}
+
 /**
  * A signed-in account's rows (schema/accounts.ts's statements, which create it when new), with
  * the events of its sign-in, written in one batch.

@@ -1,7 +1,78 @@
-// Reads of an account's usage for the dashboard (issue 36, decision 0251): this period's jobs
-// by day, and the credit ledger folded to one row per job (its hold, then its charge or release,
-// become one row; entries of no job stay one row each). Read-only: the ledger is written by
-// edge/credits.ts, edge/jobs/store/ and schema/ledger.ts.
+// Reads of an account's usage (issue 36, decision 0251): this period's totals and newest ledger
+// entries (GET /v1/usage, edge/usage.ts), this period's jobs by day, and the credit ledger folded
+// to one row per job (its hold, then its charge or release, become one row; entries of no job
+// stay one row each). Prepared SQL, each taking the D1 binding or the request's session of it.
+// Read-only: the ledger is written by edge/storage/ledger.ts, edge/jobs/store/ and
+// schema/ledger.ts.
+import { COMPLETED, EXPIRED, FAILED } from "../../schema/job-status.ts";
+import type { D1Reader } from "./prepared-select.ts";
+
+/** This period's jobs as GET /v1/usage counts them (spec §2 Usage, this_period). */
+export interface PeriodTotals {
+  jobs_created: number;
+  /** An expired job completed: its files are gone, not its place in the period's count. */
+  jobs_completed: number;
+  jobs_failed: number;
+  credits_charged: number;
+  frames_delivered: number;
+}
+
+/** The account's jobs created from `periodStart` (inclusive), totalled. */
+export async function periodTotals(
+  d1: D1Reader,
+  accountId: string,
+  periodStart: string,
+): Promise<PeriodTotals> {
+  const row = await d1
+    .prepare(
+      `SELECT count(*) AS jobs_created,
+              coalesce(sum(status IN (?3, ?4)), 0) AS jobs_completed,
+              coalesce(sum(status = ?5), 0) AS jobs_failed,
+              coalesce(sum(credits_charged), 0) AS credits_charged,
+              coalesce(sum(frames_count - frames_failed), 0) AS frames_delivered
+       FROM jobs WHERE account_id = ?1 AND created_at >= ?2`,
+    )
+    .bind(accountId, periodStart, COMPLETED, EXPIRED, FAILED)
+    .first<PeriodTotals>();
+  return (
+    row ?? {
+      jobs_created: 0,
+      jobs_completed: 0,
+      jobs_failed: 0,
+      credits_charged: 0,
+      frames_delivered: 0,
+    }
+  );
+}
+
+/** One credit ledger entry, as GET /v1/usage lists it. */
+export interface RecentLedgerEntry {
+  id: string;
+  kind: string;
+  job_id: string | null;
+  plan_delta: number;
+  pack_delta: number;
+  reserved_delta: number;
+  note: string | null;
+  created_at: string;
+}
+
+/** The account's newest `limit` ledger entries, newest first. */
+export async function recentLedgerEntries(
+  d1: D1Reader,
+  accountId: string,
+  limit: number,
+): Promise<RecentLedgerEntry[]> {
+  const { results } = await d1
+    .prepare(
+      `SELECT id, kind, job_id, plan_delta, pack_delta, reserved_delta, note, created_at
+       FROM credit_ledger WHERE account_id = ?1
+       ORDER BY created_at DESC, id DESC LIMIT ?2`,
+    )
+    .bind(accountId, limit)
+    .all<RecentLedgerEntry>();
+  return results;
+}
 
 /** One UTC day of the period: the jobs created that day and what they cost and delivered. */
 export interface UsageDay {

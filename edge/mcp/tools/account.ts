@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { PricingSchema, UsageSchema } from "../../../schema/api.ts";
 import { CATALOG } from "../../../schema/plans.ts";
+import { d1Of } from "../../storage/d1-sessions.ts";
 import { usageBody } from "../../usage.ts";
 import { zodInput } from "../inputs.ts";
 import { defineTool, toolResult } from "../tool.ts";
@@ -17,7 +18,7 @@ export const getUsage = defineTool({
   output: UsageSchema,
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(c) {
-    const usage = await usageBody(c);
+    const usage = await usageBody(d1Of(c), c.get("account").id);
     const { credits, limits } = usage;
     const text =
       `Plan ${usage.plan}: ${credits.available} credits available ` +

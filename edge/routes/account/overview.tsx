@@ -2,6 +2,7 @@
 // this period's usage and the latest jobs.
 import { billingEnabled } from "../../billing/checkout.ts";
 import { baseUrl } from "../../jobs/read.ts";
+import { d1Of } from "../../storage/d1-sessions.ts";
 import { usageBody } from "../../usage.ts";
 import { jobsWithThumbnails } from "./data.ts";
 import { JobTable, NoJobsYet } from "./job-list.tsx";
@@ -24,7 +25,7 @@ const CHECKOUT_NOTICES = {
 export async function overviewPage(c: PageContext) {
   // The figures /v1/usage answers with, from the same function, so the two never disagree.
   const [usage, latest] = await Promise.all([
-    usageBody(c),
+    usageBody(d1Of(c), c.get("account").id),
     jobsWithThumbnails(c, c.get("account").id, LATEST_JOBS, 0),
   ]);
   const { credits, period } = usage;
