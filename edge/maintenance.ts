@@ -5,7 +5,7 @@
 import { drizzle } from "drizzle-orm/d1";
 import { addMonth } from "../schema/accounts.ts";
 import { COMPLETED, FAILED, PROCESSING, QUEUED } from "../schema/job-status.ts";
-import { LIVE_STATUSES, periodRenewalStatements } from "../schema/ledger.ts";
+import { periodRenewalStatements } from "../schema/ledger.ts";
 import { JOB_KINDS, type JobMessage } from "../schema/messages.ts";
 import { isUniqueViolation } from "./credits.ts";
 import { expire } from "./jobs/lifecycle.ts";
@@ -13,7 +13,9 @@ import { deletePrefix, failUnsettled } from "./jobs/settlement.ts";
 import { leaseRunOut, queuedSince } from "./jobs/store/attempts.ts";
 import { clearExpiry, pastExpiry, unsettledSince } from "./jobs/store/expiry.ts";
 import { errorFields, logEvent } from "./log.ts";
+import { deleteExpiredSignIns } from "./storage/accounts.ts";
 import { pruneApiRequests } from "./storage/api-requests.ts";
+import { applyLedgerStatements, renewalsDue } from "./storage/ledger.ts";
 import { pruneOldDeliveries } from "./storage/webhooks.ts";
 
 const EXPIRE_BATCH = 200;
@@ -127,16 +129,7 @@ export async function redispatchQueuedJobs(env: Env, now: number): Promise<numbe
  * renewed on free (schema/ledger.ts, periodRenewalStatements).
  */
 export async function renewPlanCredits(env: Env, now: number) {
-  const live = LIVE_STATUSES.map((_, i) => `?${i + 2}`).join(", ");
-  const { results } = await env.DB.prepare(
-    `SELECT id, period_end FROM accounts WHERE period_end <= ?1
-       AND NOT (stripe_subscription_id IS NOT NULL
-                AND coalesce(subscription_status, '') IN (${live}))
-     LIMIT 500`,
-  )
-    .bind(new Date(now).toISOString(), ...LIVE_STATUSES)
-    .all<{ id: string; period_end: string }>();
-  for (const account of results) {
+  for (const account of await renewalsDue(env.DB, new Date(now).toISOString(), 500)) {
     const start = account.period_end;
     const statements = periodRenewalStatements({
       entryId: `renewal:${account.id}:${start}`,
@@ -147,7 +140,7 @@ export async function renewPlanCredits(env: Env, now: number) {
     try {
       // The delta is read in the same transaction that applies it; the entry id makes a
       // second run for the same period fail as a whole.
-      await env.DB.batch(statements.map((s) => env.DB.prepare(s.sql).bind(...s.params)));
+      await applyLedgerStatements(env.DB, statements);
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
     }
@@ -156,11 +149,7 @@ export async function renewPlanCredits(env: Env, now: number) {
 
 /** Sign-in codes and sessions past their expiry: nothing reads them any more. */
 export async function purgeExpiredSignIns(env: Env, now: number) {
-  const at = new Date(now).toISOString();
-  await env.DB.batch([
-    env.DB.prepare("DELETE FROM sign_in_codes WHERE expires_at <= ?1").bind(at),
-    env.DB.prepare("DELETE FROM sessions WHERE expires_at <= ?1").bind(at),
-  ]);
+  await deleteExpiredSignIns(env.DB, new Date(now).toISOString());
 }
 
 export async function runScheduledMaintenance(env: Env, now: number) {

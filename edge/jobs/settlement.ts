@@ -8,10 +8,10 @@
 // failed with InsufficientBalance, uncharged. Then the job's waiters wake and its webhook is
 // queued.
 import type { ExtractErrorName, JobMessage, WebhookMessage } from "../../schema/messages.ts";
-import { holdAndFreeCover } from "../credits.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
+import { holdAndFreeCover } from "../storage/ledger.ts";
 import { giveBackDemoPreview } from "./demo-allowance.ts";
 import type { JobRef } from "./lifecycle.ts";
 import { leastCreditsOnceProbed, resultCredits } from "./options.ts";

@@ -47,6 +47,14 @@ export async function accountById(d1: D1, accountId: string): Promise<AccountRow
   return accountRows(result)[0];
 }
 
+/** Sign-in codes and dashboard sessions past their expiry at `at`: nothing reads them any more. */
+export async function deleteExpiredSignIns(d1: D1, at: string): Promise<void> {
+  await d1.batch([
+    d1.prepare("DELETE FROM sign_in_codes WHERE expires_at <= ?1").bind(at),
+    d1.prepare("DELETE FROM sessions WHERE expires_at <= ?1").bind(at),
+  ]);
+}
+
 /**
  * A signed-in account's rows (schema/accounts.ts's statements, which create it when new), with
  * the events of its sign-in, written in one batch.

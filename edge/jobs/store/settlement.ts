@@ -1,7 +1,7 @@
 // The job store's settlement: what settling a job reads of it, the settlements guard row that
 // makes settling first-come, and the final fields written in the settlement batch (decision
 // 0200). The final status is status.ts's (statusWrites.settled), the batch's last statement.
-import { CHARGED_SQL } from "../../credits.ts";
+import { CHARGED_SQL } from "../../storage/ledger.ts";
 import { type JobRef, UNSETTLED_SQL } from "./status.ts";
 
 /** What settling a job needs of it: its account, options, webhook and plan (null for a demo). */
