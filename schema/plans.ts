@@ -138,6 +138,7 @@ export const CATALOG = {
     timestamps: `1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} frames`,
     scenes_and_keyframes: `like timestamps: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames`,
     best: `like scenes: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames (the scoring pass is free)`,
+    slides: `like scenes: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames, one per slide shown (the grey pass that finds them is free); with text, the text rule's credit on top`,
     storyboard: `counts as ${STORYBOARD_FRAMES} more delivered frame`,
     animated: `${ANIMATED_CREDITS} credit on top of the job's, in any mode, when the preview is delivered (at most 10 s, 15 fps, 640 px wide); free on the demo`,
     skip: "free: a moved frame is still one frame",
