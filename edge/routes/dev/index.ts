@@ -10,6 +10,7 @@ import { createRouter } from "../../app.ts";
 import { edgeConfig, isLoopbackOrigin } from "../../config.ts";
 import { sha256Hex, timingSafeEqualHex } from "../../crypto.ts";
 import { ApiError } from "../../errors.ts";
+import { runDevStatements } from "../../storage/dev-sql.ts";
 
 export const DEV_SQL_PATH = "/__dev/sql";
 
@@ -43,9 +44,5 @@ export const devRouter = createRouter().post(DEV_SQL_PATH, async (c) => {
   if (!parsed.success) {
     throw new ApiError("InvalidRequest", "The body must be {statements: [{sql, params}]}");
   }
-  const db = c.env.DB;
-  const results = await db.batch(
-    parsed.data.statements.map(({ sql, params }) => db.prepare(sql).bind(...params)),
-  );
-  return c.json({ results: results.map((r) => r.results ?? []) });
+  return c.json({ results: await runDevStatements(c.env.DB, parsed.data.statements) });
 });
