@@ -2,7 +2,13 @@
 import type { z } from "@hono/zod-openapi";
 import type { DemoJobSchema, FrameSchema, JobSchema, Progress } from "../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../schema/db.ts";
-import type { ResultAnimated, ResultCaptions, ResultStoryboard } from "../schema/messages.ts";
+import type {
+  JobOptions,
+  ResultAnimated,
+  ResultBudget,
+  ResultCaptions,
+  ResultStoryboard,
+} from "../schema/messages.ts";
 import type { FileLinker } from "./files.ts";
 import { visibleStatus } from "./jobs/lifecycle.ts";
 import { jobNotice } from "./jobs/notice.ts";
@@ -102,6 +108,7 @@ export async function jobToApi(
     storyboard: await storyboardToApi(row.storyboard as ResultStoryboard | null, linker),
     // Asked and not (yet) delivered: null.
     ...(await animatedToApi(row.animated ?? (asksForPreview(row.options) ? {} : null), linker)),
+    ...budgetToApi(row.options as JobOptions | null, row.budget as ResultBudget | null),
     progress: progressToApi(status, row, progress),
     created_at: row.createdAt,
     started_at: row.startedAt,
@@ -123,6 +130,28 @@ function progressToApi(status: Job["status"], row: JobRow, live: Progress | null
     frames_done: row.framesCount,
     frames_total: row.framesCount,
     updated_at: row.completedAt ?? row.createdAt,
+  };
+}
+
+/**
+ * job.budget, only on jobs that asked for one (decision 0311): the budget asked, and what the
+ * extractor chose and measured on the delivered frames (null until the job completes).
+ */
+function budgetToApi(
+  options: JobOptions | null,
+  made: ResultBudget | null,
+): { budget?: Job["budget"] } {
+  if (!options?.budget) return {};
+  return {
+    budget: {
+      tokens: options.budget.tokens,
+      model: options.budget.model,
+      tokens_estimated: made?.tokens_estimated ?? null,
+      per_frame: made?.per_frame ?? null,
+      frames: made?.frames ?? null,
+      width: made?.width ?? null,
+      height: made?.height ?? null,
+    },
   };
 }
 

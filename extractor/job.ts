@@ -7,6 +7,7 @@ import type { ExtractResult, FrameResult, JobOptions } from "../schema/messages.
 import { ZIP_ALWAYS_ABOVE_FRAMES } from "../schema/plans.ts";
 import { planJobPreview, storePreview } from "./animated/job-preview.ts";
 import { previewSize } from "./animated/preview.ts";
+import { budgetedOptions, measuredBudget } from "./budget.ts";
 import { attachCaptions } from "./context/captions.ts";
 import { describeVideo } from "./context/video.ts";
 import type { DecodeContext } from "./decode.ts";
@@ -150,12 +151,14 @@ interface RunSettings {
 }
 
 async function runJob(
-  job: ExtractionJob,
+  asked: ExtractionJob,
   sink: FrameSink,
   settings: RunSettings,
   outcome: ExtractionOutcome,
 ): Promise<void> {
   const { signal, progress } = settings;
+  // A budget's count and width are known once the probe has seen the picture (below).
+  let job = asked;
   progress?.stage("probing");
   const keyframeHints = lookUpKeyframesEarly(
     job.input,
@@ -189,6 +192,8 @@ async function runJob(
   outcome.width = video.displayWidth;
   outcome.height = video.displayHeight;
   const usable = usableDuration(duration, job);
+  const display = { width: video.displayWidth, height: video.displayHeight };
+  job = { ...job, options: budgetedOptions(job.options, display, usable, job.maxFrames) };
   const found = isFoundMode(job.options.mode)
     ? await findMoments(job.input, video, job.options, usable, job.maxFrames, signal)
     : null;
@@ -328,7 +333,6 @@ async function runJob(
         outcome.captions_note = found.note;
       }
       if (job.options.animated && preview) {
-        const display = { width: video.displayWidth, height: video.displayHeight };
         outcome.animated = await storePreview(
           job.input,
           video,
@@ -354,6 +358,7 @@ async function runJob(
     }
   }
   outcome.frames = [...results.values()];
+  if (job.options.budget) outcome.budget = measuredBudget(job.options, size, outcome.frames);
   const delivered = outcome.frames.filter((f) => f.status === "ok").length;
   if (delivered > 0) {
     outcome.status = "completed";

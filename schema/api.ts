@@ -1,6 +1,13 @@
 // Zod schemas of every v1 resource, with their OpenAPI names. The edge validates with them and
 // generates /v1/openapi.json from them, so the document can never drift from the code.
 import { z } from "@hono/zod-openapi";
+import { BUDGET_SECONDS_PER_FRAME, budgetFitsAFrame, MAX_BUDGET_TOKENS } from "./budget.ts";
+import {
+  IMAGE_TOKEN_MODELS,
+  IMAGE_TOKEN_RULES,
+  type ImageTokenModel,
+  leastImageTokens,
+} from "./image-tokens.ts";
 import { PLAN_NAMES, RESOLUTIONS, TEXT_FRAMES_PER_CREDIT } from "./plans.ts";
 import { FrameTextSchema, MAX_TEXT_LANGUAGES, TEXT_LANGUAGE_TAGS } from "./text.ts";
 import { MAX_URL_LENGTH } from "./url-safety.ts";
@@ -249,6 +256,28 @@ export const ProgressSchema = z
   .openapi("Progress");
 export type Progress = z.infer<typeof ProgressSchema>;
 
+/** What a job's token budget chose (decision 0311), measured on the delivered frames. */
+export const JobBudgetSchema = z
+  .object({
+    tokens: z.number().int().openapi({ description: "The budget asked for" }),
+    model: z.enum(IMAGE_TOKEN_MODELS),
+    tokens_estimated: z.number().int().nullable().openapi({
+      description:
+        "per_frame × frames: what the delivered frames cost the model family by its published rule; never above tokens. Null until the job completes",
+    }),
+    per_frame: z.number().int().nullable().openapi({
+      description: "Tokens one delivered frame costs, by the family's rule on its actual size",
+    }),
+    frames: z.number().int().nullable().openapi({ description: "Frames delivered (status ok)" }),
+    width: z.number().int().nullable().openapi({ description: "Width of the delivered frames" }),
+    height: z.number().int().nullable().openapi({ description: "Height of the delivered frames" }),
+  })
+  .openapi("JobBudget", {
+    description:
+      "Additive. With `budget`: the frames and size chosen to fit the token budget, and the estimate",
+  });
+export type JobBudget = z.infer<typeof JobBudgetSchema>;
+
 const JOB_STATUS = z.enum(JOB_STATUSES);
 
 export const JobSchema = z
@@ -279,6 +308,7 @@ export const JobSchema = z
     animated: AnimatedSchema.nullable().optional().openapi({
       description: "Additive. The moving preview, when the job asked for `animated`",
     }),
+    budget: JobBudgetSchema.nullable().optional(),
     progress: ProgressSchema.nullable().optional().openapi({
       description:
         "Additive. While processing: what the job is doing, at most about a second old while it runs; its numbers never go back, even when a new attempt takes over. A completed job keeps its last (frames_done = frames_total = frames_count); null while queued and when failed",
@@ -457,6 +487,27 @@ export const AnimatedRequestSchema = z
 
 export type AnimatedRequest = z.infer<typeof AnimatedRequestSchema>;
 
+const FAMILY_RULES = IMAGE_TOKEN_MODELS.filter((model) => model !== "generic")
+  .map((model) => `${model}: ${IMAGE_TOKEN_RULES[model].source}`)
+  .join("; ");
+
+export const BudgetRequestSchema = z
+  .strictObject({
+    tokens: wholeNumber(1, MAX_BUDGET_TOKENS).openapi({
+      description:
+        "Input tokens the frames may cost the model, in all; at least one frame's least cost (gpt 255, gemini and generic 258)",
+      example: 4000,
+    }),
+    model: z
+      .enum(IMAGE_TOKEN_MODELS, { error: `must be one of ${listOfChoices(IMAGE_TOKEN_MODELS)}` })
+      .openapi({
+        description: `The model family whose published image-token rule counts the frames (${FAMILY_RULES}); generic: the most of the three`,
+      }),
+  })
+  .openapi("BudgetRequest", {
+    description: `Instead of count and max_width: Stills picks how many frames and how wide fit the tokens once it knows the video's aspect, as many as fit at a legible size (512 px on the long side), at most one per ${BUDGET_SECONDS_PER_FRAME} s of the range, then as wide as that count allows. count mode (the default with a budget), scenes, keyframes, best and any mode that finds its own moments; not interval or timestamps. Adds job.budget`,
+  });
+
 export const CreateJobRequestSchema = z
   .strictObject({
     url: z
@@ -521,6 +572,7 @@ export const CreateJobRequestSchema = z
         description: `With \`text\`: BCP 47 languages to read, at most ${MAX_TEXT_LANGUAGES}; default ["en"]`,
       }),
     animated: AnimatedRequestSchema.optional(),
+    budget: BudgetRequestSchema.optional(),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
   .superRefine(checkCombinations, {
@@ -561,7 +613,9 @@ function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx):
     );
   }
   if (mode === "count") {
-    if (body.count === undefined) flag("count mode needs count", "count");
+    if (body.count === undefined && body.budget === undefined) {
+      flag("count mode needs count (or a budget)", "count");
+    }
     if (body.every !== undefined) flag("every applies to interval mode only", "every");
   }
   if (mode === "timestamps") {
@@ -598,14 +652,48 @@ function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx):
   if (body.text_languages !== undefined && body.text !== true) {
     flag("text_languages needs text: true", "text_languages");
   }
+  if (body.budget !== undefined) checkBudget(body, mode, ctx);
   if (typeof body.start === "number" && typeof body.end === "number" && body.end <= body.start) {
     flag("end must be greater than start", "end");
   }
 }
 
-export function inferMode(body: { count?: unknown; timestamps?: unknown }) {
+/** The modes where the count is Stills' to choose, and so a budget's (decision 0311). */
+const FIXED_COUNT_MODES: readonly string[] = ["interval", "timestamps"];
+
+/** A budget chooses the count and the width: it cannot sit beside either, nor in a fixed mode. */
+function checkBudget(body: Record<string, unknown>, mode: unknown, ctx: z.RefinementCtx): void {
+  const flag = (message: string, path: (string | number)[]) =>
+    ctx.addIssue({ code: "custom", message, path });
+  if (body.count !== undefined) {
+    flag("budget and count cannot be combined: the budget chooses how many frames", ["count"]);
+  }
+  if (body.max_width !== undefined) {
+    flag("budget and max_width cannot be combined: the budget chooses the width", ["max_width"]);
+  }
+  if (typeof mode === "string" && FIXED_COUNT_MODES.includes(mode)) {
+    flag(
+      `budget does not apply to ${mode} mode, whose ${mode === "interval" ? "every" : "timestamps"} fixes the frames; use count (the default with a budget), scenes, keyframes or best`,
+      ["budget"],
+    );
+  }
+  const budget = body.budget;
+  if (!isPlainObject(budget) || typeof budget.tokens !== "number") return;
+  if (!(IMAGE_TOKEN_MODELS as readonly unknown[]).includes(budget.model)) return;
+  const model = budget.model as ImageTokenModel;
+  // A token count that failed its own check (not whole, below 1) is reported once, there.
+  const whole = Number.isInteger(budget.tokens) && budget.tokens >= 1;
+  if (whole && !budgetFitsAFrame({ tokens: budget.tokens, model })) {
+    flag(
+      `budget.tokens ${budget.tokens} is below one frame's least cost for ${model} (${leastImageTokens(model)} tokens)`,
+      ["budget", "tokens"],
+    );
+  }
+}
+
+export function inferMode(body: { count?: unknown; timestamps?: unknown; budget?: unknown }) {
   if (body.timestamps !== undefined) return "timestamps" as const;
-  if (body.count !== undefined) return "count" as const;
+  if (body.count !== undefined || body.budget !== undefined) return "count" as const;
   return "interval" as const;
 }
 

@@ -117,6 +117,8 @@ export const jobs = sqliteTable(
     storyboard: text("storyboard", { mode: "json" }),
     /** The moving preview's file and facts (schema/messages.ts ResultAnimatedSchema). */
     animated: text("animated", { mode: "json" }),
+    /** With a token budget: what it chose, measured on the frames (ResultBudgetSchema). */
+    budget: text("budget", { mode: "json" }),
     /** X-Request-Id of the request that created the job, so a failed job's page can name it. */
     requestId: text("request_id"),
     createdAt: createdAt(),

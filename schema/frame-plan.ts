@@ -90,9 +90,10 @@ export function plannedFrameCount(
   durationSeconds: number | null,
 ): number | null {
   if (options.mode === "timestamps") return options.timestamps?.length ?? 0;
-  if (options.mode === "count") return Math.max(1, Math.floor(options.count ?? 1));
-  // best: count (default 1) is the upper bound.
-  if (options.mode === "best") return Math.max(1, Math.floor(options.count ?? 1));
+  // count and best without a count: a budget's, which the extractor picks (decision 0311).
+  if (options.mode === "count" || options.mode === "best") {
+    return options.count === undefined ? null : Math.max(1, Math.floor(options.count));
+  }
   // scenes and keyframes: the video decides; count, when given, is the upper bound.
   if (options.mode === "scenes" || options.mode === "keyframes") {
     return options.count === undefined ? null : Math.max(1, Math.floor(options.count));

@@ -16,6 +16,8 @@ import {
   SKIP_REASONS,
   VideoSchema,
 } from "./api.ts";
+import { MAX_BUDGET_TOKENS } from "./budget.ts";
+import { IMAGE_TOKEN_MODELS } from "./image-tokens.ts";
 import { parseUploadKey } from "./job-files.ts";
 import { RESOLUTIONS } from "./plans.ts";
 import { FrameTextSchema, MAX_TEXT_LANGUAGES, TEXT_LANGUAGE_TAGS } from "./text.ts";
@@ -67,8 +69,15 @@ export const JobOptionsSchema = z
     /** With text: BCP 47 languages (schema/text.ts); absent means English. */
     text_languages: z.array(z.enum(TEXT_LANGUAGE_TAGS)).min(1).max(MAX_TEXT_LANGUAGES).optional(),
     animated: AnimatedOptionsSchema.optional(),
+    /** A token budget: the extractor picks count and width once it has probed (decision 0311). */
+    budget: z
+      .object({
+        tokens: z.number().int().min(1).max(MAX_BUDGET_TOKENS),
+        model: z.enum(IMAGE_TOKEN_MODELS),
+      })
+      .optional(),
   })
-  .refine((o) => o.mode !== "count" || o.count !== undefined, {
+  .refine((o) => o.mode !== "count" || o.count !== undefined || o.budget !== undefined, {
     message: "count mode needs count",
     path: ["count"],
   })
@@ -260,6 +269,20 @@ export const ResultStoryboardSchema = z.object({
 });
 export type ResultStoryboard = z.infer<typeof ResultStoryboardSchema>;
 
+/** What a budget chose, measured on the delivered frames (schema/budget.ts), as job.budget. */
+export const ResultBudgetSchema = z.object({
+  tokens_estimated: z
+    .number()
+    .int()
+    .min(0)
+    .max(MOST_RESULT_FRAMES * 100_000),
+  per_frame: z.number().int().min(0).max(100_000),
+  frames: z.number().int().min(0).max(MOST_RESULT_FRAMES),
+  width: pixels,
+  height: pixels,
+});
+export type ResultBudget = z.infer<typeof ResultBudgetSchema>;
+
 /** The moving preview made (extractor/animated/), stored as job.animated. */
 export const ResultAnimatedSchema = z.object({
   key: fileKey,
@@ -328,6 +351,7 @@ export const ExtractResultSchema = z
     captions_note: z.string().max(500).nullable().optional(),
     storyboard: ResultStoryboardSchema.nullable().optional(),
     animated: ResultAnimatedSchema.nullable().optional(),
+    budget: ResultBudgetSchema.nullable().optional(),
   })
   .refine((r) => new Set(r.frames.map((f) => f.index)).size === r.frames.length, {
     message: "frame indexes must not repeat",

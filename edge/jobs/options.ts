@@ -31,7 +31,10 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
     ...(mode === "interval" ? { every: body.every ?? 1 } : {}),
     ...(body.count !== undefined ? { count: body.count } : {}),
     // best mode's count defaults to 1, stored so the job says how many it asked for.
-    ...(mode === "best" && body.count === undefined ? { count: 1 } : {}),
+    // With a budget the extractor picks the count once it has probed (decision 0311).
+    ...(mode === "best" && body.count === undefined && body.budget === undefined
+      ? { count: 1 }
+      : {}),
     ...(body.timestamps !== undefined ? { timestamps: body.timestamps } : {}),
     ...(body.start !== undefined ? { start: body.start } : {}),
     ...(body.end !== undefined ? { end: body.end } : {}),
@@ -60,6 +63,7 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
     ...(body.text && body.text_languages !== undefined
       ? { text_languages: [...new Set(body.text_languages)] }
       : {}),
+    ...(body.budget ? { budget: { tokens: body.budget.tokens, model: body.budget.model } } : {}),
   };
 }
 

@@ -18,7 +18,8 @@ export function mostFramesFor(
   const limit = plan.limits.max_frames_per_job;
   if (options.mode === "timestamps") return Math.min(options.timestamps?.length ?? 0, limit);
   if (options.mode === "count" || options.mode === "best") {
-    return Math.min(options.count ?? 1, limit);
+    // A budget's count is the extractor's to pick, within the plan (decision 0311).
+    return Math.min(options.count ?? (options.budget ? limit : 1), limit);
   }
   // scenes and keyframes find their own moments: count is an upper bound when given.
   if (options.mode === "scenes" || options.mode === "keyframes") {

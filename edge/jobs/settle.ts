@@ -117,6 +117,7 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
     video: result.video ? JSON.stringify(result.video) : null,
     captions: storedCaptions(result),
     storyboard: completed && result.storyboard ? JSON.stringify(result.storyboard) : null,
+    budget: completed && result.budget ? JSON.stringify(result.budget) : null,
   });
 }
 

@@ -177,6 +177,7 @@ export interface components {
         duration: number;
         fps: number;
       } | null;
+      budget?: components["schemas"]["JobBudget"];
       /** @description Additive. While processing: what the job is doing, at most about a second old while it runs; its numbers never go back, even when a new attempt takes over. A completed job keeps its last (frames_done = frames_total = frames_count); null while queued and when failed */
       progress?: {
         /**
@@ -313,6 +314,23 @@ export interface components {
       tile_width: number;
       tile_height: number;
     } | null;
+    /** @description Additive. With `budget`: the frames and size chosen to fit the token budget, and the estimate */
+    JobBudget: {
+      /** @description The budget asked for */
+      tokens: number;
+      /** @enum {string} */
+      model: "claude" | "gpt" | "gemini" | "generic";
+      /** @description per_frame × frames: what the delivered frames cost the model family by its published rule; never above tokens. Null until the job completes */
+      tokens_estimated: number | null;
+      /** @description Tokens one delivered frame costs, by the family's rule on its actual size */
+      per_frame: number | null;
+      /** @description Frames delivered (status ok) */
+      frames: number | null;
+      /** @description Width of the delivered frames */
+      width: number | null;
+      /** @description Height of the delivered frames */
+      height: number | null;
+    } | null;
     Error: {
       /** @example BadRequest */
       name: string;
@@ -446,6 +464,7 @@ export interface components {
         | "th"
       )[];
       animated?: components["schemas"]["AnimatedRequest"];
+      budget?: components["schemas"]["BudgetRequest"];
       wait?: boolean;
     };
     /** @description A moving preview: one decode of the range, looping, at most 16 MiB. Adds job.animated */
@@ -463,6 +482,19 @@ export interface components {
        * @enum {string}
        */
       format?: "webp" | "gif";
+    };
+    /** @description Instead of count and max_width: Stills picks how many frames and how wide fit the tokens once it knows the video's aspect, as many as fit at a legible size (512 px on the long side), at most one per 2 s of the range, then as wide as that count allows. count mode (the default with a budget), scenes, keyframes, best and any mode that finds its own moments; not interval or timestamps. Adds job.budget */
+    BudgetRequest: {
+      /**
+       * @description Input tokens the frames may cost the model, in all; at least one frame's least cost (gpt 255, gemini and generic 258)
+       * @example 4000
+       */
+      tokens: number;
+      /**
+       * @description The model family whose published image-token rule counts the frames (claude: https://docs.anthropic.com/en/docs/vision (Evaluate image size; Calculate image costs); gpt: https://platform.openai.com/docs/guides/images-vision#calculating-costs; gemini: https://ai.google.dev/gemini-api/docs/tokens (Multimodal tokens: images)); generic: the most of the three
+       * @enum {string}
+       */
+      model: "claude" | "gpt" | "gemini" | "generic";
     };
     JobList: {
       total: number;

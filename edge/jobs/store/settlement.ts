@@ -69,6 +69,8 @@ export interface FinalJobFields extends FinalFields {
   video: string | null;
   captions: string | null;
   storyboard: string | null;
+  /** What a token budget chose, measured (schema/messages.ts ResultBudgetSchema), as JSON. */
+  budget: string | null;
 }
 
 /** A demo job's final fields, while it is unsettled (a statement of the settlement batch). */
@@ -96,7 +98,7 @@ export function finalJob(db: D1Database, jobId: string, f: FinalJobFields) {
          zip_key = ?9, zip_bytes = ?10,
          requested_resolution = coalesce(?11, requested_resolution), delivered_resolution = ?12,
          resolution_note = ?13, notice = ?14, video = ?15, captions = ?16, storyboard = ?17,
-         animated = ?18, lease_expires_at = NULL
+         animated = ?18, budget = ?19, lease_expires_at = NULL
        WHERE id = ?1 AND ${WHILE_UNSETTLED}`,
     )
     .bind(
@@ -112,6 +114,7 @@ export function finalJob(db: D1Database, jobId: string, f: FinalJobFields) {
       f.captions,
       f.storyboard,
       f.animated,
+      f.budget,
     );
 }
 

@@ -20,6 +20,7 @@ from ._errors import (
 )
 from ._types import (
     AnimatedRequest,
+    BudgetRequest,
     CreateJobRequest,
     DemoJob,
     DownloadedFile,
@@ -27,6 +28,7 @@ from ._types import (
     Frame,
     FrameText,
     Job,
+    JobBudget,
     JobError,
     JobList,
     Problem,
@@ -41,6 +43,7 @@ __all__ = [
     "PRODUCTION_BASE_URL",
     "VERSION",
     "AnimatedRequest",
+    "BudgetRequest",
     "AuthenticationError",
     "CreateJobRequest",
     "DemoJob",
@@ -48,6 +51,7 @@ __all__ = [
     "ErrorData",
     "Frame",
     "FrameText",
+    "JobBudget",
     "InsufficientBalanceError",
     "InvalidRequestError",
     "Job",

@@ -72,7 +72,20 @@ class _JobFields(TypedDict):
     expires_at: Optional[str]
 
 
+class JobBudget(TypedDict):
+    """With a token budget: what it chose, measured on the delivered frames (None until done)."""
+
+    tokens: int
+    model: Literal["claude", "gpt", "gemini", "generic"]
+    tokens_estimated: Optional[int]
+    per_frame: Optional[int]
+    frames: Optional[int]
+    width: Optional[int]
+    height: Optional[int]
+
+
 class Job(_JobFields, total=False):
+    budget: Optional[JobBudget]
     video: Optional[Dict[str, Any]]
     captions: Optional[Dict[str, Any]]
     storyboard: Optional[Dict[str, Any]]
@@ -145,6 +158,11 @@ class AnimatedRequest(TypedDict, total=False):
     format: Literal["webp", "gif"]
 
 
+class BudgetRequest(TypedDict):
+    tokens: int
+    model: Literal["claude", "gpt", "gemini", "generic"]
+
+
 class CreateJobRequest(TypedDict, total=False):
     url: str
     mode: Literal["interval", "count", "timestamps", "scenes", "keyframes", "best"]
@@ -166,6 +184,7 @@ class CreateJobRequest(TypedDict, total=False):
     text: bool
     text_languages: List[str]
     animated: AnimatedRequest
+    budget: BudgetRequest
 
 
 class Problem(TypedDict):
