@@ -14,6 +14,7 @@ import {
 } from "./errors.ts";
 import { readDrivePage } from "./google-drive.ts";
 import { openHlsPlaylist } from "./hls-origin.ts";
+import { openHlsVod } from "./hls-vod-origin.ts";
 import type { MinimumRate } from "./minimum-rate.ts";
 import type { Opened } from "./open-media.ts";
 import { openMedia } from "./open-media.ts";
@@ -134,7 +135,16 @@ export async function openSource(
         });
         resolutionNote = resolved.resolutionNote;
         info = resolved.info;
-        opened = await openResolved(resolved, fetchOptions);
+        opened = await openResolved(resolved, fetchOptions, options.resolution);
+      } else if (opened.kind === "playlist") {
+        // An HLS link (decision 0330): the variant, then only the segments ffmpeg reads.
+        const hls = await openHlsVod(opened.url, fetchOptions, {
+          resolution: options.resolution,
+          callersLink: true,
+          text: opened.text,
+        });
+        resolutionNote = hls.resolutionNote;
+        opened = hls.opened;
       }
     } else if (platform === "google_drive") {
       opened = await openDriveFile(url, fetchOptions);
@@ -142,10 +152,12 @@ export async function openSource(
       const resolved = await resolveWithYtDlp(url, ytDlpOptions(options, policy, signal));
       resolutionNote = resolved.resolutionNote;
       info = resolved.info;
-      opened = await openResolved(resolved, fetchOptions);
+      opened = await openResolved(resolved, fetchOptions, options.resolution);
     }
-    if (opened.kind === "page")
-      throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is a page without a video`);
+    if (opened.kind !== "media") {
+      const what = opened.kind === "page" ? "a page without a video" : "a playlist";
+      throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is ${what}`);
+    }
     media = opened.media;
     const relay = await startRelay(media);
     // The job and attempt fields come from the log context the server set for this job.
@@ -226,11 +238,25 @@ function ytDlpOptions(options: OpenSourceOptions, policy: AddressPolicy, signal:
   };
 }
 
-function openResolved(resolved: ResolvedMedia, fetchOptions: FetchOptions): Promise<Opened> {
+async function openResolved(
+  resolved: ResolvedMedia,
+  fetchOptions: FetchOptions,
+  resolution: number,
+): Promise<Opened> {
   const options = { ...fetchOptions, headers: resolved.headers };
-  return resolved.kind === "hls"
-    ? openHlsPlaylist(resolved.url, options)
-    : openMedia(resolved.url, options);
+  if (resolved.kind !== "hls") return openMedia(resolved.url, options);
+  // A platform's VOD in fMP4 segments is read as a direct .m3u8 link is, a segment at a time;
+  // the rest (MPEG-TS, live) is joined into one download as before.
+  try {
+    const hls = await openHlsVod(new URL(resolved.url), options, {
+      resolution,
+      callersLink: false,
+    });
+    return hls.opened;
+  } catch (error) {
+    if (!(error instanceof SourceError && /MPEG-TS|live playlist/.test(error.message))) throw error;
+    return openHlsPlaylist(resolved.url, options);
+  }
 }
 
 async function openDriveFile(url: string, fetchOptions: FetchOptions): Promise<Opened> {
