@@ -141,7 +141,8 @@ export function pageSummary(page: FramePage): string {
   return `Showing ${range} of ${page.total_frames} (${shown} as images, at most ${PREVIEW_LONG_SIDE} px).${more}`;
 }
 
-async function frameKeys(c: Context<AppEnv>, jobId: string) {
+/** Each stored frame's R2 key by its index. */
+export async function frameKeys(c: Context<AppEnv>, jobId: string) {
   const rows = await c
     .get("db")
     .select({ index: frames.index, key: frames.key })
@@ -149,6 +150,18 @@ async function frameKeys(c: Context<AppEnv>, jobId: string) {
     .where(eq(frames.jobId, jobId))
     .orderBy(asc(frames.index));
   return new Map(rows.map((row) => [row.index, row.key]));
+}
+
+/**
+ * The key of another file of the attempt that stored these frames (storyboard.jpg,
+ * captions.vtt): every file of an attempt lies under one `{kind}/{job_id}/{attempt_id}/`
+ * (schema/job-files.ts).
+ */
+export function siblingKey(keys: Map<number, string | null>, name: string): string | null {
+  for (const key of keys.values()) {
+    if (key) return `${key.slice(0, key.lastIndexOf("/") + 1)}${name}`;
+  }
+  return null;
 }
 
 const seconds = (value: number) => `${Number(value.toFixed(3))} s`;

@@ -1,5 +1,6 @@
 // Frames an agent can look at: each frame as a JPEG of at most PREVIEW_LONG_SIDE pixels on
-// its long side, small enough that a page of them fits a model's context. The worker has no
+// its long side (view_frames), or of one of PREVIEW_SIDES (zoom, which picks the largest that
+// fits its answer's token cap), small enough that a page of them fits a model's context. The worker has no
 // image library, so Cloudflare's image service scales them: the Images binding when the worker
 // has one (env.IMAGES), otherwise an image-resizing fetch of the frame's own signed URL (which
 // `wrangler dev` runs locally with sharp, and production runs on a zone with Image
@@ -19,15 +20,32 @@ export interface Preview {
   height: number;
 }
 
-/** Where a frame's preview lives: beside the frame, under the same job and attempt. */
-export function previewKeyOf(frameKey: string): string {
+/** The long sides a preview may be made at: view_frames' one, and zoom's choices (decision 0322). */
+export const PREVIEW_SIDES = [1024, 768, 512, 384, 256] as const;
+export type PreviewSide = (typeof PREVIEW_SIDES)[number];
+
+/**
+ * Where a frame's preview lives: beside the frame, under the same job and attempt. The 512 px
+ * preview keeps the name it always had; other sizes carry theirs.
+ */
+export function previewKeyOf(frameKey: string, longSide: PreviewSide = PREVIEW_LONG_SIDE): string {
   const slash = frameKey.lastIndexOf("/");
   const stem = frameKey.slice(slash + 1).replace(/\.[a-z]+$/, "");
-  return `${frameKey.slice(0, slash + 1)}preview-${stem}.jpg`;
+  const size = longSide === PREVIEW_LONG_SIDE ? "" : `${longSide}-`;
+  return `${frameKey.slice(0, slash + 1)}preview-${size}${stem}.jpg`;
 }
 
-const fits = (size: { width: number; height: number }) =>
-  Math.max(size.width, size.height) <= PREVIEW_LONG_SIDE;
+/** The size a picture of this size is shown at within longSide: scaled down, never up. */
+export function previewSizeOf(
+  size: { width: number; height: number },
+  longSide: number,
+): { width: number; height: number } {
+  const scale = Math.min(1, longSide / Math.max(size.width, size.height));
+  return {
+    width: Math.max(1, Math.round(size.width * scale)),
+    height: Math.max(1, Math.round(size.height * scale)),
+  };
+}
 
 /**
  * The preview of one stored frame. `signedUrl` is the frame's own signed URL, which the
@@ -36,22 +54,23 @@ const fits = (size: { width: number; height: number }) =>
 export async function framePreview(
   env: Env,
   frame: { key: string; signedUrl: string },
+  longSide: PreviewSide = PREVIEW_LONG_SIDE,
 ): Promise<Preview> {
-  const previewKey = previewKeyOf(frame.key);
+  const previewKey = previewKeyOf(frame.key, longSide);
   const cached = await env.FILES.get(previewKey);
   if (cached) {
-    const preview = measured(new Uint8Array(await cached.arrayBuffer()));
+    const preview = measured(new Uint8Array(await cached.arrayBuffer()), longSide);
     if (preview) return preview;
   }
   const source = await env.FILES.get(frame.key);
   if (!source) throw unavailable("the frame's file is gone");
   const original = new Uint8Array(await source.arrayBuffer());
   // A JPEG already within the size is its own preview (the demo's small frames, 240p jobs).
-  const asIs = frame.key.endsWith(".jpg") ? measured(original) : null;
+  const asIs = frame.key.endsWith(".jpg") ? measured(original, longSide) : null;
   if (asIs) return asIs;
 
-  const scaled = await scale(env, original, frame.signedUrl);
-  const preview = measured(scaled);
+  const scaled = await scale(env, original, frame.signedUrl, longSide);
+  const preview = measured(scaled, longSide);
   // Image services answer with the original when they cannot transform: never pass that on.
   if (!preview) throw unavailable("the image service did not return a small JPEG");
   await env.FILES.put(previewKey, preview.bytes, {
@@ -60,15 +79,20 @@ export async function framePreview(
   return preview;
 }
 
-function measured(bytes: Uint8Array): Preview | null {
+function measured(bytes: Uint8Array, longSide: number): Preview | null {
   const size = jpegSize(bytes);
-  return size && fits(size) ? { bytes, ...size } : null;
+  return size && Math.max(size.width, size.height) <= longSide ? { bytes, ...size } : null;
 }
 
 type WithImages = Env & { IMAGES?: ImagesBinding };
 
-async function scale(env: WithImages, original: Uint8Array, signedUrl: string) {
-  const box = { width: PREVIEW_LONG_SIDE, height: PREVIEW_LONG_SIDE, fit: "scale-down" as const };
+async function scale(
+  env: WithImages,
+  original: Uint8Array,
+  signedUrl: string,
+  longSide: PreviewSide,
+) {
+  const box = { width: longSide, height: longSide, fit: "scale-down" as const };
   if (env.IMAGES) {
     const input = new Blob([original]).stream();
     const output = await env.IMAGES.input(input)

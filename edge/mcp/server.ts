@@ -20,8 +20,12 @@ import { getPricing, getUsage } from "./tools/account.ts";
 import { createDemo, getDemo } from "./tools/demo.ts";
 import { viewFrames } from "./tools/frames.ts";
 import { extractFrames, getJob, listJobsTool } from "./tools/jobs.ts";
+import { overview } from "./tools/overview.ts";
+import { zoom } from "./tools/zoom.ts";
 
 export const TOOLS: Tool[] = [
+  overview,
+  zoom,
   extractFrames,
   getJob,
   listJobsTool,
@@ -34,7 +38,9 @@ export const TOOLS: Tool[] = [
 const BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
 
 const INSTRUCTIONS =
-  "Stills turns a video link into still frames. Call extract_frames with a public video URL and a mode " +
+  "Stills turns a video link into still frames. To skim a video as a person would, call overview first (one contact sheet with times burned in, " +
+  "and the captions and text on screen in each tile's span), then zoom into the spans that matter; both keep each answer under max_tokens " +
+  "(default 15,000) and name what they left out with a cursor. For full control call extract_frames with a public video URL and a mode " +
   "(count: N evenly spaced frames; every: a frame every N seconds; timestamps: exact seconds). " +
   `It waits for the job; with images: true it also returns the first frames as JPEG images (at most ${PREVIEW_LONG_SIDE} px), ` +
   `and view_frames pages through all of them, ${IMAGES_PER_CALL} per call. Jobs cost credits (get_pricing, get_usage); ` +

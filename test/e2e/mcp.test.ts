@@ -105,7 +105,9 @@ describe("the MCP server", () => {
         "get_pricing",
         "get_usage",
         "list_jobs",
+        "overview",
         "view_frames",
+        "zoom",
       ].sort(),
     );
     for (const tool of tools) {

@@ -3,8 +3,6 @@
 // holds, webhooks, and the jobs GET /v1/jobs lists.
 import { z } from "zod";
 import {
-  API_ERROR_NAMES,
-  type ApiErrorName,
   type CreateJobRequest,
   CreateJobRequestSchema,
   IdempotencyHeadersSchema,
@@ -16,9 +14,6 @@ import {
 } from "../../../schema/api.ts";
 import { TEXT_FRAMES_PER_CREDIT } from "../../../schema/plans.ts";
 import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
-import { requesterOf } from "../../context.ts";
-import { ApiError } from "../../errors.ts";
-import { createJob } from "../../jobs/create.ts";
 import { listJobs, progressLine, progressText, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
@@ -33,6 +28,7 @@ import {
 } from "../inputs.ts";
 import { PREVIEW_LONG_SIDE } from "../previews.ts";
 import { reportingProgress } from "../progress.ts";
+import { jobFailure, runJob } from "../run-job.ts";
 import { jobSummary } from "../summaries.ts";
 import { defineTool, toolError, toolResult } from "../tool.ts";
 
@@ -113,14 +109,7 @@ export const extractFrames = defineTool({
     openWorldHint: true,
   },
   async run(c, { body, options }, extra) {
-    const { jobId } = await createJob(requesterOf(c), body, options.idempotency_key);
-    const job = await reportingProgress(
-      extra,
-      `Extracting (job ${jobId})`,
-      WAIT_SECONDS,
-      () => readJob(c, jobId, true),
-      () => progressLine(c.env, jobId),
-    );
+    const job = await runJob(c, body, options.idempotency_key, extra, "Extracting");
     if (job.status === "failed") return toolError(c, jobFailure(job), { job });
     if (!options.images || job.status !== "completed") {
       return toolResult(jobSummary(job, true), { job, images: null });
@@ -131,17 +120,6 @@ export const extractFrames = defineTool({
     ]);
   },
 });
-
-/** A failed job as the error it ended with, so agents branch on data.name as for any error. */
-function jobFailure(job: z.infer<typeof JobSchema>): ApiError {
-  const name = job.error?.name ?? "ExtractionFailed";
-  const known = (API_ERROR_NAMES as readonly string[]).includes(name);
-  return new ApiError(
-    known ? (name as ApiErrorName) : "ExtractionFailed",
-    `Job ${job.id} failed: ${job.error?.message ?? "unknown error"}`,
-    { userMessage: job.error?.userMessage ?? "The extraction failed. Nothing was charged." },
-  );
-}
 
 export const getJob = defineTool({
   name: "get_job",
@@ -164,7 +142,12 @@ export const getJob = defineTool({
       ),
   },
   output: JobSchema,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(c, input, extra) {
     const job = await reportingProgress(
       extra,
@@ -195,7 +178,12 @@ export const listJobsTool = defineTool({
     parse: (args) => parseArguments(ListJobsQuerySchema.strict(), asQueryValues(args)),
   },
   output: JobListSchema,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(c, input) {
     const list = await listJobs(c, input);
     const rows = list.data.map((job) =>
