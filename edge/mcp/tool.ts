@@ -23,6 +23,14 @@ import { portableSchema } from "./portable-schema.ts";
 export type ToolExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 type JsonSchemaObject = { type: "object"; [key: string]: unknown };
 
+/**
+ * Every tool states all four hints (MCP's defaults assume the worst: a tool that says nothing
+ * is taken as destructive and open-world), so the type asks for each.
+ */
+export type ToolHints = Required<
+  Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
+>;
+
 export interface Tool {
   name: string;
   title: string;
@@ -44,7 +52,7 @@ export function defineTool<In>(spec: {
   description: string;
   input: ToolInput<In>;
   output: ZodType;
-  annotations: ToolAnnotations;
+  annotations: ToolHints;
   run(c: Context<AppEnv>, input: In, extra: ToolExtra): Promise<CallToolResult>;
 }): Tool {
   return {

@@ -16,7 +16,12 @@ export const getUsage = defineTool({
     "Check it before a large extraction.",
   input: zodInput(z.strictObject({})),
   output: UsageSchema,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(c) {
     const usage = await usageBody(d1Of(c), c.get("account").id);
     const { credits, limits } = usage;
@@ -37,7 +42,12 @@ export const getPricing = defineTool({
     "The public plans, credit pack and the rules by which jobs cost credits — the same as GET /v1/pricing.",
   input: zodInput(z.strictObject({})),
   output: PricingSchema,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run() {
     const plans = CATALOG.plans.map(
       (plan) => `${plan.name} $${plan.price_usd}/month: ${plan.credits_per_month} credits`,

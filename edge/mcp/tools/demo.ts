@@ -51,7 +51,12 @@ export const getDemo = defineTool({
     parse: (args) => parseArguments(z.strictObject({ demo_id: JobIdParamSchema.shape.id }), args),
   },
   output: DemoJobSchema,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(c, input) {
     const demo = await readDemoJob(c, input.demo_id);
     return toolResult(demoSummary(demo), demo);

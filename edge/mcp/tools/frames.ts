@@ -39,7 +39,12 @@ export const viewFrames = defineTool({
     }),
   ),
   output: FramePageSchema,
-  annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(c, input) {
     const job = await readJobOrDemo(c, input.job_id);
     if (job.status !== "completed") {
