@@ -45,6 +45,7 @@ async function framesToApi(
       ...(f.score !== null
         ? { score: f.score, score_parts: (f.scoreParts as Frame["score_parts"]) ?? null }
         : {}),
+      ...(f.slide !== null && f.slide !== undefined ? { slide: f.slide as Frame["slide"] } : {}),
       // With text: the object read (null on a failed frame); absent when the job did not ask.
       ...(withText ? { text: textOf(f.text) } : {}),
     })),

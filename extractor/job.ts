@@ -30,6 +30,7 @@ import type { FrameSink } from "./output/frame-sink.ts";
 import type { ProgressSink } from "./output/progress-reporter.ts";
 import type { FoundMoments } from "./quality/moments.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
+import { repeatsWithText } from "./quality/slides.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
@@ -243,6 +244,7 @@ async function runJob(
         ? { scene_score: found.sceneScores.get(frame.index) }
         : {}),
       ...bestScoreOf(found, frame.index),
+      ...slideOf(found, frame.index),
       // With text: null until the delivered picture is read (text/frame-text.ts).
       ...(job.options.text ? { text: null } : {}),
     });
@@ -314,6 +316,7 @@ async function runJob(
       }
       // The text of the last pictures, whose reads went on beside the decoding.
       await writer.finishText();
+      if (found?.slides && job.options.text) repeatSlidesByText(found, results);
       if (job.options.storyboard) {
         outcome.storyboard = await storeStoryboard(writer, size, usable);
       }
@@ -621,6 +624,24 @@ function okFrames(results: Map<number, FrameResult>): number {
   let ok = 0;
   for (const result of results.values()) if (result.status === "ok") ok++;
   return ok;
+}
+
+/** A slides-mode frame's slide: its span and the frame it repeats (1-based), by picture. */
+function slideOf(found: FoundMoments | null, index: number): Partial<FrameResult> {
+  const showing = found?.slides?.[index - 1];
+  if (!showing) return {};
+  const repeatOf = showing.repeatOf === null ? null : showing.repeatOf + 1;
+  return { slide: { start: showing.start, end: showing.end, repeat_of: repeatOf } };
+}
+
+/** With text, the text read on each slide's frame joins the picture in judging repeats. */
+function repeatSlidesByText(found: FoundMoments, results: Map<number, FrameResult>): void {
+  const showings = found.slides ?? [];
+  const texts = showings.map((_, i) => results.get(i + 1)?.text?.content ?? null);
+  repeatsWithText(showings, texts).forEach((repeatOf, i) => {
+    const result = results.get(i + 1);
+    if (result?.slide) result.slide.repeat_of = repeatOf === null ? null : repeatOf + 1;
+  });
 }
 
 /** A best-mode frame's score and its parts, as the result carries them. */

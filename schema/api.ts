@@ -21,6 +21,7 @@ export const EXTRACTION_MODES = [
   "scenes",
   "keyframes",
   "best",
+  "slides",
 ] as const;
 export type ExtractionMode = (typeof EXTRACTION_MODES)[number];
 
@@ -99,6 +100,31 @@ export const ScorePartsSchema = z
   });
 export type ScoreParts = z.infer<typeof ScorePartsSchema>;
 
+/** slides mode: when a frame's slide is on screen, and which earlier frame it repeats. */
+export const FrameSlideSchema = z
+  .object({
+    start: z.number().min(0).max(MAX_MEDIA_SECONDS).openapi({
+      description:
+        "Seconds from the source start when the slide is first seen: the first look (4 a second) at which the picture is the slide",
+      example: 20.44,
+    }),
+    end: z.number().min(0).max(MAX_MEDIA_SECONDS).openapi({
+      description:
+        "When it has gone: the first look after it that no longer shows it, or the end of the range for the last slide",
+      example: 23.24,
+    }),
+    repeat_of: z.number().int().min(1).nullable().openapi({
+      description:
+        "The `index` of the frame of this slide's first showing in the result, when the slide is shown again; null for a first showing",
+      example: 1,
+    }),
+  })
+  .openapi("FrameSlide", {
+    description:
+      "slides mode: the slide this frame shows, as `[start, end)`; the gaps between slides are transitions",
+  });
+export type FrameSlide = z.infer<typeof FrameSlideSchema>;
+
 /** Longest caption text carried on one frame; longer cues are cut (data, never markup). */
 export const MAX_CAPTION_CHARS = 1000;
 
@@ -136,6 +162,7 @@ export const FrameSchema = z
         "best mode: how good the frame looks, 0 to 1, the weighted mean of score_parts (frames come best first)",
     }),
     score_parts: ScorePartsSchema.nullable().optional(),
+    slide: FrameSlideSchema.nullable().optional(),
     text: FrameTextSchema.nullable().optional().openapi({
       description:
         "With `text`: the text on screen, read from the delivered frame at full size (null when the frame failed)",
@@ -516,7 +543,7 @@ export const CreateJobRequestSchema = z
       .openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
     mode: z.enum(EXTRACTION_MODES).optional().openapi({
       description:
-        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes",
+        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides",
     }),
     every: z.number().min(0.1).max(3600).optional().openapi({ description: "Seconds; default 1" }),
     count: wholeNumber(1, MAX_COUNT).optional(),
@@ -641,6 +668,15 @@ function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx):
     }
     if (body.skip !== undefined) {
       flag("best mode already keeps the best frames; it takes no skip", "skip");
+    }
+  }
+  if (mode === "slides") {
+    if (body.every !== undefined) flag("every applies to interval mode only", "every");
+    if (body.timestamps !== undefined) {
+      flag("slides mode finds its own moments; it takes no timestamps", "timestamps");
+    }
+    if (body.skip !== undefined) {
+      flag("slides mode already leaves out repeated pictures; it takes no skip", "skip");
     }
   }
   if (body.sensitivity !== undefined && mode !== "scenes") {

@@ -4,11 +4,17 @@ import type { ExtractionMode } from "./messages.ts";
 import { FRAMES_INCLUDED_PER_MINUTE, TIMESTAMP_FRAMES_PER_CREDIT } from "./plans.ts";
 
 /**
- * Modes charged per frame, like timestamps: scenes, keyframes and best deliver moments the
- * video chooses, not frames spread over its minutes, so a per-minute price would not fit them.
+ * Modes charged per frame, like timestamps: scenes, keyframes, best and slides deliver moments
+ * the video chooses, not frames spread over its minutes, so a per-minute price would not fit.
  */
 export function chargedPerFrame(mode: ExtractionMode): boolean {
-  return mode === "timestamps" || mode === "scenes" || mode === "keyframes" || mode === "best";
+  return (
+    mode === "timestamps" ||
+    mode === "scenes" ||
+    mode === "keyframes" ||
+    mode === "best" ||
+    mode === "slides"
+  );
 }
 
 /**

@@ -185,6 +185,8 @@ export const frames = sqliteTable(
     scoreParts: text("score_parts", { mode: "json" }),
     /** With text: what was read on the frame (schema/text.ts FrameTextSchema); null before. */
     text: text("text", { mode: "json" }),
+    /** slides mode: {start, end, repeat_of} (schema/api.ts FrameSlideSchema); null otherwise. */
+    slide: text("slide", { mode: "json" }),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.index] })],
 );

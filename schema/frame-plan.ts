@@ -94,8 +94,8 @@ export function plannedFrameCount(
   if (options.mode === "count" || options.mode === "best") {
     return options.count === undefined ? null : Math.max(1, Math.floor(options.count));
   }
-  // scenes and keyframes: the video decides; count, when given, is the upper bound.
-  if (options.mode === "scenes" || options.mode === "keyframes") {
+  // scenes, keyframes and slides: the video decides; count, when given, is the upper bound.
+  if (options.mode === "scenes" || options.mode === "keyframes" || options.mode === "slides") {
     return options.count === undefined ? null : Math.max(1, Math.floor(options.count));
   }
   if (durationSeconds !== null) return planFrames(options, durationSeconds).frames.length;

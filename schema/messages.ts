@@ -12,6 +12,7 @@ import {
   MAX_MEDIA_SECONDS,
   MAX_WIDTH,
   PROGRESS_STAGES,
+  FrameSlideSchema,
   ScorePartsSchema,
   SKIP_REASONS,
   VideoSchema,
@@ -241,6 +242,8 @@ export const FrameResultSchema = z.object({
   /** best mode: the frame's score, 0…1, and its parts (extractor/quality/best-score.ts). */
   score: z.number().min(0).max(1).nullable().optional(),
   score_parts: ScorePartsSchema.nullable().optional(),
+  /** slides mode: when the frame's slide is on screen, and the frame it repeats (slides.ts). */
+  slide: FrameSlideSchema.nullable().optional(),
   /** With text: what was read on the delivered frame; null when the frame failed. */
   text: FrameTextSchema.nullable().optional(),
   /**

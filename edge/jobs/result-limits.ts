@@ -21,8 +21,8 @@ export function mostFramesFor(
     // A budget's count is the extractor's to pick, within the plan (decision 0311).
     return Math.min(options.count ?? (options.budget ? limit : 1), limit);
   }
-  // scenes and keyframes find their own moments: count is an upper bound when given.
-  if (options.mode === "scenes" || options.mode === "keyframes") {
+  // scenes, keyframes and slides find their own moments: count is an upper bound when given.
+  if (options.mode === "scenes" || options.mode === "keyframes" || options.mode === "slides") {
     return Math.min(options.count ?? limit, limit);
   }
   if (durationSeconds === null) return limit;

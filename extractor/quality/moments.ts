@@ -1,6 +1,6 @@
-// The frames of scenes, keyframes and best jobs, which the video itself decides: one
-// low-resolution scene pass, the keyframe list, or the scored candidates of best's cheap pass,
-// then the moments in the job's range, capped at count (or the plan's limit, as the edge's
+// The frames of scenes, keyframes, best and slides jobs, which the video itself decides: one
+// low-resolution scene pass, the keyframe list, the scored candidates of best's cheap pass, or
+// the settled stretches of slides' grey pass, then the moments in the job's range, capped at count (or the plan's limit, as the edge's
 // mostFramesFor expects). Each moment is a frame's own pts, so the sparse engine delivers
 // exactly that frame. Best's frames come best first; the others in time order.
 import type { FramePlan } from "../../schema/frame-plan.ts";
@@ -12,6 +12,9 @@ import { planCandidatePass, scanCandidates } from "./best-candidates.ts";
 import { bestMomentOf, minGapSeconds, pickWinners } from "./best-picker.ts";
 import type { ScoreParts } from "./best-score.ts";
 import { pickSceneCuts, spreadEvenly } from "./scenes.ts";
+import type { SlideShowing } from "./slides.ts";
+import { findSlides } from "./slides.ts";
+import { planSlidesPass, scanSlideSamples } from "./slides-scan.ts";
 
 export interface FoundMoments extends FramePlan {
   /** Frame index → its scene score (scenes mode). */
@@ -20,10 +23,14 @@ export interface FoundMoments extends FramePlan {
   bestScores: Map<number, { score: number; parts: ScoreParts }>;
   /** best mode: the best candidate and its shot's start (where a preview begins). */
   bestMoment?: { time: number; shotStart: number } | null;
+  /** slides mode: showing i is frame i + 1 (slides.ts). */
+  slides?: SlideShowing[];
 }
 
-export function isFoundMode(mode: JobOptions["mode"]): mode is "scenes" | "keyframes" | "best" {
-  return mode === "scenes" || mode === "keyframes" || mode === "best";
+export function isFoundMode(
+  mode: JobOptions["mode"],
+): mode is "scenes" | "keyframes" | "best" | "slides" {
+  return mode === "scenes" || mode === "keyframes" || mode === "best" || mode === "slides";
 }
 
 /** The best moment of a range, for a preview without a start in a mode that is not best. */
@@ -53,7 +60,13 @@ export async function findMoments(
   const bestScores: FoundMoments["bestScores"] = new Map();
   let times: number[];
   let bestMoment: FoundMoments["bestMoment"];
-  if (options.mode === "best") {
+  let slides: SlideShowing[] | undefined;
+  if (options.mode === "slides") {
+    const pass = planSlidesPass(input, video, { start: rangeStart, end: rangeEnd });
+    const samples = await scanSlideSamples(pass, video, signal);
+    slides = findSlides(samples, { grid: pass.grid, step: pass.step, rangeEnd, count: most });
+    times = slides.map((s) => s.time);
+  } else if (options.mode === "best") {
     const pass = planCandidatePass(input, video, { start: rangeStart, end: rangeEnd });
     const candidates = await scanCandidates(pass, video, signal);
     const count = Math.min(options.count ?? 1, maxFrames);
@@ -94,5 +107,6 @@ export async function findMoments(
     sceneScores,
     bestScores,
     bestMoment,
+    slides,
   };
 }

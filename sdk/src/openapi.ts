@@ -240,6 +240,7 @@ export interface components {
       /** @description best mode: how good the frame looks, 0 to 1, the weighted mean of score_parts (frames come best first) */
       score?: number | null;
       score_parts?: components["schemas"]["ScoreParts"];
+      slide?: components["schemas"]["FrameSlide"];
       /** @description With `text`: the text on screen, read from the delivered frame at full size (null when the frame failed) */
       text?: {
         /** @description The words read, line by line, a blank line between blocks; "" when the frame shows no text */
@@ -257,6 +258,24 @@ export interface components {
       contrast: number;
       colourfulness: number;
       interest: number;
+    } | null;
+    /** @description slides mode: the slide this frame shows, as `[start, end)`; the gaps between slides are transitions */
+    FrameSlide: {
+      /**
+       * @description Seconds from the source start when the slide is first seen: the first look (4 a second) at which the picture is the slide
+       * @example 20.44
+       */
+      start: number;
+      /**
+       * @description When it has gone: the first look after it that no longer shows it, or the end of the range for the last slide
+       * @example 23.24
+       */
+      end: number;
+      /**
+       * @description The `index` of the frame of this slide's first showing in the result, when the slide is shown again; null for a first showing
+       * @example 1
+       */
+      repeat_of: number | null;
     } | null;
     JobError: {
       /** @example PrivateContent */
@@ -394,10 +413,10 @@ export interface components {
        */
       url: string;
       /**
-       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes
+       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides
        * @enum {string}
        */
-      mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes" | "best";
+      mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes" | "best" | "slides";
       /** @description Seconds; default 1 */
       every?: number;
       count?: number;

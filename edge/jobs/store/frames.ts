@@ -10,12 +10,14 @@ export function insertFrames(db: D1Database, jobId: string, framesJson: string) 
   return db
     .prepare(
       `INSERT OR REPLACE INTO frames (job_id, idx, timestamp, pts, status, r2_key, error,
-         scene_score, moved_to, moved_reason, caption, thumb_key, score, score_parts, text)
+         scene_score, moved_to, moved_reason, caption, thumb_key, score, score_parts, text,
+         slide)
        SELECT ?1, value ->> '$.index', value ->> '$.timestamp', value ->> '$.pts',
               value ->> '$.status', value ->> '$.key', value ->> '$.error',
               value ->> '$.scene_score', value ->> '$.moved_to', value ->> '$.moved_reason',
               value ->> '$.caption', value ->> '$.thumb_key',
-              value ->> '$.score', value -> '$.score_parts', value -> '$.text'
+              value ->> '$.score', value -> '$.score_parts', value -> '$.text',
+              value -> '$.slide'
        FROM json_each(?2)`,
     )
     .bind(jobId, framesJson);
