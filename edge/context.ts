@@ -28,6 +28,23 @@ export interface AppEnv {
 }
 
 /**
+ * The request's D1 reads as a domain function takes them (edge/storage/d1-sessions.ts readsOf):
+ * through the plain binding, or through a session that a replica may answer.
+ */
+export interface RequestReads {
+  /** drizzle over what the request reads through now. */
+  db(): Db;
+  /** The D1 binding or session the request reads through now. */
+  d1(): D1Database | D1DatabaseSession;
+  /** True when the request reads the plain binding (no session, so no bookmark to answer). */
+  plainBinding(): boolean;
+  /** True when the request's reads may have come from a replica behind the primary. */
+  mayBeBehind(): boolean;
+  /** Moves the request's reads to the primary as it is now, and returns its handle. */
+  freshPrimary(): Db;
+}
+
+/**
  * What a domain function takes of a request in place of Hono's context (issue 35): the
  * bindings, the request's database handle, the account its key belongs to, and its id.
  */

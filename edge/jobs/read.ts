@@ -44,10 +44,6 @@ export function storedJobOptions(jobId: string, stored: unknown): JobOptions {
   );
 }
 
-export function baseUrl(c: Context<AppEnv>): string {
-  return publicBaseUrl(c.env, c.req.url);
-}
-
 /**
  * What signing a job's URLs needs from the settings, per env object (settings reach an
  * isolate once; a test's own env is another object): reading the settings three times took
@@ -86,7 +82,7 @@ function linkerFor(
 ): FileLinker | null {
   if (!filesAreLive(row) || !row.expiresAt) return null;
   const settings = linkSettingsOf(c.env);
-  const origin = settings.publicBaseUrl ?? baseUrl(c);
+  const origin = settings.publicBaseUrl ?? publicBaseUrl(c.env, c.req.url);
   const expiresAt = row.expiresAt;
   if (settings.presigned) return fileLinker(settings.secret, origin, expiresAt);
   const prefix = `${settings.secret}\n${origin}\n${expiresAt}\n`;

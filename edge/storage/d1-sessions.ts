@@ -15,7 +15,7 @@
 import { drizzle } from "drizzle-orm/d1";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { AppEnv, Db } from "../context.ts";
+import type { AppEnv, Db, RequestReads } from "../context.ts";
 import { ApiError } from "../errors.ts";
 
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
@@ -92,6 +92,17 @@ export function mayBeBehind(c: Context<AppEnv>): boolean {
  */
 export function freshPrimary(c: Context<AppEnv>): Db {
   return c.get("d1Reads") ? useSession(c, "first-primary", false) : c.get("db");
+}
+
+/** The request's reads as edge/jobs/ takes them, so no domain function needs Hono's context. */
+export function readsOf(c: Context<AppEnv>): RequestReads {
+  return {
+    db: () => c.get("db"),
+    d1: () => d1Of(c),
+    plainBinding: () => c.get("d1Reads") === undefined,
+    mayBeBehind: () => mayBeBehind(c),
+    freshPrimary: () => freshPrimary(c),
+  };
 }
 
 /** The bookmark of the request's session, for the X-D1-Bookmark response header. */

@@ -6,7 +6,7 @@ import { edgeConfig } from "../../config.ts";
 import type { AppEnv, Db } from "../../context.ts";
 import { fileLinker } from "../../files.ts";
 import { visibleStatus } from "../../jobs/lifecycle.ts";
-import { baseUrl } from "../../jobs/read.ts";
+import { baseUrl } from "../../request.ts";
 import { filesAreLive } from "../../serialize.ts";
 import { optionsLabel } from "./job-options.ts";
 

@@ -4,7 +4,8 @@
 import { JobIdParamSchema } from "../../../schema/api.ts";
 import { isFinalStatus } from "../../../schema/job-status.ts";
 import { ApiError } from "../../errors.ts";
-import { baseUrl, readJob } from "../../jobs/read.ts";
+import { readJob } from "../../jobs/read.ts";
+import { baseUrl } from "../../request.ts";
 import {
   frameThumbnails,
   JOB_TABS,

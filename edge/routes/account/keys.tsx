@@ -6,9 +6,9 @@
 import { firstProblem, KEY_NAME_MAX, KeyNameFormSchema } from "../../../schema/sign-in.ts";
 import { eventOrigin } from "../../auth/account-events.ts";
 import { createKey, MAX_ACTIVE_KEYS, revokeKey } from "../../auth/keys.ts";
-import { baseUrl } from "../../jobs/read.ts";
 import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import { formOf } from "../../pages/forms.ts";
+import { baseUrl } from "../../request.ts";
 import { activeKeys, type KeyListRow } from "../../storage/accounts.ts";
 import { keepForOneShowing, takeForShowing } from "./key-reveals.ts";
 import type { PageContext } from "./ui.tsx";

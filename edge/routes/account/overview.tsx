@@ -1,7 +1,7 @@
 // The dashboard's first page: plan, credits (plan and pack apart), the period, the subscription,
 // this period's usage and the latest jobs.
 import { billingEnabled } from "../../billing/checkout.ts";
-import { baseUrl } from "../../jobs/read.ts";
+import { baseUrl } from "../../request.ts";
 import { d1Of } from "../../storage/d1-sessions.ts";
 import { usageBody } from "../../usage.ts";
 import { jobsWithThumbnails } from "./data.ts";

@@ -3,10 +3,10 @@
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
 import type { AppEnv } from "../../context.ts";
-import { baseUrl } from "../../jobs/read.ts";
 import { CSS_TYPE, JS_TYPE, staticAsset } from "../../pages/assets.ts";
 import { contentSecurityPolicy, Page } from "../../pages/layout.tsx";
 import { LocalTime } from "../../pages/local-time.tsx";
+import { baseUrl } from "../../request.ts";
 import dashboardScript from "./assets/dashboard.client.js";
 import dashboardCss from "./assets/dashboard.css";
 

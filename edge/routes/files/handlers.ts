@@ -12,7 +12,7 @@ import {
   THUMBNAIL_TRACK_NAME,
   withSignedSprite,
 } from "../../files.ts";
-import { baseUrl } from "../../jobs/read.ts";
+import { baseUrl } from "../../request.ts";
 import { filesAreLive } from "../../serialize.ts";
 import type { FILE_PATH } from "./routes.ts";
 
