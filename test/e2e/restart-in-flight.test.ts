@@ -8,7 +8,7 @@
 // busy or unreachable extractor leaves one, waiting for a message the restart drops): the
 // cron hands it back too (decision 0180), and it ends within the same minute.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import type http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,8 +22,9 @@ import {
   createKey,
   executeLocalSql,
   freePort,
-  queryLocal,
   ROOT,
+  readLocalD1,
+  stackQuery,
 } from "../../scripts/lib/stack.mjs";
 import { fakeBin } from "../scripts/fake-bin.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
@@ -73,11 +74,16 @@ async function stop(child: ChildProcess) {
   await exited;
 }
 
-function jobRow(jobId: string) {
-  const [row] = queryLocal(
-    `SELECT status, attempts, lease_expires_at FROM jobs WHERE id = '${jobId}'`,
-    stateDir,
-  );
+/**
+ * A job's row: through the running stack's development route, or straight from the D1 file
+ * while it is stopped (no wrangler spawned either way: each spawn cost a second or two of CPU).
+ */
+async function jobRow(jobId: string, base: string) {
+  const sql = `SELECT status, attempts, lease_expires_at FROM jobs WHERE id = '${jobId}'`;
+  const secrets = JSON.parse(readFileSync(join(stateDir, "secrets.json"), "utf8"));
+  const [row] = running
+    ? await stackQuery({ baseUrl: base, secrets }, sql)
+    : readLocalD1(sql, stateDir);
   return row as { status: string; attempts: number; lease_expires_at: string | null };
 }
 
@@ -95,8 +101,6 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
     // The held origin must not end the first attempt by its minimum rate before the stop.
     EXTRACTOR_SOURCE_GRACE_SECONDS: "600",
   };
-  const { key } = await createKey({ email: "in-flight@example.com", plan: "pro", stateDir });
-  const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
 
   const video = await makeTestVideo({ width: 320, height: 180, durationSeconds: 3 });
   const serveVideo = fileRoute(video, { ranges: true });
@@ -110,6 +114,14 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
 
   try {
     running = await npmStart(env);
+    // The key through the running stack's development route (no wrangler spawned).
+    const secrets = JSON.parse(readFileSync(join(stateDir, "secrets.json"), "utf8"));
+    const { key } = await createKey({
+      email: "in-flight@example.com",
+      plan: "pro",
+      stack: { baseUrl: base, secrets },
+    });
+    const auth = { authorization: `Bearer ${key}`, "content-type": "application/json" };
     const created = await fetch(`${base}/v1/jobs`, {
       method: "POST",
       headers: auth,
@@ -137,14 +149,17 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
 
     await stop(running.child);
     running = undefined;
-    expect(jobRow(jobId)).toMatchObject({ status: "processing", attempts: 1 });
+    expect(await jobRow(jobId, base)).toMatchObject({ status: "processing", attempts: 1 });
     // The second job as a busy extractor's answer leaves it: queued, its attempt given back.
     executeLocalSql(
       `UPDATE jobs SET status = 'queued', lease_expires_at = NULL, attempts = 0
        WHERE id = '${queuedId}'`,
       stateDir,
     );
-    expect(jobRow(queuedId)).toMatchObject({ status: "queued", lease_expires_at: null });
+    expect(await jobRow(queuedId, base)).toMatchObject({
+      status: "queued",
+      lease_expires_at: null,
+    });
 
     holding = false;
     for (const response of held) response.destroy();
@@ -177,7 +192,7 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
     expect(job.frames.map((f) => f.status)).toEqual(["ok", "ok", "ok"]);
     expect(job.credits_charged).toBe(1);
     expect((await fetch(job.frames[0].url)).status).toBe(200);
-    expect(jobRow(jobId).attempts).toBe(2);
+    expect((await jobRow(jobId, base)).attempts).toBe(2);
     const queued = (await (
       await fetch(`${base}/v1/jobs/${queuedId}`, { headers: auth })
     ).json()) as {
@@ -186,7 +201,7 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
     };
     expect(queued.frames.map((f) => f.status)).toEqual(["ok", "ok"]);
     expect(queued.credits_charged).toBe(1);
-    expect(jobRow(queuedId).attempts).toBe(1);
+    expect((await jobRow(queuedId, base)).attempts).toBe(1);
   } finally {
     await origin.close();
   }
