@@ -16,6 +16,7 @@ const GUIDES = [
   "webhooks",
   "rate-limits",
   "credits",
+  "slides",
   "sdks",
 ];
 

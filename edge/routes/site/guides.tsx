@@ -16,6 +16,7 @@ import errors from "../../../docs/guides/errors.md";
 import quickStart from "../../../docs/guides/quick-start.md";
 import rateLimits from "../../../docs/guides/rate-limits.md";
 import sdks from "../../../docs/guides/sdks.md";
+import slides from "../../../docs/guides/slides.md";
 import webhooks from "../../../docs/guides/webhooks.md";
 import { PUBLIC_BASE_URL_TOKEN } from "../../../schema/api-examples.ts";
 import type { AppEnv } from "../../context.ts";
@@ -34,6 +35,7 @@ export const GUIDES = [
   { slug: "rate-limits", label: "Rate limits", source: rateLimits },
   { slug: "credits", label: "Credits", source: credits },
   { slug: "best-frames", label: "Best frames and previews", source: bestFrames },
+  { slug: "slides", label: "Slides and screen recordings", source: slides },
   { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
 
