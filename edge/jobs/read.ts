@@ -5,19 +5,17 @@
 // wait=true holds its request on the job's JobWaiter (edge/durable/job-waiter.ts), which
 // settlement wakes; it then reads D1 again, so D1 stays the record. A processing job's progress
 // is read from that object too, on every read (decision 0230): D1 never holds it.
-import type { Context } from "hono";
 import type { Progress } from "../../schema/api.ts";
 import type { DemoJobRow, FrameRow, JobRow } from "../../schema/db.ts";
 import { COMPLETED, EXPIRED, isFinalStatus, PROCESSING } from "../../schema/job-status.ts";
 import { type JobOptions, JobOptionsSchema } from "../../schema/messages.ts";
-import { edgeConfig, publicBaseUrl } from "../config.ts";
-import type { AppEnv } from "../context.ts";
+import { edgeConfig } from "../config.ts";
+import type { RequestReads } from "../context.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { ApiError } from "../errors.ts";
 import { type FileLinker, fileLinker, presignSettings } from "../files.ts";
 import { logEvent } from "../log.ts";
 import { demoJobToApi, filesAreLive, jobToApi } from "../serialize.ts";
-import { d1Of, freshPrimary, mayBeBehind } from "../storage/d1-sessions.ts";
 import type { D1Reader } from "../storage/prepared-select.ts";
 import { demoJobRow } from "./store/demo.ts";
 import { frameRowsOf } from "./store/frames.ts";
@@ -42,6 +40,23 @@ export function storedJobOptions(jobId: string, stored: unknown): JobOptions {
   throw new Error(
     `job ${jobId}: stored options do not parse (${issue?.path.join(".")}: ${issue?.message})`,
   );
+}
+
+/**
+ * What reading jobs takes of its request, in place of Hono's context (decision 0270): the
+ * route adapters and MCP tools build it with readerOf(c) (edge/request.ts).
+ */
+export interface JobReader {
+  env: Env;
+  /** The public origin the request came to: file URLs are signed for it. */
+  baseUrl(): string;
+  /** The request's D1 reads: the binding, or a session a replica may answer. */
+  reads: RequestReads;
+}
+
+/** A JobReader for one account's jobs (edge/request.ts accountReaderOf). */
+export interface AccountJobReader extends JobReader {
+  accountId: string;
 }
 
 /**
@@ -77,12 +92,12 @@ const SIGNED_URLS_MAX = 4096;
 const signedUrls = new Map<string, string>();
 
 function linkerFor(
-  c: Context<AppEnv>,
+  r: JobReader,
   row: { status: string; expiresAt: string | null },
 ): FileLinker | null {
   if (!filesAreLive(row) || !row.expiresAt) return null;
-  const settings = linkSettingsOf(c.env);
-  const origin = settings.publicBaseUrl ?? publicBaseUrl(c.env, c.req.url);
+  const settings = linkSettingsOf(r.env);
+  const origin = settings.publicBaseUrl ?? r.baseUrl();
   const expiresAt = row.expiresAt;
   if (settings.presigned) return fileLinker(settings.secret, origin, expiresAt);
   const prefix = `${settings.secret}\n${origin}\n${expiresAt}\n`;
@@ -107,8 +122,8 @@ export function jobNotFound(id: string) {
 }
 
 /** The job's row as the primary has it now (wait=true polls here, never on a replica). */
-async function findJobOnPrimary(c: Context<AppEnv>, id: string): Promise<JobRow> {
-  const row = await accountJobRow(freshPrimary(c), id, c.get("account").id);
+async function findJobOnPrimary(r: AccountJobReader, id: string): Promise<JobRow> {
+  const row = await accountJobRow(r.reads.freshPrimary(), id, r.accountId);
   // Another account's job answers exactly like a missing one.
   if (!row) throw jobNotFound(id);
   return row;
@@ -116,14 +131,14 @@ async function findJobOnPrimary(c: Context<AppEnv>, id: string): Promise<JobRow>
 
 /** Waits on the job's JobWaiter until `load` returns a settled row or the wait limit passes. */
 async function waitUntilFinal<T extends { status: string }>(
-  c: Context<AppEnv>,
+  env: Env,
   id: string,
   first: T,
   load: () => Promise<T>,
   limitMs: number,
 ) {
   const deadline = Date.now() + limitMs;
-  const waiter = jobWaiter(c.env, "job", id);
+  const waiter = jobWaiter(env, "job", id);
   let row = first;
   while (!isFinalStatus(row.status) && Date.now() < deadline) {
     await waiter.wait(Math.min(WAIT_SLICE_MS, deadline - Date.now()));
@@ -172,9 +187,9 @@ export function forgetSettledJobs() {
 }
 
 /** The job and its frames in one D1 round trip (none for a job remembered as settled). */
-async function findJobWithFrames(c: Context<AppEnv>, id: string): Promise<JobWithFrames> {
-  const accountId = c.get("account").id;
-  const onPlainBinding = c.get("d1Reads") === undefined;
+async function findJobWithFrames(r: AccountJobReader, id: string): Promise<JobWithFrames> {
+  const { accountId, reads } = r;
+  const onPlainBinding = reads.plainBinding();
   const known = onPlainBinding ? settledJobs.get(id)?.job : undefined;
   if (known) {
     // Another account's job answers exactly like a missing one.
@@ -182,11 +197,11 @@ async function findJobWithFrames(c: Context<AppEnv>, id: string): Promise<JobWit
     return known;
   }
   const load = (d1: D1Reader) => jobWithFrames(d1, id, accountId);
-  let found = await load(d1Of(c));
+  let found = await load(reads.d1());
   // A job created a moment ago may not have reached this replica: the primary decides.
-  if (!found.row && mayBeBehind(c)) {
-    freshPrimary(c);
-    found = await load(d1Of(c));
+  if (!found.row && reads.mayBeBehind()) {
+    reads.freshPrimary();
+    found = await load(reads.d1());
   }
   // Another account's job answers exactly like a missing one.
   if (!found.row) throw jobNotFound(id);
@@ -195,22 +210,22 @@ async function findJobWithFrames(c: Context<AppEnv>, id: string): Promise<JobWit
   return job;
 }
 
-export async function readJob(c: Context<AppEnv>, id: string, wait: boolean) {
-  let found = await findJobWithFrames(c, id);
+export async function readJob(r: AccountJobReader, id: string, wait: boolean) {
+  let found = await findJobWithFrames(r, id);
   if (wait && !isFinalStatus(found.row.status)) {
     // Re-read on the primary, so the wait never ends on a replica behind the settlement; the
     // final read continues in the session that saw it final (its bookmark covers it).
     const row = await waitUntilFinal(
-      c,
+      r.env,
       id,
       found.row,
-      () => findJobOnPrimary(c, id),
+      () => findJobOnPrimary(r, id),
       WAIT_LIMIT_MS,
     );
-    found = isFinalStatus(row.status) ? await findJobWithFrames(c, id) : { row, frameList: [] };
+    found = isFinalStatus(row.status) ? await findJobWithFrames(r, id) : { row, frameList: [] };
   }
-  const progress = await liveProgress(c.env, found.row);
-  return jobToApi(found.row, found.frameList, linkerFor(c, found.row), progress);
+  const progress = await liveProgress(r.env, found.row);
+  return jobToApi(found.row, found.frameList, linkerFor(r, found.row), progress);
 }
 
 /** A job's progress as a short line: "extracting, 40 of 120 frames". */
@@ -248,33 +263,28 @@ async function liveProgress(env: Env, row: JobRow): Promise<Progress | null> {
 }
 
 export async function listJobs(
-  c: Context<AppEnv>,
+  r: AccountJobReader,
   query: { limit: number; skip: number; status?: string },
 ) {
-  const { total, rows } = await jobPage(
-    c.get("db"),
-    c.get("account").id,
-    query,
-    new Date().toISOString(),
-  );
+  const { total, rows } = await jobPage(r.reads.db(), r.accountId, query, new Date().toISOString());
   // Rows carry no file URLs (spec §4): read a single job for them. Processing rows carry their
   // progress, one object call each (an account runs at most its plan's max_active_jobs).
   const data = await Promise.all(
-    rows.map(async (row) => jobToApi(row, [], null, await liveProgress(c.env, row))),
+    rows.map(async (row) => jobToApi(row, [], null, await liveProgress(r.env, row))),
   );
   return { total, limit: query.limit, skip: query.skip, data };
 }
 
-async function findDemo(c: Context<AppEnv>, id: string): Promise<DemoJobRow> {
-  let row = await demoJobRow(c.get("db"), id);
+async function findDemo(r: JobReader, id: string): Promise<DemoJobRow> {
+  let row = await demoJobRow(r.reads.db(), id);
   // The landing page reads its demo straight after creating it, without a bookmark.
-  if (!row && mayBeBehind(c)) row = await demoJobRow(freshPrimary(c), id);
+  if (!row && r.reads.mayBeBehind()) row = await demoJobRow(r.reads.freshPrimary(), id);
   if (!row) throw jobNotFound(id);
   return row;
 }
 
-export async function readDemoJob(c: Context<AppEnv>, id: string) {
-  const row = await findDemo(c, id);
+export async function readDemoJob(r: JobReader, id: string) {
+  const row = await findDemo(r, id);
   // Read after findDemo: the session it switched to (if any) is at least as new as the row.
-  return demoJobToApi(row, await frameRowsOf(c.get("db"), id), linkerFor(c, row));
+  return demoJobToApi(row, await frameRowsOf(r.reads.db(), id), linkerFor(r, row));
 }

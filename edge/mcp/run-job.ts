@@ -15,6 +15,7 @@ import { requesterOf } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { createJob } from "../jobs/create.ts";
 import { progressLine, readJob, WAIT_LIMIT_MS } from "../jobs/read.ts";
+import { accountReaderOf } from "../request.ts";
 import { reportingProgress } from "./progress.ts";
 import type { ToolExtra } from "./tool.ts";
 
@@ -32,7 +33,7 @@ export async function runJob(
     extra,
     `${doing} (job ${jobId})`,
     WAIT_LIMIT_MS / 1000,
-    () => readJob(c, jobId, true),
+    () => readJob(accountReaderOf(c), jobId, true),
     () => progressLine(c.env, jobId),
   );
 }

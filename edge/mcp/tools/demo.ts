@@ -6,6 +6,7 @@ import { DEMO } from "../../../schema/plans.ts";
 import { DEFAULT_SAMPLE, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { createDemoJob } from "../../jobs/demo.ts";
 import { readDemoJob } from "../../jobs/read.ts";
+import { demoCreatorOf, readerOf } from "../../request.ts";
 import {
   objectSchema,
   parseArguments,
@@ -37,7 +38,7 @@ export const createDemo = defineTool({
     openWorldHint: true,
   },
   async run(c, input) {
-    const demo = await createDemoJob(c, input.url, input.animated);
+    const demo = await createDemoJob(demoCreatorOf(c), input.url, input.animated);
     return toolResult(demoSummary(demo), demo);
   },
 });
@@ -58,7 +59,7 @@ export const getDemo = defineTool({
     openWorldHint: false,
   },
   async run(c, input) {
-    const demo = await readDemoJob(c, input.demo_id);
+    const demo = await readDemoJob(readerOf(c), input.demo_id);
     return toolResult(demoSummary(demo), demo);
   },
 });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { JobIdParamSchema } from "../../../schema/api.ts";
 import { ApiError } from "../../errors.ts";
 import { readDemoJob, readJob } from "../../jobs/read.ts";
+import { accountReaderOf } from "../../request.ts";
 import {
   decodeCursor,
   FramePageSchema,
@@ -46,7 +47,7 @@ export const viewFrames = defineTool({
     openWorldHint: false,
   },
   async run(c, input) {
-    const job = await readJobOrDemo(c, input.job_id);
+    const job = await readJobOrDemo(accountReaderOf(c), input.job_id);
     if (job.status !== "completed") {
       throw new ApiError(
         "InvalidRequest",
@@ -68,11 +69,11 @@ export const viewFrames = defineTool({
 type Reader = Parameters<typeof readJob>[0];
 
 /** The account's job, else a demo job (demo ids are public, as GET /v1/demo/{id} is). */
-async function readJobOrDemo(c: Reader, id: string) {
+async function readJobOrDemo(r: Reader, id: string) {
   try {
-    return await readJob(c, id, false);
+    return await readJob(r, id, false);
   } catch (err) {
     if (!(err instanceof ApiError) || err.apiName !== "JobNotFound") throw err;
-    return readDemoJob(c, id);
+    return readDemoJob(r, id);
   }
 }

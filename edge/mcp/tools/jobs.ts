@@ -15,6 +15,7 @@ import {
 import { TEXT_FRAMES_PER_CREDIT } from "../../../schema/plans.ts";
 import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { listJobs, progressLine, progressText, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
+import { accountReaderOf } from "../../request.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
   asQueryValues,
@@ -153,7 +154,7 @@ export const getJob = defineTool({
       extra,
       `Waiting for job ${input.job_id}`,
       WAIT_SECONDS,
-      () => readJob(c, input.job_id, input.wait ?? false),
+      () => readJob(accountReaderOf(c), input.job_id, input.wait ?? false),
       () => progressLine(c.env, input.job_id),
     );
     return toolResult(jobSummary(job, input.wait ?? false), job);
@@ -185,7 +186,7 @@ export const listJobsTool = defineTool({
     openWorldHint: false,
   },
   async run(c, input) {
-    const list = await listJobs(c, input);
+    const list = await listJobs(accountReaderOf(c), input);
     const rows = list.data.map((job) =>
       job.status === "processing" && job.progress
         ? `- ${job.id} processing (${progressText(job.progress)}), ${job.created_at}`

@@ -6,6 +6,7 @@ import { ApiError } from "../../errors.ts";
 import { readJob } from "../../jobs/read.ts";
 import { frameRowsOf } from "../../jobs/store/frames.ts";
 import { accountJobRow } from "../../jobs/store/jobs.ts";
+import { accountReaderOf } from "../../request.ts";
 import { filesAreLive } from "../../serialize.ts";
 import { planZip, type ZipEntry, zipStream } from "./frames-zip.ts";
 import { progressLabel } from "./job-list.tsx";
@@ -106,7 +107,7 @@ export async function liveJobs(c: PageContext) {
   const read = await Promise.all(
     ids.map(async (id) => {
       try {
-        return await readJob(c, id, false);
+        return await readJob(accountReaderOf(c), id, false);
       } catch (error) {
         if (error instanceof ApiError && error.apiName === "JobNotFound") return null;
         throw error;

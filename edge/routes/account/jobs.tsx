@@ -5,7 +5,7 @@ import { JobIdParamSchema } from "../../../schema/api.ts";
 import { isFinalStatus } from "../../../schema/job-status.ts";
 import { ApiError } from "../../errors.ts";
 import { readJob } from "../../jobs/read.ts";
-import { baseUrl } from "../../request.ts";
+import { accountReaderOf, baseUrl } from "../../request.ts";
 import {
   frameThumbnails,
   JOB_TABS,
@@ -109,7 +109,7 @@ export async function jobPage(c: PageContext) {
   const id = JobIdParamSchema.safeParse({ id: c.req.param("id") });
   let job: Job | undefined;
   try {
-    if (id.success) job = await readJob(c, id.data.id, false);
+    if (id.success) job = await readJob(accountReaderOf(c), id.data.id, false);
   } catch (err) {
     if (!(err instanceof ApiError && err.apiName === "JobNotFound")) throw err;
   }
