@@ -26,6 +26,7 @@ let h: Harness;
 let captioned: string;
 let dense: string;
 let talkative: string;
+let wordy: string;
 let mcpUrl: URL;
 
 // Cues on the 12 s video; with 6 tiles each tile's span is 2 s ([0,2), [2,4) …).
@@ -40,6 +41,13 @@ const CHATTER = Array.from({ length: 20 }, (_, k) => ({
   start: k * 0.5,
   end: (k + 1) * 0.5,
   text: `Sentence ${k + 1}: the quick brown fox jumps over the lazy dog, then naps in the afternoon sun.`,
+}));
+
+// Half a second each, 900 characters each: one 5-second span holds 10 of them, past 5,000 tokens.
+const SPEECHES = Array.from({ length: 20 }, (_, k) => ({
+  start: k * 0.5,
+  end: (k + 1) * 0.5,
+  text: `Speech ${k + 1}: ${"and then it went on and on ".repeat(33)}`.slice(0, 900),
 }));
 
 beforeAll(async () => {
@@ -57,6 +65,7 @@ beforeAll(async () => {
   const many = await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 10 });
   dense = h.serveVideo("/media/skim-dense.mp4", many);
   talkative = h.serveVideo("/media/skim-talkative.mp4", await withSubtitles(many, CHATTER));
+  wordy = h.serveVideo("/media/skim-wordy.mp4", await withSubtitles(many, SPEECHES));
 }, 120_000);
 
 afterAll(async () => {
@@ -305,6 +314,39 @@ describe("skimming over MCP", () => {
     }
     expect(pages).toBeGreaterThan(1);
     expect(seen).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    await client.close();
+  });
+
+  it("overview: a tile whose captions alone pass the cap keeps as many as fit and counts the rest", async () => {
+    const { auth } = await h.newKey("starter");
+    const client = await connect(auth);
+    const cap = 5_000;
+    let result = await callTool(client, "overview", {
+      url: wordy,
+      tiles: 2,
+      text: false,
+      max_tokens: cap,
+    });
+    const seen: number[] = [];
+    for (;;) {
+      expect(result.isError, JSON.stringify(result.content[0])).toBeFalsy();
+      expect(await measuredTokens(result, "generic")).toBeLessThanOrEqual(cap);
+      const page = result.structuredContent;
+      expect(page.tiles).toHaveLength(1);
+      const [tile] = page.tiles;
+      seen.push(tile.tile);
+      const inSpan = SPEECHES.filter((c) => c.start < tile.span.end && c.end > tile.span.start);
+      expect(inSpan).toHaveLength(10);
+      // The first captions of the span, in order, and the count of those left out.
+      expect(tile.captions.length).toBeGreaterThan(0);
+      expect(tile.captions).toEqual(inSpan.slice(0, tile.captions.length).map((c) => c.text));
+      expect(tile.words_left_out).toEqual({ captions: 10 - tile.captions.length, text: false });
+      const words = result.content.map((b: any) => b.text ?? "").join("\n");
+      expect(words).toContain(`${10 - tile.captions.length} more caption(s)`);
+      if (!page.next_cursor) break;
+      result = await callTool(client, "overview", { cursor: page.next_cursor, max_tokens: cap });
+    }
+    expect(seen).toEqual([1, 2]);
     await client.close();
   });
 

@@ -19,6 +19,7 @@ import { FrameTextSchema } from "../../../schema/text.ts";
 import type { AppEnv } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { readJob } from "../../jobs/read.ts";
+import { accountReaderOf } from "../../request.ts";
 import { frameKeys, siblingKey } from "../frame-pages.ts";
 import { parseArguments, zodInput } from "../inputs.ts";
 import { toBase64 } from "../jpeg.ts";
@@ -94,6 +95,12 @@ const OverviewTileSchema = z.object({
   span: z.object({ start: z.number(), end: z.number() }),
   captions: z.array(z.string()).optional(),
   text: FrameTextSchema.nullable().optional(),
+  words_left_out: z
+    .object({ captions: z.number().int(), text: z.boolean() })
+    .optional()
+    .describe(
+      "A tile whose words alone pass max_tokens: how many of its captions, and whether its text, were left out (all are in get_job: captions.url, frames[].text)",
+    ),
 });
 
 export const OverviewSchema = z.object({
@@ -144,7 +151,7 @@ export const overview = defineTool({
     const budget = budgetOf(input);
     if (input.cursor !== undefined) {
       const at = continued(input);
-      const job = await readJob(c, at.jobId, false);
+      const job = await readJob(accountReaderOf(c), at.jobId, false);
       if (job.status !== "completed") throw notCompleted(job);
       return answer(c, job, at.offset, { ...budget, inline: false });
     }
@@ -269,7 +276,7 @@ async function answer(c: Context<AppEnv>, job: Job, offset: number, budget: Budg
       mimeType: "image/jpeg",
     };
   }
-  const render = (count: number, withImage: boolean) => {
+  const render = (count: number, withImage: boolean, cut?: Cut) => {
     const shown = tiles.slice(offset, offset + count);
     const next = offset + count;
     const left = tiles.slice(next).map((t) => t.tile);
@@ -281,7 +288,7 @@ async function answer(c: Context<AppEnv>, job: Job, offset: number, budget: Budg
       sheet: { ...sheet, inline: withImage },
       total_tiles: tiles.length,
       offset,
-      tiles: shown.map((t) => tileEntry(t, cues)),
+      tiles: shown.map((t, i) => tileEntry(t, cues, i === shown.length - 1 ? cut : undefined)),
       omitted:
         left.length > 0
           ? { tiles: indexRanges(left), why: `did not fit max_tokens ${budget.maxTokens}` }
@@ -297,12 +304,30 @@ async function answer(c: Context<AppEnv>, job: Job, offset: number, budget: Budg
     responseTokens(render(count, withImage), budget.model).total <= budget.maxTokens;
   // The sheet first (it is the overview), then as many tiles' words as fit.
   const withImage = image !== null && fits(0, true);
-  const count = mostThatFit(tiles.length - offset, (n) => fits(n, withImage));
-  return render(count, withImage);
+  const fitting = (n: number, cut?: Cut) =>
+    responseTokens(render(n, withImage, cut), budget.model).total <= budget.maxTokens;
+  const count = mostThatFit(tiles.length - offset, (n) => fitting(n));
+  if (count > 0 || offset >= tiles.length) return render(count, withImage);
+  // One tile's words alone pass the cap (hours of captions in a span): it comes with as many
+  // of its captions as fit, and says how many it left out, so the cursor still moves on.
+  const all = cues ? cuesIn(cues, tiles[offset].span).length : 0;
+  const withText = fitting(1, { captions: 0, text: true });
+  const kept = mostThatFit(all, (n) => fitting(1, { captions: n, text: withText }));
+  return render(1, withImage, { captions: kept, text: withText });
 }
 
-function tileEntry(tile: Tile, cues: ReturnType<typeof readOurWebVtt> | null) {
+/** What a tile too large for any answer keeps: its first `captions` cues, and its text or not. */
+type Cut = { captions: number; text: boolean };
+
+function tileEntry(tile: Tile, cues: ReturnType<typeof readOurWebVtt> | null, cut?: Cut) {
   const frame = tile.frames[0] as z.infer<typeof FrameSchema>;
+  const said = cues ? cuesIn(cues, tile.span) : null;
+  const captions = said && cut ? said.slice(0, cut.captions) : said;
+  const dropText = cut !== undefined && !cut.text && frame.text != null;
+  const leftOut = {
+    captions: (said?.length ?? 0) - (captions?.length ?? 0),
+    text: dropText,
+  };
   return {
     tile: tile.tile,
     time: tile.time,
@@ -312,8 +337,9 @@ function tileEntry(tile: Tile, cues: ReturnType<typeof readOurWebVtt> | null) {
     x: tile.x,
     y: tile.y,
     span: tile.span,
-    ...(cues ? { captions: cuesIn(cues, tile.span) } : {}),
-    ...(frame.text !== undefined ? { text: frame.text } : {}),
+    ...(captions ? { captions } : {}),
+    ...(frame.text !== undefined && !dropText ? { text: frame.text } : {}),
+    ...(leftOut.captions > 0 || leftOut.text ? { words_left_out: leftOut } : {}),
   };
 }
 
@@ -336,7 +362,16 @@ function tileLine(entry: z.infer<typeof OverviewTileSchema>): string {
         : entry.text.content === ""
           ? " no text on screen;"
           : ` text on screen: ${JSON.stringify(entry.text.content)};`;
-  return `${where}:${said}${read}`.replace(/;$/, ".").replace(/:$/, ".");
+  const cut = entry.words_left_out;
+  const left = cut
+    ? ` Left out (alone they pass max_tokens): ${[
+        cut.captions > 0 ? `${cut.captions} more caption(s), in the job's captions file` : "",
+        cut.text ? "the text on screen, in the job's frames[].text" : "",
+      ]
+        .filter(Boolean)
+        .join(" and ")} (get_job).`
+    : "";
+  return `${where}:${said}${read}`.replace(/;$/, ".").replace(/:$/, ".") + left;
 }
 
 function summary(job: Job, overview: Overview, budget: Budget): string {

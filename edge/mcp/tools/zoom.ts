@@ -18,6 +18,7 @@ import { FrameTextSchema } from "../../../schema/text.ts";
 import type { AppEnv } from "../../context.ts";
 import { ApiError } from "../../errors.ts";
 import { readJob } from "../../jobs/read.ts";
+import { accountReaderOf } from "../../request.ts";
 import { frameKeys } from "../frame-pages.ts";
 import { parseArguments, zodInput } from "../inputs.ts";
 import { toBase64 } from "../jpeg.ts";
@@ -114,6 +115,12 @@ const ZoomFrameSchema = z.object({
     .nullable()
     .describe("The inline image of this frame in this answer, when there is one"),
   note: z.string().nullable(),
+  words_left_out: z
+    .boolean()
+    .optional()
+    .describe(
+      "The frame's caption and text alone pass max_tokens: read them with get_job (frames[].caption, frames[].text)",
+    ),
   caption: z.string().nullable().optional(),
   text: FrameTextSchema.nullable().optional(),
 });
@@ -162,7 +169,7 @@ export const zoom = defineTool({
     const budget = budgetOf(input);
     if (input.cursor !== undefined) {
       const at = continued(input);
-      const job = await readJob(c, at.jobId, false);
+      const job = await readJob(accountReaderOf(c), at.jobId, false);
       if (job.status !== "completed") throw notCompleted(job);
       if (at.offset >= job.frames.length) throw badCursor();
       return page(c, job, at.offset, budget, input.limit);
@@ -231,7 +238,7 @@ async function jobBody(c: Context<AppEnv>, input: ZoomArgs): Promise<CreateJobRe
       userMessage: "Pass the video's url, or the job_id of a job of that video, or a cursor.",
     });
   }
-  const url = input.url ?? (await readJob(c, input.job_id as string, false)).url;
+  const url = input.url ?? (await readJob(accountReaderOf(c), input.job_id as string, false)).url;
   return parseArguments(CreateJobRequestSchema, {
     url,
     mode: "count",
@@ -265,11 +272,13 @@ async function page(
   const captioned = Boolean((job.options as { captions?: boolean }).captions);
   const options = job.options as { start?: number; end?: number };
 
-  const render = (count: number, shown: Shown | null) => {
+  const render = (count: number, shown: Shown | null, bare = false) => {
     const slice = frames.slice(0, count);
     const next = offset + count;
     const left = job.frames.slice(next).map((f) => f.index);
-    const entries: ZoomFrame[] = slice.map((frame) => {
+    const entries: ZoomFrame[] = slice.map((frame, i) => {
+      // A frame whose words alone pass the cap comes without them, and says so.
+      const wordless = bare && i === slice.length - 1;
       const preview = shown && showable(frame) ? shown.previews.get(frame.index) : undefined;
       return {
         index: frame.index,
@@ -292,8 +301,9 @@ async function page(
             : frame.url
               ? null
               : "delivered only inside the job's ZIP",
-        ...(captioned ? { caption: frame.caption ?? null } : {}),
-        ...(frame.text !== undefined ? { text: frame.text } : {}),
+        ...(captioned && !wordless ? { caption: frame.caption ?? null } : {}),
+        ...(frame.text !== undefined && !wordless ? { text: frame.text } : {}),
+        ...(wordless ? { words_left_out: true } : {}),
       };
     });
     const structured: Zoom = {
@@ -336,13 +346,8 @@ async function page(
 
   if (!budget.inline || !size) {
     const most = Math.min(frames.length, limit ?? MAX_LINKED_PER_PAGE);
-    return render(
-      Math.max(
-        1,
-        mostThatFit(most, (n) => fits(n, null)),
-      ),
-      null,
-    );
+    const count = mostThatFit(most, (n) => fits(n, null));
+    return count > 0 ? render(count, null) : render(1, null, true);
   }
   // Inline: the largest side at which the page's frames all fit, else as many as fit the least.
   const wanted = Math.min(
@@ -368,7 +373,7 @@ async function page(
     }
     if (fitting === wanted) break;
   }
-  if (count === 0) return render(1, null);
+  if (count === 0) return render(1, null, true);
   const made = await Promise.all(
     frames
       .slice(0, count)
@@ -423,6 +428,9 @@ const secondsText = (value: number) => `${Number(value.toFixed(3))} s`;
 function frameLine(entry: ZoomFrame, total: number, inline: boolean): string {
   const where = `Frame ${entry.index} of ${total} at ${secondsText(entry.timestamp)}`;
   if (entry.note) return `${where}: ${entry.note}.`;
+  const cut = entry.words_left_out
+    ? " (its caption and text alone pass max_tokens: read them with get_job)"
+    : "";
   const caption =
     entry.caption === undefined
       ? ""
@@ -440,8 +448,8 @@ function frameLine(entry: ZoomFrame, total: number, inline: boolean): string {
     ? ` (shown below at ${entry.shown.width}×${entry.shown.height}, ${entry.shown.tokens} tokens)`
     : "";
   return inline
-    ? `${where}${caption}${text}${image}:`
-    : `${where}${caption}${text}: ${entry.url} (${size})`;
+    ? `${where}${caption}${text}${cut}${image}:`
+    : `${where}${caption}${text}${cut}: ${entry.url} (${size})`;
 }
 
 function summary(job: Job, zoomed: Zoom, budget: Budget): string {
