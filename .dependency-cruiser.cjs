@@ -35,6 +35,20 @@ module.exports = {
       to: { path: "^edge/queues/" },
     },
     {
+      name: "domain-takes-no-hono",
+      comment:
+        "Domain and storage functions take env, a D1Database or a small context object built by " +
+        "the route adapters (edge/request.ts), never Hono's `c` (decision 0270): edge/jobs/, the " +
+        "storage modules (but the D1-session middleware), credits, usage, webhooks and the cron " +
+        "do not import hono.",
+      severity: "error",
+      from: {
+        path: "^edge/(jobs/|storage/|credits[.]ts|usage[.]ts|webhooks[.]ts|webhook-deliveries[.]ts|maintenance[.]ts)",
+        pathNot: "^edge/storage/d1-sessions[.]ts$",
+      },
+      to: { path: "(^|/)node_modules/hono/" },
+    },
+    {
       name: "schema-is-the-base",
       comment:
         "schema/ holds the shapes both sides share; it imports nothing above it (only schema/ " +
@@ -74,8 +88,9 @@ module.exports = {
     },
   ],
   options: {
+    // Packages are listed but not followed: a rule can name one (domain-takes-no-hono).
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(node_modules|dist|[.]wrangler)/" },
+    exclude: { path: "^(dist|[.]wrangler)/" },
     // Type-only imports are dependencies too: a schema that imports a type from edge/ is as
     // tied to it as one that imports a value.
     tsPreCompilationDeps: true,
