@@ -14,6 +14,7 @@ const MODE_WORDS: Record<string, string> = {
   scenes: "One frame per shot change",
   keyframes: "The stream's keyframes",
   best: "The best-looking frames, best first",
+  slides: "One frame per slide shown",
 };
 
 const OUTPUT_WORDS: Record<string, string> = {

@@ -1,5 +1,6 @@
-// What a job's page shows beyond its frames for the modes and options of issue 39: the best
-// frames' scores and the animated preview. Owned by that work; jobs.tsx only places it.
+// What a job's page shows beyond its frames for the modes and options of issues 38 and 39: the
+// slides' spans and repeats, the best frames' scores and the animated preview. jobs.tsx only
+// places it.
 // No script and no inline style (the dashboard's CSP): a table, and the preview as an <img>,
 // which browsers play and loop by themselves.
 import type { ScoreParts } from "../../../schema/api.ts";
@@ -19,8 +20,10 @@ const PART_NAMES: [keyof ScoreParts, string][] = [
 export function JobExtras(props: { job: Job }) {
   const { job } = props;
   const scored = job.frames.filter((frame) => frame.score != null);
+  const slides = job.frames.filter((frame) => frame.slide != null);
   return (
     <>
+      {slides.length > 0 && <Slides frames={slides} />}
       {scored.length > 0 && <BestFrames frames={scored} />}
       {job.animated && <AnimatedPreview preview={job.animated} />}
     </>
@@ -65,6 +68,50 @@ function BestFrames(props: { frames: Frame[] }) {
                 {PART_NAMES.map(([part, name]) => (
                   <td data-label={name}>{score(frame.score_parts?.[part])}</td>
                 ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
+  );
+}
+
+/** slides mode: each slide's time on screen, and which frame it shows again. */
+function Slides(props: { frames: Frame[] }) {
+  return (
+    <section aria-labelledby="slides-title">
+      <h2 id="slides-title">Slides</h2>
+      <p class="muted">
+        One frame each time the picture settled on new content, in time order; see the{" "}
+        <a href="/docs/slides">guide</a>.
+      </p>
+      <div class="table-scroll">
+        <table class="stack-table">
+          <caption class="sr-only">Slides, when each was on screen, and repeats</caption>
+          <thead>
+            <tr>
+              <th scope="col">Frame</th>
+              <th scope="col">On screen</th>
+              <th scope="col">Shown again</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.frames.map((frame) => (
+              <tr>
+                <td data-label="Frame">
+                  {frame.url ? <a href={frame.url}>#{frame.index}</a> : `#${frame.index}`}
+                </td>
+                <td data-label="On screen">
+                  {frame.slide
+                    ? `${seconds(frame.slide.start)} to ${seconds(frame.slide.end)}`
+                    : "–"}
+                </td>
+                <td data-label="Shown again">
+                  {frame.slide?.repeat_of != null
+                    ? `repeats #${frame.slide.repeat_of}`
+                    : "first showing"}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -33,6 +33,7 @@ function modePart(options: Options): string {
       return plural(Array.isArray(options.timestamps) ? options.timestamps.length : 0, "timestamp");
     case "scenes":
     case "keyframes":
+    case "slides":
       return count === undefined ? options.mode : `${options.mode}, up to ${count}`;
     case "best":
       return `best ${count ?? 1}`;
