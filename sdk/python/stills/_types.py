@@ -32,6 +32,15 @@ class FrameText(TypedDict):
     language: str
 
 
+class FrameSlide(TypedDict):
+    """mode "slides": when the frame's slide is on screen ([start, end), seconds) and the
+    index of the frame of its first showing when it is shown again (else None)."""
+
+    start: float
+    end: float
+    repeat_of: Optional[int]
+
+
 class Frame(_FrameFields, total=False):
     pts: Optional[float]
     scene_score: Optional[float]
@@ -43,6 +52,8 @@ class Frame(_FrameFields, total=False):
     caption: Optional[str]
     # With text: what was read on the frame; None when the frame failed.
     text: Optional[FrameText]
+    # mode "slides": the slide's span and the frame it repeats.
+    slide: Optional[FrameSlide]
 
 
 class _JobFields(TypedDict):
@@ -165,7 +176,7 @@ class BudgetRequest(TypedDict):
 
 class CreateJobRequest(TypedDict, total=False):
     url: str
-    mode: Literal["interval", "count", "timestamps", "scenes", "keyframes", "best"]
+    mode: Literal["interval", "count", "timestamps", "scenes", "keyframes", "best", "slides"]
     every: float
     count: int
     timestamps: List[float]
