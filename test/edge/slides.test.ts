@@ -2,11 +2,12 @@
 // reaches the extractor as asked; each frame's slide {start, end, repeat_of} is stored and
 // served by GET /v1/jobs/{id} (checked against the served OpenAPI document by the api helper);
 // jobs of other modes carry no slide; the charge is like scenes (1 credit per 10 frames); the
-// job page lists the slides with their spans and the repeat; bad combinations are refused.
-import { env } from "cloudflare:workers";
+// job page lists the slides with their spans and the repeat; MCP's extract_frames takes the
+// mode and returns the slides; bad combinations are refused.
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ExtractRequest } from "../../schema/messages.ts";
-import { api, createAccount } from "./support/api.ts";
+import { api, createAccount, freshIp, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { postResult, uploadAttempt } from "./support/pipeline.ts";
 import { Visitor } from "./support/visitor.ts";
@@ -27,6 +28,32 @@ function extractorWithSlides(seen: ExtractRequest[]) {
     await postResult(result, request.callback.token);
     return Response.json({ status: "completed" });
   });
+}
+
+async function extractFramesTool(headers: Record<string, string>, args: unknown) {
+  const response = await exports.default.fetch(`${ORIGIN}/mcp`, {
+    method: "POST",
+    headers: {
+      "cf-connecting-ip": freshIp(),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-06-18",
+      ...headers,
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "extract_frames", arguments: args },
+    }),
+  });
+  const text = await response.text();
+  const data = response.headers.get("content-type")?.includes("text/event-stream")
+    ? (text.split("\n").find((line) => line.startsWith("data: ")) ?? "").slice(6)
+    : text;
+  const message = JSON.parse(data);
+  if (!message.result) throw new Error(JSON.stringify(message));
+  return message.result;
 }
 
 async function signedInWithKey() {
@@ -73,6 +100,21 @@ describe("slides mode at the edge", () => {
     expect(page.text).toContain('<td data-label="On screen">20.44 s to 23.24 s</td>');
     expect(page.text).toContain('<td data-label="Shown again">repeats #1</td>');
     expect(page.text).toContain("slides (One frame per slide shown)");
+  });
+
+  it("MCP's extract_frames takes mode slides and returns each frame's slide", async () => {
+    const seen: ExtractRequest[] = [];
+    extractorWithSlides(seen);
+    const { auth } = await createAccount({ plan: "starter" });
+    const result = await extractFramesTool(auth, {
+      url: "https://cdn.example.com/deck.mp4",
+      mode: "slides",
+    });
+    expect(seen[0].options.mode).toBe("slides");
+    const job = result.structuredContent.job;
+    expect(job.status).toBe("completed");
+    expect(job.frames.map((f: { slide: unknown }) => f.slide)).toEqual(SLIDE_SPANS);
+    expect(job.credits_charged).toBe(1);
   });
 
   it("leaves frames of other modes without a slide", async () => {
