@@ -6,6 +6,3 @@
 export function isUniqueViolation(err: unknown): boolean {
   return String(err).includes("UNIQUE constraint failed");
 }
-
-// edge/jobs/settle.ts still imports these from here; they are the ledger store's.
-export { isUnaffordable, settlementStatements } from "./storage/ledger.ts";

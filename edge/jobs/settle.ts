@@ -4,7 +4,8 @@
 // changes only while it is unsettled.
 import type { ExtractErrorName, ExtractResult, JobOptions } from "../../schema/messages.ts";
 import type { Plan } from "../../schema/plans.ts";
-import { isUnaffordable, isUniqueViolation, settlementStatements } from "../credits.ts";
+import { isUniqueViolation } from "../credits.ts";
+import { isUnaffordable, settlementStatements } from "../storage/ledger.ts";
 import { settledStatus } from "./lifecycle.ts";
 import { jobNotice, resolutionNote } from "./notice.ts";
 import { insertFrames } from "./store/frames.ts";
