@@ -43,9 +43,22 @@ import { byHand, jobProblems, KINDS, seededRandom } from "./lib/load-jobs.mjs";
 import { freePort, startStack } from "./lib/stack.mjs";
 
 const { values: flags } = parseArgs({
-  options: { rounds: { type: "string", default: "3" }, "skip-http": { type: "boolean" } },
+  options: {
+    rounds: { type: "string", default: "3" },
+    "skip-http": { type: "boolean" },
+    // Only these phases (`--only mixed,fairness`), while exploring; their goals alone are
+    // reported. Solo runs when mixed or ten does (their latencies are set against it).
+    only: { type: "string" },
+  },
 });
 const ROUNDS = Math.max(1, Number(flags.rounds) || 3);
+const PHASES = ["mixed", "ten", "fairness"];
+const only = flags.only ? new Set(flags.only.split(",").map((p) => p.trim())) : new Set(PHASES);
+for (const p of only) {
+  if (!PHASES.includes(p))
+    throw new Error(`--only: no phase "${p}" (phases: ${PHASES.join(", ")})`);
+}
+const runs = (phase) => only.has(phase);
 const OUT = join(import.meta.dirname, "..", "bench", "out");
 const SPARSE_SOURCE = join(OUT, "http-5min-1080p30.mp4");
 const HD_COPIES = 12;
@@ -118,11 +131,17 @@ async function timedAgainstHand(entries, accounts, handFirst) {
   const specs = entries.map((e) => e.spec);
   let hand;
   if (handFirst) hand = await byHand(specs);
-  const { result, peaks } = await withPeaks(() => workload(entries));
+  const { result, peaks, cpu } = await withPeaks(() => workload(entries));
   if (!handFirst) hand = await byHand(specs);
   const problems = await check(result.results, accounts);
-  return { ...result, hand, peaks, problems };
+  return { ...result, hand, peaks, cpu, problems };
 }
+
+/** Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, wrangler. */
+const cpuLine = (cpu, wall) =>
+  `  CPU-s: media ${cpu.media.toFixed(1)}, extractor ${cpu.extractor.toFixed(1)}, workerd ` +
+  `${cpu.workerd.toFixed(1)}, wrangler ${cpu.wrangler.toFixed(1)} (${wall.toFixed(1)} s × 2 cores = ` +
+  `${(2 * wall).toFixed(1)})`;
 
 const nearestRank = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -136,6 +155,9 @@ async function round(r) {
   const problems = [];
   const figures = {};
   const phase = async (name, work) => {
+    if (name === "idle reads" && !runs("fairness")) return;
+    if (name === "solo" && !runs("mixed") && !runs("ten")) return;
+    if (PHASES.includes(name) && !runs(name)) return;
     try {
       await work();
     } catch (err) {
@@ -206,6 +228,7 @@ async function round(r) {
       );
     }
     console.log(`  every job's latency ÷ its kind's solo: p95 ${s2(figures.p95)}`);
+    console.log(cpuLine(mixed.cpu, mixed.wall));
   });
 
   // 4. ten sparse jobs from one account.
@@ -227,6 +250,7 @@ async function round(r) {
         `${s2(Math.max(...own))} s (solo ${s2(solo.sparse)} s); peak RSS extractor+children ` +
         `${gb(ten.peaks.extractorKb).toFixed(2)} GB`,
     );
+    console.log(cpuLine(ten.cpu, ten.wall));
   });
 
   // 5. fairness, and the reads under load.
@@ -239,7 +263,7 @@ async function round(r) {
       bSolos.push(await runJob(KINDS.count6(hdUrls[10], rng(7, 10 + n)), b.key));
     }
     const bSolo = median(bSolos.map((x) => x.seconds));
-    const { result, peaks } = await withPeaks(async () => {
+    const { result, peaks, cpu } = await withPeaks(async () => {
       const started = now();
       const aSpecs = Array.from({ length: A_JOBS }, (_, i) => KINDS.ts6(hdUrls[i % 10], rng(8, i)));
       const aRuns = [];
@@ -318,6 +342,7 @@ async function round(r) {
         `${loaded.rps.toFixed(0)}/s over ${s2(loaded.seconds)} s against ${idle.rps.toFixed(0)}/s idle ` +
         `→ ${figures.reads.toFixed(2)}`,
     );
+    console.log(cpuLine(cpu, aWall));
   });
   for (const p of problems) console.log(`round ${r + 1} WRONG: ${p}`);
   return { figures, problems };
@@ -371,7 +396,7 @@ function httpRatios() {
 
 // Each goal's line, and a row of the table docs/benchmarks.md carries.
 const table = [];
-function goal(name, values, options) {
+function reportRow(name, values, options) {
   const met = reportGoal(name, values, options);
   const fmt = (v) => `${v.toFixed(options.digits ?? 2)}${options.unit ?? ""}`;
   table.push(
@@ -384,6 +409,19 @@ const values = (name) => rounds.map((r) => r.figures[name] ?? Number.NaN);
 console.log(
   `\nload: ${ROUNDS} rounds on the tree as it is; a round with a wrong job has no figures for that phase`,
 );
+const goalsRun = [
+  ["ten", "one account's 10 sparse jobs"],
+  ["mixed", "mixed workload"],
+  ["mixed", "p95 of job latency"],
+  ["fairness", "account B's job"],
+  [null, "peak RSS"],
+  ["fairness", "authenticated read"],
+];
+/** A goal's line is printed only when its phase ran (all of them without --only). */
+const goal = (name, ...rest) => {
+  const phaseOf = goalsRun.find(([, start]) => name.startsWith(start))?.[0];
+  return phaseOf && !runs(phaseOf) ? true : reportRow(name, ...rest);
+};
 const goals = [
   goal("one account's 10 sparse jobs at once ÷ the same frames by hand", values("ten"), {
     goal: "≤ 0.75",

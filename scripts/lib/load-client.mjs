@@ -169,13 +169,40 @@ export function loadClient(stack) {
       sampling = false;
     }
   }, 100);
-  /** Runs `work` and answers its result with the peaks sampled while it ran. */
+  /**
+   * CPU seconds so far (/proc/<pid>/stat, in clock ticks of 1/100 s): the extractor's own Node
+   * (its JavaScript, sharp's threads), its media processes once ended (what it has reaped),
+   * workerd, and wrangler's Node in front of it.
+   */
+  async function cpuSeconds() {
+    const ticks = async (pid) => {
+      if (!pid) return [0, 0];
+      const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => null);
+      if (!stat) return [0, 0];
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // utime, stime, then cutime, cstime (children waited for): fields 14–17.
+      return [(Number(f[11]) + Number(f[12])) / 100, (Number(f[13]) + Number(f[14])) / 100];
+    };
+    workerd ??= await workerdPid();
+    const [extractor, media] = await ticks(stack.children.extractor?.pid);
+    const [edge] = await ticks(workerd);
+    const [wrangler] = await ticks(stack.children.edge.pid);
+    return { extractor, media, workerd: edge, wrangler };
+  }
+
+  /**
+   * Runs `work` and answers its result with the peaks sampled while it ran, and the CPU seconds
+   * each part used meanwhile (media processes still running at the end are not counted).
+   */
   async function withPeaks(work) {
     memory.extractorKb = 0;
     memory.workerdKb = 0;
+    const before = await cpuSeconds();
     const result = await work();
     await sleep(150); // one more sample after the last job
-    return { result, peaks: { ...memory } };
+    const after = await cpuSeconds();
+    const cpu = Object.fromEntries(Object.keys(after).map((k) => [k, after[k] - before[k]]));
+    return { result, peaks: { ...memory }, cpu };
   }
 
   // --- the authenticated read ---
