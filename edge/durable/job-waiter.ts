@@ -23,6 +23,8 @@ import type { ProgressReport as AttemptReport, JobKind } from "../../schema/mess
 const FORGET_AFTER_MS = 3600_000;
 /** A job never runs this long (attempts × deadline); its progress is dropped after it. */
 const FORGET_PROGRESS_AFTER_MS = 6 * 3600_000;
+/** A report that moves only the time is written at most this often (see onlyTimeMoved). */
+export const TIME_ONLY_WRITE_MS = 5_000;
 
 export type WaitOutcome = "settled" | "timeout";
 
@@ -77,6 +79,8 @@ export function applyReport(
 export class JobWaiter extends DurableObject<Env> {
   private readonly waiters = new Set<() => void>();
   private progressState: ProgressState | null | undefined;
+  /** When progressState was last written to storage (0: not by this instance). */
+  private storedAt = 0;
 
   /** Resolves when the job settles, or after `ms` (then the caller reads D1 anyway). */
   async wait(ms: number): Promise<WaitOutcome> {
@@ -139,8 +143,32 @@ export class JobWaiter extends DurableObject<Env> {
       new Date().toISOString(),
     );
     if (typeof next === "string") return { refused: next };
-    await this.saveProgress(next);
+    if (this.onlyTimeMoved(next)) this.progressState = next;
+    else await this.saveProgress(next);
     return { progress: next.shown as Progress };
+  }
+
+  /**
+   * A report that changes nothing but the time (an attempt waiting in the extractor's room, or
+   * a stage with no frame made since the last report) is kept in memory, and written only once
+   * the stored copy is TIME_ONLY_WRITE_MS old: most reports then cost no storage write
+   * (decision 0280). Evicted in between, the object shows the stored copy, a few seconds
+   * older, until the next report; the stage and frames never go back.
+   */
+  private onlyTimeMoved(next: ProgressState): boolean {
+    const before = this.progressState;
+    if (!before || before.attempt !== next.attempt || !before.reported || !next.reported) {
+      return false;
+    }
+    const same = (a: ProgressReport | Progress | null, b: ProgressReport | Progress | null) =>
+      a?.stage === b?.stage &&
+      a?.frames_done === b?.frames_done &&
+      a?.frames_total === b?.frames_total;
+    return (
+      same(before.reported, next.reported) &&
+      same(before.shown, next.shown) &&
+      Date.now() - this.storedAt < TIME_ONLY_WRITE_MS
+    );
   }
 
   /** What readers see while the job runs; null before its attempt's first report. */
@@ -162,6 +190,7 @@ export class JobWaiter extends DurableObject<Env> {
 
   private async saveProgress(state: ProgressState) {
     this.progressState = state;
+    this.storedAt = Date.now();
     await this.ctx.storage.put("progress", state);
   }
 }

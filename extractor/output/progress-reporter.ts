@@ -2,8 +2,11 @@
 // (POST {base}/internal/jobs/{kind}/{job_id}/progress, ProgressReportSchema, with the attempt's
 // token). The edge keeps it in the job's Durable Object, not in D1 (decision 0230), so a report
 // costs one light call. Sent every REPORT_EVERY_MS while the attempt waits or runs, so the
-// job's progress is never more than about a second old, and at once on a new stage. One call
-// at a time; a slow edge only makes reports sparser. Nothing here ever goes back: stages move
+// job's progress is never more than about a second old, and at once on a new stage. Nothing
+// goes in an attempt's first REPORT_EVERY_MS: an attempt that ends sooner (most sparse jobs on a
+// free slot) reports nothing, and its result says it all; under load those reports were a
+// good part of the edge's work (decision 0280). One call at a time; a slow edge only makes
+// reports sparser. Nothing here ever goes back: stages move
 // forward, frames_done keeps its highest count (a decode that starts over counts again from 0).
 // A refusal (the job ended, another attempt took over, or a bad report) stops the reports; the
 // lease loop decides whether the attempt itself stops.
@@ -41,6 +44,10 @@ export class ProgressReporter implements ProgressSink {
   private stopped = false;
   /** The edge refused a report: nothing more is sent, not even the last one. */
   private refused = false;
+  /** The first REPORT_EVERY_MS have passed: reports go from now on. */
+  private open = false;
+  /** A report was sent: the last one (finish) goes too. */
+  private sent = false;
 
   constructor(
     client: EdgeClient,
@@ -50,14 +57,17 @@ export class ProgressReporter implements ProgressSink {
     this.client = client;
     this.attemptId = attempt.attemptId;
     this.path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/progress`;
-    this.timer = setInterval(() => this.send(), everyMs);
+    this.timer = setInterval(() => {
+      this.open = true;
+      this.send();
+    }, everyMs);
     this.timer.unref?.();
   }
 
   stage(stage: ProgressStage): void {
     if (this.current !== null && rank(stage) <= rank(this.current)) return;
     this.current = stage;
-    this.send();
+    if (this.open) this.send();
   }
 
   extracting(total: number, done: () => number): void {
@@ -69,7 +79,8 @@ export class ProgressReporter implements ProgressSink {
   /**
    * The attempt has its outcome: `finishing` with its frames (when it completed, all of them,
    * of as many: what the job's frames_count will be), sent and answered before the result is
-   * posted, so the edge shows the final count first. Reports stop after it.
+   * posted, so the edge shows the final count first. Reports stop after it. An attempt that
+   * reported nothing (it ended within REPORT_EVERY_MS) sends none: the result follows at once.
    */
   async finish(framesMade: number, completed: boolean): Promise<void> {
     if (this.stopped) return;
@@ -83,7 +94,7 @@ export class ProgressReporter implements ProgressSink {
     const bounded = (work: Promise<unknown> | null) =>
       Promise.race([work, new Promise((resolve) => setTimeout(resolve, LAST_REPORT_MS))]);
     await bounded(this.sending);
-    if (!this.refused) await bounded(this.post());
+    if (!this.refused && this.sent) await bounded(this.post());
   }
 
   stop(): void {
@@ -121,6 +132,7 @@ export class ProgressReporter implements ProgressSink {
   private async post(): Promise<void> {
     const report = this.snapshot();
     if (!report) return;
+    this.sent = true;
     try {
       await this.client.call("POST", this.path, JSON.stringify(report), "application/json", {
         attempts: 1,

@@ -2,9 +2,10 @@
 // whole path through the real /internal/jobs/job/{id}/progress route, the job's Durable
 // Object and D1: only the current attempt reports, never backwards, never after settlement, a
 // new attempt never makes what readers see go back, and no report writes D1.
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it, vi } from "vitest";
-import { applyReport } from "../../edge/durable/job-waiter.ts";
+import { describe, expect, it, type MockInstance, vi } from "vitest";
+import { applyReport, type JobWaiter, jobWaiter } from "../../edge/durable/job-waiter.ts";
 import { startAttempt } from "../../edge/jobs/lifecycle.ts";
 import type { ExtractRequest, ProgressReport } from "../../schema/messages.ts";
 import { api, createAccount } from "./support/api.ts";
@@ -150,6 +151,37 @@ describe("POST /internal/jobs/job/{id}/progress → job.progress", () => {
     const list = await api("GET", "/v1/jobs?status=processing", { headers: account });
     const row = list.body.data.find((j: { id: string }) => j.id === request.job_id);
     expect(row.progress).toMatchObject({ stage: "uploading", frames_done: 4, frames_total: 4 });
+  });
+
+  it("a report that moves only the time is not written to storage; one that moves more is", async () => {
+    const { request, auth: account } = await dispatched(4);
+    const attempt = request.attempt_id as string;
+    const token = request.callback.token;
+    let puts: MockInstance | undefined;
+    await runInDurableObject(jobWaiter(env, "job", request.job_id), (_: JobWaiter, state) => {
+      puts = vi.spyOn(state.storage, "put");
+    });
+    const writes = () => (puts?.mock.calls ?? []).filter(([key]) => key === "progress").length;
+    const waiting = { stage: "waiting", frames_done: 0, frames_total: null } as const;
+    expect((await reportAs(token, request.job_id, attempt, waiting)).status).toBe(200);
+    expect(writes()).toBe(1);
+    // An attempt waiting in the extractor's room says the same again and again: kept in memory.
+    for (let i = 0; i < 10; i++) {
+      expect((await reportAs(token, request.job_id, attempt, waiting)).status).toBe(200);
+    }
+    expect(writes()).toBe(1);
+    const job = (await api("GET", `/v1/jobs/${request.job_id}`, { headers: account })).body;
+    expect(job.progress).toMatchObject(waiting);
+    // A new stage, then each new frame, is written at once.
+    const steps = [
+      { stage: "extracting", frames_done: 0, frames_total: 4 },
+      { stage: "extracting", frames_done: 1, frames_total: 4 },
+      { stage: "extracting", frames_done: 1, frames_total: 4 },
+      { stage: "extracting", frames_done: 2, frames_total: 4 },
+    ] as const;
+    for (const step of steps) await reportAs(token, request.job_id, attempt, step);
+    expect(writes()).toBe(4);
+    puts?.mockRestore();
   });
 
   it("refuses going back (400), another attempt (409), a wrong token (401), a demo (400)", async () => {

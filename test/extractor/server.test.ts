@@ -669,22 +669,31 @@ describe("progress (extractor/output/progress-reporter.ts)", () => {
 
   it("a refused report stops the reports, not the job; a demo reports nothing", async () => {
     const video = await makeTestVideo({ durationSeconds: 3 });
-    await startServer(localFile(video));
+    // Held at its source past the first report (none goes in an attempt's first 0.75 s).
+    const gated = gatedOpener(video);
+    await startServer(gated.openSource);
     edge.progressStatus = 409;
     try {
       const job = "9e0e0000-0000-4000-8000-0000000000b1";
-      const { end } = await run(
+      const jobEnd = endOf(job);
+      await accept(
         request({
           job_id: job,
           attempt_id: "9e0e0000-0000-4000-8000-0000000000b2",
           lease_seconds: 30,
         }),
       );
-      expect(end).toMatchObject({ status: "completed", delivery: "posted" });
-      expect(edge.progress.filter((p) => p.jobId === job)).toHaveLength(1);
+      const reports = () => edge.progress.filter((p) => p.jobId === job);
+      await vi.waitFor(() => expect(reports()).toHaveLength(1), { timeout: 5000, interval: 50 });
+      // Two more ticks' time: refused once, it reports nothing more, on the timer or at the end.
+      await sleep(1600);
+      gated.release();
+      expect(await jobEnd).toMatchObject({ status: "completed", delivery: "posted" });
+      expect(reports()).toHaveLength(1);
     } finally {
       edge.progressStatus = 200;
     }
+    gated.release();
     const demo = "9e0e0000-0000-4000-8000-0000000000c1";
     const { end } = await run(
       request({
