@@ -6,7 +6,16 @@
 //   would otherwise get a third of two cores against two long runs. While newcomers run, every
 //   other run yields: its processes, running and to come, drop YIELD_STEPS further, so the
 //   newcomer's get most of the cores and it ends about as fast as alone. Runs are never paused.
+// - Where the kernel groups processes by session (CONFIG_SCHED_AUTOGROUP, on by default in
+//   Debian's and most distributions' kernels, this machine's included), a process's niceness
+//   only weighs against the other processes of its own session, and each media process is a
+//   session of its own (started detached, so a deadline kills its whole group). There every
+//   media process was one more group as heavy as the edge's, whatever its niceness: four
+//   decodes took four shares of the cores to the edge's one (decision 0280). So its session's
+//   group takes the same niceness (/proc/<pid>/autogroup), and the niceness means again what
+//   it says.
 import { AsyncLocalStorage } from "node:async_hooks";
+import { readFileSync, writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 
 /** Niceness added to a run's processes while a newcomer runs (weight about a tenth). */
@@ -76,5 +85,40 @@ function renice(pid: number, nice: number): void {
     setPriority(pid, nice);
   } catch {
     // Gone already, or a share back without the privilege for it: nothing to do.
+  }
+  reniceSessionGroup(pid, nice);
+}
+
+/**
+ * The niceness of the scheduling group of `pid`'s session, when `pid` leads a session of its
+ * own (never the extractor's: that would slow the extractor with it). Nothing where the kernel
+ * has no such groups (no /proc/<pid>/autogroup) or refuses (without CAP_SYS_ADMIN it takes one
+ * change per 100 ms, machine-wide); the process's own niceness still applies then.
+ */
+export function reniceSessionGroup(pid: number, nice: number): boolean {
+  try {
+    if (sessionOf(pid) !== pid) return false;
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The session id of `pid`, from /proc/<pid>/stat (after the command's closing parenthesis). */
+function sessionOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // state, ppid, pgrp, session, …
+  return Number(fields[3]);
+}
+
+/** The niceness of `pid`'s session group, or null where there are none (tests, logs). */
+export function sessionGroupNice(pid: number): number | null {
+  try {
+    const match = /nice (-?\d+)/.exec(readFileSync(`/proc/${pid}/autogroup`, "utf8"));
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
   }
 }

@@ -8,6 +8,8 @@ import { type RunningTool, startTool } from "../../extractor/ffmpeg/process.ts";
 import {
   mediaNice,
   RunPriority,
+  reniceSessionGroup,
+  sessionGroupNice,
   setMediaNice,
   withRunPriority,
   YIELD_STEPS,
@@ -76,5 +78,29 @@ describe("media processes' niceness", () => {
     run.setYielding(true);
     expect(run.nice).toBe(19);
     expect(niceOf(withRunPriority(run, () => longFfmpeg()))).toBe(19);
+  });
+});
+
+// Where the kernel schedules sessions as groups (this machine), a process's niceness counts only
+// inside its session, and each media process leads its own: its group must take the niceness too,
+// or four decodes weigh four times the edge whatever their niceness (decision 0280).
+const groups = sessionGroupNice(process.pid) !== null;
+describe.skipIf(!groups)("media processes' session groups", () => {
+  const groupNiceOf = (tool: RunningTool) => sessionGroupNice(tool.pid as number);
+
+  it("take the process's niceness, and follow a run that yields and takes its share back", () => {
+    expect(groupNiceOf(longFfmpeg())).toBe(5);
+    const run = new RunPriority();
+    const tool = withRunPriority(run, () => longFfmpeg());
+    run.setYielding(true);
+    expect(groupNiceOf(tool)).toBe(5 + YIELD_STEPS);
+    run.setYielding(false);
+    expect(groupNiceOf(tool)).toBe(5);
+  });
+
+  it("never the group of a process that does not lead its own session (the extractor's)", () => {
+    const before = sessionGroupNice(process.pid);
+    expect(reniceSessionGroup(process.pid, 11)).toBe(false);
+    expect(sessionGroupNice(process.pid)).toBe(before);
   });
 });
