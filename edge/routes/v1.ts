@@ -2,12 +2,13 @@
 // and the OpenAPI document are relative to /v1, so a client generated from the document and
 // pointed at {base_url} calls the same URLs as before.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { createRouter, routeNotFound } from "../app.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { enforceIpRate } from "../middleware/rate-limit.ts";
 import { demoRouter } from "./demo/index.ts";
-import { API_BASE_PATH, DOCUMENT_PATH, describeApi } from "./docs/index.ts";
+import { API_BASE_PATH, DOCUMENT_PATH, describeApi, documentOf } from "./docs/index.ts";
 import { jobsRouter } from "./jobs/index.ts";
 import { pricingRouter } from "./pricing/index.ts";
 import { usageRouter } from "./usage/index.ts";
@@ -20,6 +21,11 @@ const api = createRouter()
   .route("/", demoRouter)
   .route("/", webhookDeliveriesRouter);
 describeApi(api);
+
+/** The API's OpenAPI document as served to this request, for the pages written from it. */
+export function apiDocument(c: Context<AppEnv>) {
+  return documentOf(api, c);
+}
 
 /** Each documented path as a pattern, with the methods it answers (HEAD wherever GET is). */
 function methodsByPath(router: OpenAPIHono<AppEnv>) {

@@ -3,6 +3,7 @@
 // it, as the spec's {base_url} and paths are. The reference page that renders it is in
 // edge/routes/site.
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../../context.ts";
 import { publicRate } from "../../middleware/auth.ts";
 import { documentConfig, servedDocument } from "./handlers.ts";
@@ -16,7 +17,10 @@ export function describeApi(api: OpenAPIHono<AppEnv>) {
     api.openAPIRegistry.registerComponent("securitySchemes", name, scheme);
   }
   api.use(DOCUMENT_PATH, publicRate);
-  api.get(DOCUMENT_PATH, (c) =>
-    c.json(servedDocument(api.getOpenAPI31Document(documentConfig(c)), c)),
-  );
+  api.get(DOCUMENT_PATH, (c) => c.json(documentOf(api, c)));
+}
+
+/** The document of `api` as served to this request (its origin written in). */
+export function documentOf(api: OpenAPIHono<AppEnv>, c: Context<AppEnv>) {
+  return servedDocument(api.getOpenAPI31Document(documentConfig(c)), c);
 }

@@ -10,6 +10,9 @@ export const LANDING_PATH = "/";
 export const DOCS_PAGE_PATH = "/docs";
 /** A guide (docs/guides/<guide>.md), or `<guide>.md` for its Markdown. */
 export const GUIDE_PAGE_PATH = "/docs/:guide";
+/** The docs for models: the llms.txt index and the API reference as Markdown (decision 0312). */
+export const LLMS_TXT_PATH = "/llms.txt";
+export const REFERENCE_MARKDOWN_PATH = "/docs.md";
 
 export const SITE_ASSETS: StaticAsset[] = [
   SITE_CSS,
