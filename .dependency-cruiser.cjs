@@ -43,7 +43,7 @@ module.exports = {
         "do not import hono.",
       severity: "error",
       from: {
-        path: "^edge/(jobs/|storage/|credits[.]ts|usage[.]ts|webhooks[.]ts|webhook-deliveries[.]ts|maintenance[.]ts)",
+        path: "^edge/(jobs/|storage/|credits[.]ts|usage[.]ts|webhooks[.]ts|webhook-deliveries[.]ts|webhook-send[.]ts|maintenance[.]ts)",
         pathNot: "^edge/storage/d1-sessions[.]ts$",
       },
       to: { path: "(^|/)node_modules/hono/" },

@@ -194,3 +194,30 @@ export async function rotateSigningSecret(
     .bind(accountId, previousUntil, secret)
     .run();
 }
+
+/** The account's signing secrets (the current one, and the one a rotation replaced), or none. */
+export async function signingSecretsOf(
+  db: D1Database,
+  accountId: string,
+): Promise<
+  | {
+      webhookSecret: string;
+      previousWebhookSecret: string | null;
+      previousWebhookSecretUntil: string | null;
+    }
+  | undefined
+> {
+  const row = await db
+    .prepare(
+      `SELECT webhook_secret AS webhookSecret, previous_webhook_secret AS previousWebhookSecret,
+              previous_webhook_secret_until AS previousWebhookSecretUntil
+       FROM accounts WHERE id = ?1`,
+    )
+    .bind(accountId)
+    .first<{
+      webhookSecret: string;
+      previousWebhookSecret: string | null;
+      previousWebhookSecretUntil: string | null;
+    }>();
+  return row ?? undefined;
+}
