@@ -564,7 +564,7 @@ describe("the MCP server", () => {
     );
     const listed = JSON.parse(stdout);
     expect(listed.tools.map((t: any) => t.name)).toContain("view_frames");
-    expect(listed.tools).toHaveLength(8);
+    expect(listed.tools).toHaveLength(10);
     // --strict reports tool-schema portability problems; there are none, not even warnings.
     expect(stderr).not.toMatch(/warning|error/i);
   });
