@@ -30,7 +30,11 @@ export function McpSetup(props: { origin: string; headingLevel?: 2 | 3; id?: str
       <p>
         Stills is a remote MCP server, so an agent can extract frames, follow its jobs, check usage
         and pricing, and look at the frames themselves as images. It spends the same credits and
-        follows the same limits as the REST API.
+        follows the same limits as the REST API. To skim a video, an agent calls{" "}
+        <code>overview</code> (one contact sheet, times burned in, with the captions and text on
+        screen in each tile's span) and then <code>zoom</code> on the parts that matter; every
+        answer of both stays under <code>max_tokens</code> (default 15,000) and names what it left
+        out with a cursor. See the <a href="/docs/mcp">MCP guide</a>.
       </p>
       <dl class="facts">
         <dt>Endpoint</dt>

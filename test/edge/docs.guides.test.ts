@@ -17,6 +17,7 @@ const GUIDES = [
   "rate-limits",
   "credits",
   "slides",
+  "mcp",
   "sdks",
 ];
 

@@ -13,6 +13,7 @@ import authentication from "../../../docs/guides/authentication.md";
 import bestFrames from "../../../docs/guides/best-frames.md";
 import credits from "../../../docs/guides/credits.md";
 import errors from "../../../docs/guides/errors.md";
+import mcp from "../../../docs/guides/mcp.md";
 import quickStart from "../../../docs/guides/quick-start.md";
 import rateLimits from "../../../docs/guides/rate-limits.md";
 import sdks from "../../../docs/guides/sdks.md";
@@ -36,6 +37,7 @@ export const GUIDES = [
   { slug: "credits", label: "Credits", source: credits },
   { slug: "best-frames", label: "Best frames and previews", source: bestFrames },
   { slug: "slides", label: "Slides and screen recordings", source: slides },
+  { slug: "mcp", label: "AI agents (MCP)", source: mcp },
   { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
 
