@@ -71,6 +71,8 @@ export function createKey(options: {
   packCredits?: number;
   stateDir?: string;
   stack?: StackAddress;
+  /** Straight on the D1 file (executeLocalD1), while no stack runs on `stateDir`. */
+  onFile?: boolean;
 }): Promise<IssuedKey>;
 export function stackSql(
   stack: StackAddress,
@@ -87,6 +89,7 @@ export function readTail(file: string, lines?: number): string;
 export function executeLocalSql(script: string, stateDir?: string): void;
 export function queryLocal(sql: string, stateDir?: string): Record<string, unknown>[];
 export function readLocalD1(sql: string, stateDir?: string): Record<string, any>[];
+export function executeLocalD1(script: string, stateDir?: string): void;
 
 /** glibc malloc settings of the extractor's Node, as the image sets them. */
 export function extractorMallocEnv(env?: NodeJS.ProcessEnv): {

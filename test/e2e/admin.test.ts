@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createKey, executeLocalSql, readLocalD1, ROOT } from "../../scripts/lib/stack.mjs";
+import { createKey, executeLocalD1, ROOT, readLocalD1 } from "../../scripts/lib/stack.mjs";
 
 const KEY = /^stills_live_[0-9A-Za-z]{38}$/;
 let stateDir: string;
@@ -110,9 +110,9 @@ describe("accounts and credits", SLOW, () => {
 
   it("create-key --plan on an existing account sets the plan and its credits", async () => {
     const email = `existing-${crypto.randomUUID()}@example.com`;
-    await createKey({ email, plan: "scale", stateDir });
+    await createKey({ email, plan: "scale", stateDir, onFile: true });
     // Spend some plan credits the way a job does: a ledger entry and the balance together.
-    executeLocalSql(
+    executeLocalD1(
       `INSERT INTO credit_ledger (id, account_id, kind, plan_delta, note)
          SELECT 'settle:test-' || id, id, 'charge', -24990, 'a long job' FROM accounts WHERE email = ${quote(email)};
        UPDATE accounts SET plan_credits = plan_credits - 24990 WHERE email = ${quote(email)};`,
@@ -131,7 +131,7 @@ describe("accounts and credits", SLOW, () => {
 
   it("set-plan resets plan credits to the allowance; grant-pack adds packs; both as ledger entries", async () => {
     const email = `plans-${crypto.randomUUID()}@example.com`;
-    await createKey({ email, stateDir });
+    await createKey({ email, stateDir, onFile: true });
     expect(balances(email)).toEqual({ plan: "free", planCredits: 60, packCredits: 0 });
 
     const up = admin("set-plan", "--email", email, "--plan", "scale");
@@ -180,7 +180,7 @@ describe("outbox and webhook-secret", SLOW, () => {
     const mail = (id: string, at: string, code: string | null, text: string) =>
       `INSERT INTO mail_outbox (id, to_email, subject, text, code, created_at)
        VALUES (${quote(id)}, ${quote(email)}, 'Your Stills sign-in code', ${quote(text)}, ${code === null ? "NULL" : quote(code)}, ${quote(at)});`;
-    executeLocalSql(
+    executeLocalD1(
       [
         mail(crypto.randomUUID(), "2026-11-23T10:00:00.000Z", "111111", "Your code is 111111."),
         mail(crypto.randomUUID(), "2026-11-23T10:05:00.000Z", "654321", "Your code is 654321."),
@@ -195,7 +195,7 @@ describe("outbox and webhook-secret", SLOW, () => {
     expect(run.stdout).not.toContain("111111");
 
     // A later message without a code is shown; the last line is still the latest code.
-    executeLocalSql(
+    executeLocalD1(
       mail(crypto.randomUUID(), "2026-11-23T10:06:00.000Z", null, "You signed in."),
       stateDir,
     );
@@ -207,7 +207,7 @@ describe("outbox and webhook-secret", SLOW, () => {
 
   it("webhook-secret prints the account's signing secret", async () => {
     const email = `hooks-${crypto.randomUUID()}@example.com`;
-    await createKey({ email, stateDir });
+    await createKey({ email, stateDir, onFile: true });
     const run = admin("webhook-secret", "--email", email);
     expect(run.status).toBe(0);
     const [row] = readLocalD1(

@@ -20,7 +20,7 @@ import {
 } from "../../scripts/lib/maintenance.mjs";
 import {
   createKey,
-  executeLocalSql,
+  executeLocalD1,
   freePort,
   ROOT,
   readLocalD1,
@@ -151,7 +151,7 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
     running = undefined;
     expect(await jobRow(jobId, base)).toMatchObject({ status: "processing", attempts: 1 });
     // The second job as a busy extractor's answer leaves it: queued, its attempt given back.
-    executeLocalSql(
+    executeLocalD1(
       `UPDATE jobs SET status = 'queued', lease_expires_at = NULL, attempts = 0
        WHERE id = '${queuedId}'`,
       stateDir,
