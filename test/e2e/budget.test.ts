@@ -2,6 +2,8 @@
 // frames and their width once it has probed, job.budget says what it chose, and the frames
 // delivered, downloaded and measured on their actual pixel size by the family's published
 // rule (schema/image-tokens.ts), fit the budget. REST, the webhook and MCP carry it.
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -158,6 +160,24 @@ describe("budget over HTTP", { timeout: 180_000 }, () => {
     });
     const params = res.body.data.errors.map((problem: { param: string }) => problem.param);
     expect(params.sort()).toEqual(["budget.model", "budget.tokens", "count"]);
+  });
+});
+
+describe("the budgets guide", { timeout: 180_000 }, () => {
+  it("its example job, run on the sample, answers the budget the guide prints", async () => {
+    const guide = readFileSync(
+      resolve(import.meta.dirname, "../../docs/guides/budgets.md"),
+      "utf8",
+    );
+    const request = guide.match(/-d '(\{"url"[^']*\})'/)?.[1];
+    const printed = guide.match(/```json\n"budget": (\{[\s\S]*?\})\n```/)?.[1];
+    expect(request && printed).toBeTruthy();
+    const body = JSON.parse(
+      (request as string).replaceAll("{PUBLIC_BASE_URL}", new URL(h.stack.apiUrl).origin),
+    );
+    const res = await call(h.stack, "POST", "/jobs?wait=true", { body, headers: account.auth });
+    expect(res.body.status, JSON.stringify(res.body.error)).toBe("completed");
+    expect(res.body.budget).toEqual(JSON.parse(printed as string));
   });
 });
 
