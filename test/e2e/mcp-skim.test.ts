@@ -274,6 +274,31 @@ describe("skimming over MCP", () => {
     await client.close();
   });
 
+  it("overview: the text on screen in each tile, read from the service's own sample", async () => {
+    const { auth } = await h.newKey("starter");
+    const client = await connect(auth);
+    const sample = `${new URL(h.stack.apiUrl).origin}/samples/intro.mp4`;
+    // Five 6-second scenes, each with its title drawn large: five tiles, one in each scene.
+    const result = await callTool(client, "overview", { url: sample, tiles: 5 });
+    expect(result.isError, JSON.stringify(result.content[0])).toBeFalsy();
+    expect(images(result)).toHaveLength(0);
+    const { tiles, sheet } = result.structuredContent;
+    expect(sheet).toMatchObject({ inline: false, columns: 5, rows: 1 });
+    expect((await download(sheet.url)).type).toBe("image/jpeg");
+    const words = result.content.map((b: any) => b.text ?? "").join("\n");
+    const titles = ["Stills", "Count", "Interval", "Scenes", "Keyframes"];
+    expect(tiles.map((t: any) => t.label)).toEqual(
+      ["03", "09", "15", "21", "27"].map((s) => `00:00:${s}.000`),
+    );
+    for (const [i, tile] of tiles.entries()) {
+      expect(tile.text.content.toLowerCase(), `tile ${tile.tile}`).toContain(
+        titles[i].toLowerCase(),
+      );
+      expect(words).toContain(JSON.stringify(tile.text.content));
+    }
+    await client.close();
+  });
+
   it("overview: tiles that do not fit the cap are named, and the cursor brings each exactly once", async () => {
     const { auth } = await h.newKey("starter");
     const client = await connect(auth);
