@@ -11,6 +11,7 @@ import { micromark } from "micromark";
 import { gfm, gfmHtml } from "micromark-extension-gfm";
 import authentication from "../../../docs/guides/authentication.md";
 import bestFrames from "../../../docs/guides/best-frames.md";
+import budgets from "../../../docs/guides/budgets.md";
 import credits from "../../../docs/guides/credits.md";
 import errors from "../../../docs/guides/errors.md";
 import mcp from "../../../docs/guides/mcp.md";
@@ -37,6 +38,7 @@ export const GUIDES = [
   { slug: "credits", label: "Credits", source: credits },
   { slug: "best-frames", label: "Best frames and previews", source: bestFrames },
   { slug: "slides", label: "Slides and screen recordings", source: slides },
+  { slug: "budgets", label: "Token budgets for models", source: budgets },
   { slug: "mcp", label: "AI agents (MCP)", source: mcp },
   { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
@@ -135,6 +137,8 @@ export function guidePage(c: Context<AppEnv>) {
   const origin = publicOrigin(c);
   if (markdown) {
     c.header("Content-Type", "text/markdown; charset=utf-8");
+    // As /llms.txt and /docs.md (llms.ts): they change only with a deployment.
+    c.header("Cache-Control", "public, max-age=300");
     return c.body(guideMarkdown(guide, origin));
   }
   const { title, html } = renderGuide(guide, origin);
