@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { freePort, queryLocal, ROOT, type Stack, startStack } from "../../scripts/lib/stack.mjs";
+import { freePort, ROOT, readLocalD1, type Stack, startStack } from "../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import { call, download } from "./support/harness.ts";
@@ -45,7 +45,7 @@ it("serves a key from the admin command and keeps jobs, files and keys across a 
     "500",
   );
   expect(key).toMatch(/^stills_live_[0-9A-Za-z]{38}$/);
-  expect(JSON.stringify(queryLocal("SELECT * FROM api_keys", stateDir))).not.toContain(
+  expect(JSON.stringify(readLocalD1("SELECT * FROM api_keys", stateDir))).not.toContain(
     key.slice(12),
   );
 

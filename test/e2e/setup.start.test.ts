@@ -3,7 +3,7 @@
 // nothing is installed or removed here), says so in one line, brings the stack up, and a job
 // on a local file completes with frames from the installed tools.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -83,7 +83,12 @@ describe("npm start on a fresh machine without ffmpeg", () => {
     try {
       const file = await makeTestVideo({ width: 320, height: 180, fps: 30, durationSeconds: 4 });
       videos.route("/clip.mp4", fileRoute(file, { ranges: true, contentType: "video/mp4" }));
-      const { key } = await createKey({ email: `${crypto.randomUUID()}@example.com`, stateDir });
+      // Through the running stack's development route: no wrangler spawned.
+      const secrets = JSON.parse(readFileSync(join(stateDir, "secrets.json"), "utf8"));
+      const { key } = await createKey({
+        email: `${crypto.randomUUID()}@example.com`,
+        stack: { baseUrl: `http://127.0.0.1:${port}`, secrets },
+      });
       const res = await fetch(`http://127.0.0.1:${port}/v1/jobs?wait=true`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
