@@ -4,7 +4,12 @@ import type { ContentBlock } from "@modelcontextprotocol/sdk/types.js";
 import { asc, eq } from "drizzle-orm";
 import type { Context } from "hono";
 import { z } from "zod";
-import { type FrameSchema, MAX_CAPTION_CHARS, VideoSchema } from "../../schema/api.ts";
+import {
+  type FrameSchema,
+  FrameSlideSchema,
+  MAX_CAPTION_CHARS,
+  VideoSchema,
+} from "../../schema/api.ts";
 import { frames } from "../../schema/db.ts";
 import { FrameTextSchema } from "../../schema/text.ts";
 import type { AppEnv } from "../context.ts";
@@ -35,6 +40,8 @@ export const FramePageSchema = z.object({
       caption: z.string().max(MAX_CAPTION_CHARS).nullable().optional(),
       /** With text: what was read on this frame (null when it failed), as the job has it. */
       text: FrameTextSchema.nullable().optional(),
+      /** slides mode: when the frame's slide is on screen, and the frame it repeats. */
+      slide: FrameSlideSchema.nullable().optional(),
     }),
   ),
   /** What the video is (job.video), so the pictures are read in context. */
@@ -95,7 +102,7 @@ export async function framePage(
       frame.pts != null && Math.abs(frame.pts - frame.timestamp) >= 0.001
         ? ` (the picture shown since ${seconds(frame.pts)})`
         : "";
-    const said = (captioned ? captionLine(frame) : "") + textOnFrame(frame);
+    const said = slideLine(frame) + (captioned ? captionLine(frame) : "") + textOnFrame(frame);
     content.push({
       type: "text",
       text: preview ? `${where}${picture}${said}:` : `${where}${said}: ${note}.`,
@@ -118,6 +125,7 @@ export async function framePage(
       note: note ?? null,
       ...(captioned ? { caption: frame.caption ?? null } : {}),
       ...(frame.text !== undefined ? { text: frame.text } : {}),
+      ...(frame.slide ? { slide: frame.slide } : {}),
     })),
     ...(job.video !== undefined ? { video: job.video } : {}),
     next_cursor: nextCursor,
@@ -165,6 +173,14 @@ export function siblingKey(keys: Map<number, string | null>, name: string): stri
 }
 
 const seconds = (value: number) => `${Number(value.toFixed(3))} s`;
+
+/** slides mode: when the slide is on screen, and which frame showed it first. */
+function slideLine(frame: Frame): string {
+  if (!frame.slide) return "";
+  const { start, end, repeat_of } = frame.slide;
+  const again = repeat_of != null ? `, the slide of frame ${repeat_of} shown again` : "";
+  return `, slide on screen from ${seconds(start)} to ${seconds(end)}${again}`;
+}
 
 /** With text: what was read on the frame, quoted as JSON like a caption. */
 function textOnFrame(frame: Frame): string {

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { api, createAccount, freshIp, ORIGIN } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
-import { postResult, uploadAttempt } from "./support/pipeline.ts";
+import { internal, postResult, uploadAttempt } from "./support/pipeline.ts";
 import { Visitor } from "./support/visitor.ts";
 
 const SLIDE_SPANS = [
@@ -18,10 +18,24 @@ const SLIDE_SPANS = [
   { start: 20.44, end: 23.24, repeat_of: 1 },
 ];
 
+// SOI, APP0, SOF0 of a 512×288 JPEG: a preview MCP measures and shows as it is (mcp.test.ts).
+const JPEG_HEAD = new Uint8Array([
+  0xff, 0xd8, 0xff, 0xe0, 0x00, 0x04, 0x00, 0x00, 0xff, 0xc0, 0x00, 0x11, 0x08, 0x01, 0x20, 0x02,
+  0x00, 0x03, 0x01, 0x22, 0x00,
+]);
+
 function extractorWithSlides(seen: ExtractRequest[]) {
   setExtractor(async (request) => {
     seen.push(request);
     const result = await uploadAttempt(request, { framesOk: 3, processedSeconds: 35 });
+    for (const frame of result.frames) {
+      const put = await internal(
+        `/internal/files/${frame.key}`,
+        { method: "PUT", body: JPEG_HEAD },
+        request.callback.token,
+      );
+      if (!put.ok) throw new Error(`frame upload: ${put.status}`);
+    }
     if (request.options.mode === "slides") {
       result.frames = result.frames.map((frame, i) => ({ ...frame, slide: SLIDE_SPANS[i] }));
     }
@@ -109,12 +123,20 @@ describe("slides mode at the edge", () => {
     const result = await extractFramesTool(auth, {
       url: "https://cdn.example.com/deck.mp4",
       mode: "slides",
+      images: true,
     });
     expect(seen[0].options.mode).toBe("slides");
     const job = result.structuredContent.job;
     expect(job.status).toBe("completed");
     expect(job.frames.map((f: { slide: unknown }) => f.slide)).toEqual(SLIDE_SPANS);
     expect(job.credits_charged).toBe(1);
+    // What an agent reads beside each picture.
+    const texts = result.content.filter((c: any) => c.type === "text").map((c: any) => c.text);
+    expect(texts).toContain("Frame 1 of 3 at 0.5 s, slide on screen from 0 s to 4.76 s:");
+    expect(texts).toContain(
+      "Frame 3 of 3 at 2.5 s, slide on screen from 20.44 s to 23.24 s, the slide of frame 1 shown again:",
+    );
+    expect(result.structuredContent.images.frames[2].slide).toEqual(SLIDE_SPANS[2]);
   });
 
   it("leaves frames of other modes without a slide", async () => {

@@ -92,7 +92,8 @@ export const extractFrames = defineTool({
   description:
     "Create a frame extraction job for a public video URL (YouTube, TikTok, Instagram, Facebook, X, Vimeo, Google Drive, or a direct .mp4/.mov/.webm link) and wait up to " +
     `${WAIT_LIMIT_MS / 1000} s for it. Modes: interval (a frame every \`every\` seconds), count (\`count\` frames evenly spaced), ` +
-    "timestamps (frames at exact seconds), scenes, keyframes, and best (the `count` best-looking frames, best first, each with its score). " +
+    "timestamps (frames at exact seconds), scenes, keyframes, best (the `count` best-looking frames, best first, each with its score), " +
+    "and slides (one frame each time the picture settles on new content, for decks and screen recordings: each frame's slide {start, end, repeat_of}; fades and a moving pointer are not changes; count keeps the most distinct). " +
     "Add animated {start?, duration <= 10, fps <= 15, width <= 640, format webp|gif} for a looping moving preview, returned as animated.url (1 credit more). " +
     "Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
