@@ -24,11 +24,14 @@ const INIT_BYTES = 1024 * 1024;
 /** Segments kept in memory after ffmpeg read them (at least the last two, whatever size). */
 const CACHED_SEGMENT_BYTES = 48 * 1024 * 1024;
 /**
- * A fragment's start in the sidx is its EXTINF start plus this much: a start written later
- * than the true one only sends a seek to the segment before (one more segment fetched); one
- * written earlier could start the decode after the wanted frame. EXTINF is rounded to µs.
+ * A fragment's start in the sidx is its EXTINF start plus this much per segment before it,
+ * rounded down to the track's tick. EXTINF is rounded to the µs, so the sum of k of them may
+ * fall short of the true start by k × 0.5 µs. A start written later than the true one only
+ * sends a seek to the segment before (one more segment fetched); one written earlier could
+ * start the decode after the wanted frame. A seek to a segment's first keyframe (as the job's
+ * batched seeks do) still lands in that segment.
  */
-const START_MARGIN_SECONDS = 0.001;
+const START_MARGIN_SECONDS = 0.5e-6;
 
 export interface HlsOpenOptions {
   /** Requested short side: the variant chosen is the largest not above it. */
@@ -131,6 +134,12 @@ async function fetchPlaylist(url: URL, fetchOptions: FetchOptions) {
 interface Track {
   id: number;
   timescale: number;
+  /**
+   * What ffmpeg subtracts from this track's decode times for its edit list (the first edit's
+   * media time less any empty edit before it, in track ticks): its seeks compare fragment
+   * starts on that shifted clock.
+   */
+  editShift: number;
 }
 
 export class HlsVodMedia implements ServedMedia {
@@ -329,6 +338,9 @@ function tracksOf(init: Buffer, refuse: (reason: string) => Error): Track[] {
     const moov = [...boxes(init, 0, init.length)].find((box) => box.type === "moov");
     if (!moov) throw new Error("no moov box");
     if (!child(init, moov, "mvex")) throw new Error("not a fragmented MP4 (no mvex box)");
+    const mvhd = child(init, moov, "mvhd");
+    if (!mvhd) throw new Error("no mvhd box");
+    const movieTimescale = init.readUInt32BE(mvhd.body + (init[mvhd.body] === 1 ? 20 : 12));
     const tracks: Track[] = [];
     for (const trak of boxes(init, moov.body, moov.end)) {
       if (trak.type !== "trak") continue;
@@ -338,9 +350,13 @@ function tracksOf(init: Buffer, refuse: (reason: string) => Error): Track[] {
       if (!tkhd || !mdhd) throw new Error("a track without tkhd or mdhd");
       const tkhdV1 = init[tkhd.body] === 1;
       const mdhdV1 = init[mdhd.body] === 1;
+      const timescale = init.readUInt32BE(mdhd.body + (mdhdV1 ? 20 : 12));
+      const edts = child(init, trak, "edts");
+      const elst = edts && child(init, edts, "elst");
       tracks.push({
         id: init.readUInt32BE(tkhd.body + (tkhdV1 ? 20 : 12)),
-        timescale: init.readUInt32BE(mdhd.body + (mdhdV1 ? 20 : 12)),
+        timescale,
+        editShift: elst ? editShiftOf(init, elst, timescale, movieTimescale) : 0,
       });
     }
     if (tracks.length === 0 || tracks.some((t) => t.timescale === 0)) throw new Error("no tracks");
@@ -348,6 +364,23 @@ function tracksOf(init: Buffer, refuse: (reason: string) => Error): Track[] {
   } catch (error) {
     throw refuse(`its init segment is not a fragmented MP4: ${(error as Error).message}`);
   }
+}
+
+/** ffmpeg's time offset for an edit list: the first media time less the empty edits before. */
+function editShiftOf(init: Buffer, elst: Box, timescale: number, movieTimescale: number): number {
+  const v1 = init[elst.body] === 1;
+  const count = init.readUInt32BE(elst.body + 4);
+  let empty = 0;
+  for (let i = 0, at = elst.body + 8; i < count; i += 1, at += v1 ? 20 : 12) {
+    const duration = v1 ? Number(init.readBigUInt64BE(at)) : init.readUInt32BE(at);
+    const mediaTime = v1 ? Number(init.readBigInt64BE(at + 8)) : init.readInt32BE(at + 4);
+    if (mediaTime === -1) {
+      empty += duration;
+      continue;
+    }
+    return mediaTime - Math.round((empty * timescale) / (movieTimescale || 1));
+  }
+  return 0;
 }
 
 /** Each track's first decode time (tfdt) in a fragment. */
@@ -414,7 +447,7 @@ function asFragment(
 
 /**
  * One track's segment index over every slot: fragment k starts at the track's first time plus
- * the EXTINFs before it (plus START_MARGIN_SECONDS), each slot SEGMENT_BYTES long.
+ * the EXTINFs before it (plus a margin, START_MARGIN_SECONDS), each slot SEGMENT_BYTES long.
  * `sidxesAfter`: how many sidx boxes of the same size follow this one (first_offset skips them).
  */
 function sidx(track: Track, firstTime: number, segments: Segment[], sidxesAfter: number): Buffer {
@@ -426,11 +459,12 @@ function sidx(track: Track, firstTime: number, segments: Segment[], sidxesAfter:
   box.writeUInt32BE(0x01000000, 8); // version 1, no flags
   box.writeUInt32BE(track.id, 12);
   box.writeUInt32BE(track.timescale, 16);
-  box.writeBigUInt64BE(BigInt(firstTime), 20);
+  // On ffmpeg's clock (less the edit shift); it reads the field as signed.
+  box.writeBigUInt64BE(BigInt.asUintN(64, BigInt(firstTime - track.editShift)), 20);
   box.writeBigUInt64BE(BigInt(sidxesAfter * size), 28);
   box.writeUInt16BE(segments.length, 38);
   const startOf = (k: number) =>
-    k === 0 ? 0 : Math.ceil((segments[k].start + START_MARGIN_SECONDS) * track.timescale);
+    Math.floor((segments[k].start + (k + 2) * START_MARGIN_SECONDS) * track.timescale);
   const last = segments.at(-1) as Segment;
   const end = Math.round((last.start + last.duration) * track.timescale);
   segments.forEach((_, k) => {
