@@ -137,7 +137,7 @@ type CallOutcome = Exclude<DispatchOutcome, { kind: "accepted" } | { kind: "not-
 /**
  * Starts a new attempt of the job and hands it to the extractor. Decides what the job's state
  * becomes from the answer; the caller decides when the job is looked at again (the jobs queue
- * is the backstop: edge/queues/jobs.ts).
+ * is the backstop: edge/jobs/backstop.ts).
  */
 export async function dispatchJob(
   env: Env,

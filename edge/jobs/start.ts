@@ -1,5 +1,5 @@
 // A job's start, right after creation (edge/jobs/create.ts, edge/jobs/demo.ts): its backstop
-// message on the jobs queue (edge/queues/jobs.ts keeps the job going from it), then its first
+// message on the jobs queue (edge/jobs/backstop.ts keeps the job going from it), then its first
 // attempt, handed to the extractor after the response.
 import { waitUntil } from "cloudflare:workers";
 import type { JobMessage } from "../../schema/messages.ts";

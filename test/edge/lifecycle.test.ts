@@ -3,6 +3,7 @@
 // and the cron find an attempt whose lease ran out, and a stale attempt's renewal is refused.
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { keepJobGoing } from "../../edge/jobs/backstop.ts";
 import {
   expire,
   type JobRef,
@@ -15,7 +16,6 @@ import {
 } from "../../edge/jobs/lifecycle.ts";
 import { failUnsettled } from "../../edge/jobs/settlement.ts";
 import { redispatchLostAttempts } from "../../edge/maintenance.ts";
-import { keepJobGoing } from "../../edge/queues/jobs.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import { api, balanceOf, createAccount } from "./support/api.ts";
 import { extractorCalls, setExtractor } from "./support/fake-extractor.ts";
