@@ -49,6 +49,10 @@ export const CREATE_JOB_EXAMPLES = {
     summary: "best: the 3 best-looking frames, best first, each with its score",
     value: { url: SAMPLE_URL, mode: "best", count: 3 },
   },
+  slides: {
+    summary: "slides: one frame each time the picture settles, with when each slide is on screen",
+    value: { url: SAMPLE_URL, mode: "slides" },
+  },
   animated: {
     summary: "animated: 6 frames and a 4 s looping WebP preview at 10 fps, 320 px wide",
     value: {

@@ -15,6 +15,7 @@ const MODES = [
   "keyframes",
   "storyboard",
   "best",
+  "slides",
   "animated",
   "zip",
 ];
@@ -97,6 +98,16 @@ describe("the create-job examples of the OpenAPI document", () => {
           expect(frames.length).toBeLessThanOrEqual(value.count as number);
           const scores = (job.frames as { score: number }[]).map((f) => f.score);
           expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+          break;
+        }
+        case "slides": {
+          // The sample's five scenes, each still but for its knob and clock (pointer-sized).
+          expect(frames).toHaveLength(5);
+          for (const frame of job.frames) {
+            expect(frame.slide.start).toBeLessThan(frame.timestamp);
+            expect(frame.slide.end).toBeGreaterThan(frame.timestamp);
+            expect(frame.slide.repeat_of).toBeNull();
+          }
           break;
         }
         case "animated": {

@@ -85,6 +85,7 @@ describe("the OpenAPI document's create-job examples", () => {
       "keyframes",
       "storyboard",
       "best",
+      "slides",
       "animated",
       "zip",
     ]);
