@@ -454,6 +454,21 @@ describe("skimming over MCP", () => {
       });
     }
     expect(byUrl).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    // get_job on the same job: its 200 signed URLs would pass the cap, so the answer keeps the
+    // first frames that fit, names the rest, and its cursor pages them with zoom.
+    const read = await callTool(client, "get_job", { job_id: jobId });
+    expect(read.isError, JSON.stringify(read.content[0])).toBeFalsy();
+    expect(await measuredTokens(read, "generic")).toBeLessThanOrEqual(15_000);
+    const kept = read.structuredContent.frames.length;
+    expect(kept).toBeGreaterThan(10);
+    expect(kept).toBeLessThan(200);
+    expect(read.structuredContent.frames_count).toBe(200);
+    expect(read.structuredContent.frames_omitted.frames).toEqual([{ from: kept + 1, to: 200 }]);
+    const readText = (read.content[0] as { text: string }).text;
+    expect(readText).toContain(`frames ${kept + 1}–200`);
+    const rest = await callTool(client, "zoom", { cursor: read.structuredContent.next_cursor });
+    expect(rest.structuredContent.frames[0].index).toBe(kept + 1);
+
     // Paging is free: only the job was charged.
     const usage = await call(h.stack, "GET", "/usage", { headers: account.auth });
     expect(usage.body.this_period.credits_charged).toBe(2);

@@ -3,6 +3,7 @@
 // counting rule; the cursors; the names of what was left out.
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { cappedRows } from "../../edge/mcp/capped-job.ts";
 import { toBase64 } from "../../edge/mcp/jpeg.ts";
 import { previewKeyOf, previewSizeOf } from "../../edge/mcp/previews.ts";
 import {
@@ -178,6 +179,27 @@ describe("the counting rule", () => {
     expect(decodeSkimCursor("overview", cursor)).toBeNull();
     expect(decodeSkimCursor("zoom", "not a cursor!")).toBeNull();
     expect(decodeSkimCursor("zoom", btoa(`zoom:${job}/-1`))).toBeNull();
+  });
+});
+
+describe("list_jobs under the cap", () => {
+  it("keeps the rows that fit and names the rest with the skip that lists them", () => {
+    const rows = Array.from({ length: 100 }, (_, i) => ({ id: i, url: "u".repeat(1500) }));
+    const render = (shown: typeof rows, note: string): CallToolResult => ({
+      content: [{ type: "text", text: `rows${note}` }],
+      structuredContent: { data: shown },
+    });
+    const answer = cappedRows(rows, 40, render);
+    const kept = (answer.structuredContent as { data: unknown[] }).data.length;
+    expect(responseTokens(answer, "generic").total).toBeLessThanOrEqual(15_000);
+    // One row more would not fit.
+    expect(responseTokens(render(rows.slice(0, kept + 1), ""), "generic").total).toBeGreaterThan(
+      15_000,
+    );
+    const text = (answer.content[0] as { text: string }).text;
+    expect(text).toContain(`jobs ${40 + kept + 1}–140; call list_jobs with skip ${40 + kept}`);
+    const few = cappedRows(rows.slice(0, 3), 0, render);
+    expect((few.content[0] as { text: string }).text).toBe("rows");
   });
 });
 

@@ -16,6 +16,7 @@ import { TEXT_FRAMES_PER_CREDIT } from "../../../schema/plans.ts";
 import { DEFAULT_SAMPLE, findSample, SAMPLE_PATH_PREFIX } from "../../../schema/samples.ts";
 import { listJobs, progressLine, progressText, readJob, WAIT_LIMIT_MS } from "../../jobs/read.ts";
 import { accountReaderOf } from "../../request.ts";
+import { cappedJob, cappedRows, FramesOmittedSchema } from "../capped-job.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
   asQueryValues,
@@ -103,7 +104,9 @@ export const extractFrames = defineTool({
     "Costs credits exactly as POST /v1/jobs (1 per started minute processed, 1 per 10 timestamps); failed jobs are free. " +
     SAMPLE_HINT,
   input: extractFramesInput(),
-  output: z.object({ job: JobSchema, images: FramePageSchema.nullable() }),
+  output: z
+    .object({ job: JobSchema, images: FramePageSchema.nullable() })
+    .extend(FramesOmittedSchema.shape),
   annotations: {
     readOnlyHint: false,
     destructiveHint: false,
@@ -114,12 +117,18 @@ export const extractFrames = defineTool({
     const job = await runJob(c, body, options.idempotency_key, extra, "Extracting");
     if (job.status === "failed") return toolError(c, jobFailure(job), { job });
     if (!options.images || job.status !== "completed") {
-      return toolResult(jobSummary(job, true), { job, images: null });
+      return cappedJob(job, (shown, omitted, note) =>
+        toolResult(`${jobSummary(shown, true)}${note}`, { job: shown, images: null, ...omitted }),
+      );
     }
     const { page, content } = await framePage(c, job, 0, IMAGES_PER_CALL);
-    return toolResult(`${jobSummary(job, true)}\n${pageSummary(page)}`, { job, images: page }, [
-      ...content,
-    ]);
+    return cappedJob(job, (shown, omitted, note) =>
+      toolResult(
+        `${jobSummary(shown, true)}${note}\n${pageSummary(page)}`,
+        { job: shown, images: page, ...omitted },
+        [...content],
+      ),
+    );
   },
 });
 
@@ -143,7 +152,7 @@ export const getJob = defineTool({
         args,
       ),
   },
-  output: JobSchema,
+  output: JobSchema.extend(FramesOmittedSchema.shape),
   annotations: {
     readOnlyHint: true,
     destructiveHint: false,
@@ -158,7 +167,9 @@ export const getJob = defineTool({
       () => readJob(accountReaderOf(c), input.job_id, input.wait ?? false),
       () => progressLine(c.env, input.job_id),
     );
-    return toolResult(jobSummary(job, input.wait ?? false), job);
+    return cappedJob(job, (shown, omitted, note) =>
+      toolResult(`${jobSummary(shown, input.wait ?? false)}${note}`, { ...shown, ...omitted }),
+    );
   },
 });
 
@@ -188,14 +199,16 @@ export const listJobsTool = defineTool({
   },
   async run(c, input) {
     const list = await listJobs(accountReaderOf(c), input);
-    const rows = list.data.map((job) =>
-      job.status === "processing" && job.progress
-        ? `- ${job.id} processing (${progressText(job.progress)}), ${job.created_at}`
-        : `- ${job.id} ${job.status}, ${job.frames_count ?? 0} frames, ${job.created_at}`,
-    );
-    const shown = `Jobs ${list.skip + 1}–${list.skip + list.data.length} of ${list.total}`;
-    const text =
-      list.data.length > 0 ? `${shown}:\n${rows.join("\n")}` : `No jobs (of ${list.total}).`;
-    return toolResult(text, list);
+    return cappedRows(list.data, list.skip, (data, note) => {
+      const rows = data.map((job) =>
+        job.status === "processing" && job.progress
+          ? `- ${job.id} processing (${progressText(job.progress)}), ${job.created_at}`
+          : `- ${job.id} ${job.status}, ${job.frames_count ?? 0} frames, ${job.created_at}`,
+      );
+      const shown = `Jobs ${list.skip + 1}–${list.skip + data.length} of ${list.total}`;
+      const text =
+        data.length > 0 ? `${shown}:${note}\n${rows.join("\n")}` : `No jobs (of ${list.total}).`;
+      return toolResult(text, { ...list, data });
+    });
   },
 });
