@@ -48,6 +48,8 @@ describe("/llms.txt", () => {
     expect(lines.find((line) => line.trim() !== "" && !line.startsWith("# "))).toMatch(/^> \S/);
     expect(text).toContain("\n## Guides\n");
     expect(text).toContain("\n## API reference\n");
+    // Written for this deployment: no placeholder left.
+    expect(text).not.toContain("{PUBLIC_BASE_URL}");
     const onDisk = readdirSync(GUIDES_DIR)
       .filter((name) => name.endsWith(".md"))
       .map((name) => name.slice(0, -3))
@@ -100,6 +102,11 @@ describe("/docs.md, the API reference as Markdown", () => {
     const markdown = await response.text();
     expect(markdown.startsWith(`# ${document.info.title} reference\n`)).toBe(true);
     expect(markdown).toContain(document.servers[0].url);
+    expect(markdown).not.toContain("{PUBLIC_BASE_URL}");
+    // Bounds the document states are written out (GET /jobs' limit: 1 to 100, default 20).
+    expect(markdown).toMatch(
+      /\| `limit` \| query \| integer \| no \| \(≥ 1, ≤ 100, default 20\) \|/,
+    );
     let operations = 0;
     for (const [path, methods] of Object.entries(document.paths) as [string, object][]) {
       for (const [method, operation] of Object.entries(methods) as [string, any][]) {

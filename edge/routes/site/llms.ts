@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import type { AppEnv } from "../../context.ts";
 import { OPENAPI_PATH } from "../docs/index.ts";
 import { apiDocument } from "../v1.ts";
-import { GUIDES } from "./guides.tsx";
+import { GUIDES, guideMarkdown } from "./guides.tsx";
 import { publicOrigin } from "./origin.ts";
 import { type OpenApiDocumentLike, referenceMarkdown } from "./reference-markdown.ts";
 
@@ -28,7 +28,7 @@ export function llmsTxt(c: Context<AppEnv>) {
     "",
     ...GUIDES.map(
       (guide) =>
-        `- [${guide.label}](${origin}/docs/${guide.slug}.md): ${guideSummary(guide.source)}`,
+        `- [${guide.label}](${origin}/docs/${guide.slug}.md): ${guideSummary(guideMarkdown(guide, origin))}`,
     ),
     "",
     "## API reference",
@@ -52,8 +52,8 @@ export function referencePage(c: Context<AppEnv>) {
 }
 
 /** A guide's first paragraph, its first sentence: what the guide is for, in one line. */
-export function guideSummary(source: string): string {
-  const paragraph = source
+export function guideSummary(markdown: string): string {
+  const paragraph = markdown
     .split(/\n\s*\n/)
     .map((block) => block.trim())
     .find((block) => block !== "" && !/^(#|```|\||- |\d+\. |>)/.test(block));

@@ -128,7 +128,7 @@ function operationLines(method: string, path: string, op: Operation): string[] {
     );
     for (const p of parameters) {
       lines.push(
-        `| \`${p.name}\` | ${p.in} | ${cell(typeOf(p.schema))} | ${p.required ? "yes" : "no"} | ${cell(p.description ?? p.schema?.description ?? "")} |`,
+        `| \`${p.name}\` | ${p.in} | ${cell(typeOf(p.schema))} | ${p.required ? "yes" : "no"} | ${cell(describe({ ...p.schema, description: p.description ?? p.schema?.description }))} |`,
       );
     }
     lines.push("");
