@@ -96,6 +96,7 @@ export const extractFrames = defineTool({
     "timestamps (frames at exact seconds), scenes, keyframes, best (the `count` best-looking frames, best first, each with its score), " +
     "and slides (one frame each time the picture settles on new content, for decks and screen recordings: each frame's slide {start, end, repeat_of}; fades and a moving pointer are not changes; count keeps the most distinct). " +
     "Add animated {start?, duration <= 10, fps <= 15, width <= 640, format webp|gif} for a looping moving preview, returned as animated.url (1 credit more). " +
+    'Instead of count and a width, pass budget {tokens, model: "claude" | "gpt" | "gemini" | "generic"} to get as many frames, as wide, as fit that many of the model\'s input tokens by its published image rule; job.budget says what was chosen (tokens_estimated, per_frame, frames, width). ' +
     "Returns the job: when completed, each frame's timestamp and signed URL; otherwise its id to poll with get_job. " +
     "Pass images: true to see the first frames as images right away, and view_frames to page through the rest. " +
     "Every completed job carries `video` (duration, size, frame rate; title, uploader and date for platform links). " +
