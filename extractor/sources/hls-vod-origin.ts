@@ -16,7 +16,7 @@ import type { Opened } from "./open-media.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
 import type { ChunkWriter, ServedMedia } from "./ranged-origin.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
-import { readBody, safeFetch } from "./safe-fetch.ts";
+import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
 
 /** Largest segment (and so the slot size): a 10-second 4K segment is ~30 MB. */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -123,7 +123,8 @@ async function fetchPlaylist(url: URL, fetchOptions: FetchOptions) {
     response.body.destroy();
     throw errorForStatus(response.status, `${response.url.origin}${response.url.pathname}`);
   }
-  const body = await readBody(response.body, PLAYLIST_BYTES).catch(() => {
+  const body = await readBody(response.body, PLAYLIST_BYTES).catch((error: unknown) => {
+    if (!isOverLimit(error)) throw error;
     throw downloadFailed(
       `the HLS playlist at ${response.url.pathname} is over ${PLAYLIST_BYTES} bytes`,
     );
@@ -292,7 +293,7 @@ async function fetchPart(
     throw downloadFailed("an HLS byte-range segment was answered without a range");
   }
   return readBody(response.body, maxBytes).catch((error: unknown) => {
-    throw error instanceof Error && /limit|more than/i.test(error.message)
+    throw isOverLimit(error)
       ? downloadFailed(`an HLS segment at ${url.pathname} is over the ${maxBytes}-byte limit`)
       : error;
   });

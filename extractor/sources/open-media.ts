@@ -8,7 +8,7 @@ import { PLAYLIST_BYTES } from "./hls-playlist.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
 import { BLOCK_BYTES, RangedOrigin } from "./ranged-origin.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
-import { readBody, safeFetch } from "./safe-fetch.ts";
+import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
 
 const PAGE_BYTES = 2 * 1024 * 1024;
 const SNIFF_BYTES = 4096;
@@ -78,7 +78,8 @@ export async function openMedia(
     return page(response.url, html, contentType);
   }
   if (verdict === "playlist") {
-    const body = await readBody(rest, PLAYLIST_BYTES - head.length).catch(() => {
+    const body = await readBody(rest, PLAYLIST_BYTES - head.length).catch((error: unknown) => {
+      if (!isOverLimit(error)) throw error;
       throw downloadFailed(`the HLS playlist at ${where} is over ${PLAYLIST_BYTES} bytes`);
     });
     const text = Buffer.concat([head, body]).toString("utf8");

@@ -130,6 +130,11 @@ export async function safeFetch(
   }
 }
 
+/** Whether readBody refused an answer over its limit (not a stall or a cut connection). */
+export function isOverLimit(error: unknown): boolean {
+  return error instanceof Error && /^answer larger than/.test(error.message);
+}
+
 /** Reads a whole (small) body, refusing more than maxBytes. */
 export async function readBody(body: Readable, maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];

@@ -51,6 +51,17 @@ async function makeVideos(): Promise<{ original: string; hls: string }> {
       join(hls, "index.m3u8"),
     ]);
   }
+  const single = join(DIRECTORY, "hls-single");
+  if (!existsSync(join(single, "index.m3u8"))) {
+    // One file, each segment a byte range of it (EXT-X-BYTERANGE, the init's too).
+    await mkdir(single, { recursive: true });
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-i", source, "-c", "copy", "-f", "hls"],
+      ...["-hls_time", String(SEGMENT_SECONDS), "-hls_playlist_type", "vod"],
+      ...["-hls_segment_type", "fmp4", "-hls_flags", "single_file"],
+      ...["-hls_fmp4_init_filename", "init.mp4", join(single, "index.m3u8")],
+    ]);
+  }
   return { original: source, hls };
 }
 
@@ -112,6 +123,12 @@ beforeAll(async () => {
         ranges: true,
         contentType: name.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp4",
       }),
+    );
+  }
+  for (const name of await readdir(join(DIRECTORY, "hls-single"))) {
+    server.route(
+      `/single/${name}`,
+      fileRoute(join(DIRECTORY, "hls-single", name), { ranges: true }),
     );
   }
   const av = await makeAudioVideo();
@@ -197,5 +214,26 @@ describe("an HLS VOD link", () => {
     } finally {
       await source.close();
     }
+  }, 60_000);
+
+  it("reads byte-range segments of one file, each range asked for alone", async () => {
+    const before = server.requests.length;
+    const source = await openSource(`${server.origin}/single/index.m3u8`, "direct", options);
+    try {
+      for (const seconds of [3.0, 13.48]) {
+        const expected = await pictureAt(["-i", original], seconds);
+        const got = await pictureAt(safeInputArgs(source.input), seconds);
+        expect(got.equals(expected), `the frame at ${seconds} s`).toBe(true);
+      }
+    } finally {
+      await source.close();
+    }
+    const ranges = server.requests
+      .slice(before)
+      .filter((r) => !r.url.endsWith(".m3u8"))
+      .map((r) => r.range);
+    // The init, then segments 0, 1 and 6 (one range each), not the whole file.
+    expect(ranges).toHaveLength(4);
+    expect(ranges.every((range) => /^bytes=\d+-\d+$/.test(range ?? ""))).toBe(true);
   }, 60_000);
 });
