@@ -198,6 +198,15 @@ describe("the landing page", () => {
     }
   });
 
+  it("names every credit rule GET /v1/pricing gives, in its words", async () => {
+    const pricing = (await call(h.stack, "GET", "/pricing")).body;
+    const squeezed = (text: string) => text.replace(/\s+/g, " ");
+    const listed = squeezed(await page.$eval("ul.credit-rules", (list) => list.textContent ?? ""));
+    const rules = Object.entries(pricing.credit_rules as Record<string, string>);
+    expect(rules.length).toBeGreaterThan(10);
+    for (const [name, rule] of rules) expect(listed, name).toContain(squeezed(rule));
+  });
+
   it("runs the demo from the keyboard alone: 6 real frames with the API's timestamps, no layout shift", async () => {
     // Tab from the top of the page to the link field, then on to its button.
     let tabs = 0;

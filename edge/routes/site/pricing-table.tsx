@@ -109,10 +109,14 @@ export function PricingTable() {
         <li>Frames every N seconds or N evenly spaced: {rules.interval_and_count}.</li>
         <li>Frames at exact timestamps: {rules.timestamps}.</li>
         <li>One frame per shot, or the stream's keyframes: {rules.scenes_and_keyframes}.</li>
+        <li>The best-looking frames: {rules.best}.</li>
+        <li>One frame per slide: {rules.slides}.</li>
+        <li>Reading the text on screen: {rules.text}.</li>
+        <li>A moving preview: {rules.animated}.</li>
         <li>A storyboard (contact sheet and thumbnail track) {rules.storyboard}.</li>
         <li>
-          Skipping black, blurred or repeated frames: {rules.skip}. Captions and the video's
-          details: {rules.captions}.
+          Skipping black, blurred or repeated frames: {rules.skip}. Captions: {rules.captions}. The
+          video's details: {rules.video}.
         </li>
         <li>
           Charged {rules.charged}; {rules.order}.
