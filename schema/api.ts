@@ -709,7 +709,7 @@ function checkBudget(body: Record<string, unknown>, mode: unknown, ctx: z.Refine
   }
   if (typeof mode === "string" && FIXED_COUNT_MODES.includes(mode)) {
     flag(
-      `budget does not apply to ${mode} mode, whose ${mode === "interval" ? "every" : "timestamps"} fixes the frames; use count (the default with a budget), scenes, keyframes or best`,
+      `budget does not apply to ${mode} mode, whose ${mode === "interval" ? "every" : "timestamps"} fixes the frames; use count (the default with a budget), scenes, keyframes, best or slides`,
       ["budget"],
     );
   }
