@@ -3,12 +3,11 @@
 // `step` seconds kept as a candidate, scored from its pixels as it arrives (nothing is kept but
 // the numbers). Each candidate is a frame's own pts, so the sparse engine delivers exactly that
 // frame at full size afterwards. Over long spans only keyframes are decoded.
-import type { Rational } from "../ffmpeg/args.ts";
-import { formatSeconds, safeInputArgs } from "../ffmpeg/args.ts";
 import type { VideoProbe } from "../ffmpeg/probe.ts";
 import { failedRun, startTool } from "../ffmpeg/process.ts";
 import type { ScoreParts } from "./best-score.ts";
 import { scoreQuality, scoreSize } from "./best-score.ts";
+import { relativeSeconds, SHOWINFO_FRAME, scanPassArgs } from "./scan-pass.ts";
 
 /** At most about this many candidates, whatever the span. */
 export const MOST_CANDIDATES = 400;
@@ -60,50 +59,23 @@ export function planCandidatePass(
 }
 
 export function candidatePassArgs(pass: CandidatePass): string[] {
-  const step = pass.step.toFixed(6);
-  return [
-    "-hide_banner",
-    "-nostdin",
-    "-nostats",
-    "-loglevel",
-    "level+info",
-    // Scores do not depend on which way up the picture is; the size below is the stored one.
-    "-noautorotate",
-    "-copyts",
-    ...(pass.keyframesOnly ? ["-skip_frame", "nokey"] : []),
-    "-ss",
-    formatSeconds(pass.seekSeconds),
-    "-t",
-    formatSeconds(pass.spanSeconds),
-    ...safeInputArgs(pass.input),
-    "-map",
-    `0:${pass.streamIndex}`,
-    "-an",
-    "-sn",
-    "-dn",
-    "-vf",
-    [
+  return scanPassArgs(pass, {
+    keyframesOnly: pass.keyframesOnly,
+    filters: [
       `scale=${pass.width}:${pass.height}:flags=area`,
       "select='gte(scene\\,0)'",
       "metadata=print:key=lavfi.scene_score",
-      `select='isnan(prev_selected_t)+gte(t-prev_selected_t\\,${step})'`,
+      `select='isnan(prev_selected_t)+gte(t-prev_selected_t\\,${pass.step.toFixed(6)})'`,
       "showinfo=checksum=0",
       "format=rgb24",
-    ].join(","),
-    "-fps_mode",
-    "passthrough",
-    "-f",
-    "rawvideo",
-    "-pix_fmt",
-    "rgb24",
-    "pipe:1",
-  ];
+    ],
+    pixelFormat: "rgb24",
+  });
 }
 
 const METADATA_FRAME = /^\[Parsed_metadata_\d+ @ [^\]]+\] \[info\] frame:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const METADATA_SCORE =
   /^\[Parsed_metadata_\d+ @ [^\]]+\] \[info\] lavfi\.scene_score=([0-9.eE+-]+)/;
-const SHOWINFO_FRAME = /^\[Parsed_showinfo_\d+ @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const FILTER_LINE = /^\[Parsed_(?:metadata|showinfo)_\d+ @/;
 
 /** Reads the pass's stderr: every decoded picture's scene score, and each candidate's pts. */
@@ -190,10 +162,4 @@ export async function scanCandidates(
       cutBefore: cuts[k],
     }))
     .filter((c) => c.time >= 0);
-}
-
-/** The same product keyframes.ts and decode.ts name a frame's time with. */
-function relativeSeconds(ticks: number, timeBase: Rational, startTime: number): number {
-  const absolute = ticks * (timeBase.num / timeBase.den);
-  return Math.round((absolute - startTime) * 1e6) / 1e6;
 }

@@ -2,10 +2,9 @@
 // SAMPLE_STEP seconds (each a frame's own pts), scaled into a SCAN_BOX px box in grey, and each
 // is reduced to its grid of cell means as it arrives (slides.ts judges the grids). Only the
 // chosen settled moments are then decoded at full size, by the sparse engine, exactly.
-import type { Rational } from "../ffmpeg/args.ts";
-import { formatSeconds, safeInputArgs } from "../ffmpeg/args.ts";
 import type { VideoProbe } from "../ffmpeg/probe.ts";
 import { failedRun, startTool } from "../ffmpeg/process.ts";
+import { relativeSeconds, SHOWINFO_FRAME, scanPassArgs } from "./scan-pass.ts";
 import type { SlideGrid, SlideSample } from "./slides.ts";
 import { CELL_PIXELS } from "./slides.ts";
 
@@ -51,43 +50,18 @@ export function planSlidesPass(
 }
 
 export function slidesPassArgs(pass: SlidesPass): string[] {
-  return [
-    "-hide_banner",
-    "-nostdin",
-    "-nostats",
-    "-loglevel",
-    "level+info",
-    "-noautorotate",
-    "-copyts",
-    "-ss",
-    formatSeconds(pass.seekSeconds),
-    "-t",
-    formatSeconds(pass.spanSeconds),
-    ...safeInputArgs(pass.input),
-    "-map",
-    `0:${pass.streamIndex}`,
-    "-an",
-    "-sn",
-    "-dn",
-    "-vf",
-    [
+  return scanPassArgs(pass, {
+    filters: [
       // Pick first, so only the kept pictures are scaled.
       `select='isnan(prev_selected_t)+gte(t-prev_selected_t\\,${pass.step.toFixed(6)})'`,
       `scale=${pass.width}:${pass.height}:flags=area`,
       "showinfo=checksum=0",
       "format=gray",
-    ].join(","),
-    "-fps_mode",
-    "passthrough",
-    "-f",
-    "rawvideo",
-    "-pix_fmt",
-    "gray",
-    "pipe:1",
-  ];
+    ],
+    pixelFormat: "gray",
+  });
 }
 
-const SHOWINFO_FRAME = /^\[Parsed_showinfo_\d+ @ [^\]]+\] \[info\] n:\s*\d+\s+pts:\s*(-?\d+)\s/;
 const FILTER_LINE = /^\[Parsed_showinfo_\d+ @/;
 
 /** Mean grey of each CELL_PIXELS square, row by row. */
@@ -137,10 +111,4 @@ export async function scanSlideSamples(
     .slice(0, grids.length)
     .map((t, k) => ({ time: relativeSeconds(t, video.timeBase, video.startTime), cells: grids[k] }))
     .filter((s) => s.time >= 0);
-}
-
-/** The same product keyframes.ts and decode.ts name a frame's time with. */
-function relativeSeconds(ticks: number, timeBase: Rational, startTime: number): number {
-  const absolute = ticks * (timeBase.num / timeBase.den);
-  return Math.round((absolute - startTime) * 1e6) / 1e6;
 }
