@@ -77,6 +77,11 @@ export const JobOptionsSchema = z
         model: z.enum(IMAGE_TOKEN_MODELS),
       })
       .optional(),
+    /**
+     * false: always extract, never serve an earlier job's frames (decision 0350). Absent means
+     * the default, reuse allowed.
+     */
+    reuse: z.boolean().optional(),
   })
   .refine((o) => o.mode !== "count" || o.count !== undefined || o.budget !== undefined, {
     message: "count mode needs count",
@@ -222,6 +227,45 @@ export const ProgressReportSchema = z.object({
   frames_total: z.number().int().min(0).max(MOST_RESULT_FRAMES).nullable(),
 });
 export type ProgressReport = z.infer<typeof ProgressReportSchema>;
+
+/**
+ * What identifies a job's source once the extractor has opened it (decision 0350): a platform's
+ * own id for a platform link, or a file's final URL (after redirects) with its validators and
+ * size. A file with neither ETag nor Last-Modified, or of unknown size, has no identity.
+ */
+export const SourceIdentitySchema = z.union([
+  z.object({ platform_id: z.string().min(1).max(300) }).strict(),
+  z
+    .object({
+      final_url: z.string().min(1).max(8192),
+      etag: z.string().min(1).max(1000).nullable(),
+      last_modified: z.string().min(1).max(100).nullable(),
+      size: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    })
+    .strict()
+    .refine((s) => s.etag !== null || s.last_modified !== null, {
+      message: "a file needs an ETag or a Last-Modified to be known again",
+    }),
+]);
+export type SourceIdentity = z.infer<typeof SourceIdentitySchema>;
+
+/**
+ * POST /internal/jobs/job/{job_id}/source: the running attempt has opened the source and tells
+ * what it is, before decoding anything. The edge answers with SourceAnswer.
+ */
+export const SourceReportSchema = z.object({
+  attempt_id: z.string().regex(/^[0-9a-zA-Z-]{1,64}$/),
+  source: SourceIdentitySchema,
+});
+export type SourceReport = z.infer<typeof SourceReportSchema>;
+
+/**
+ * The edge's answer to a source report: `reused_from` names the account's earlier job whose
+ * frames now settle this one (it is completed, charged 0), so the attempt stops without
+ * decoding and posts no result; null means extract as usual.
+ */
+export const SourceAnswerSchema = z.object({ reused_from: z.string().max(100).nullable() });
+export type SourceAnswer = z.infer<typeof SourceAnswerSchema>;
 
 export const FrameResultSchema = z.object({
   index: z.number().int().min(1).max(MOST_RESULT_FRAMES),
