@@ -33,6 +33,13 @@ export interface Segment {
   duration: number;
   /** Playlist time at which the segment starts: the sum of the EXTINFs before it. */
   start: number;
+  /** Its media sequence number (EXT-X-MEDIA-SEQUENCE plus its place in the list). */
+  sequence: number;
+  /**
+   * When it went on air, ms since the epoch: its own EXT-X-PROGRAM-DATE-TIME, or the last one
+   * before it plus the EXTINFs between (RFC 8216 §4.3.2.6); null when the playlist gives none.
+   */
+  programDateTime: number | null;
 }
 
 export interface MasterPlaylist {
@@ -50,6 +57,10 @@ export interface MediaPlaylist {
   keys: Array<{ method: string; url: URL | null }>;
   /** EXT-X-ENDLIST or PLAYLIST-TYPE:VOD: the list is complete. */
   complete: boolean;
+  /** EXT-X-ENDLIST itself: a live stream that has ended says so with it. */
+  ended: boolean;
+  /** EXT-X-TARGETDURATION, seconds (null when missing): a live reload waits at least this. */
+  targetDuration: number | null;
   duration: number;
 }
 
@@ -147,6 +158,10 @@ function parseMedia(lines: string[], base: URL): MediaPlaylist {
   let range: ByteRange | null = null;
   let nextOffset = 0;
   let complete = false;
+  let ended = false;
+  let targetDuration: number | null = null;
+  let firstSequence = 0;
+  let dateTime: number | null = null;
   let total = 0;
   for (const line of lines) {
     if (line.startsWith("#EXTINF:")) {
@@ -171,10 +186,30 @@ function parseMedia(lines: string[], base: URL): MediaPlaylist {
       if (method !== "NONE") keys.push({ method, url: named ? uri(named, base) : null });
     } else if (line === "#EXT-X-ENDLIST" || line === "#EXT-X-PLAYLIST-TYPE:VOD") {
       complete = true;
+      if (line === "#EXT-X-ENDLIST") ended = true;
+    } else if (line.startsWith("#EXT-X-MEDIA-SEQUENCE:")) {
+      firstSequence = wholeNumber(line.slice("#EXT-X-MEDIA-SEQUENCE:".length), line);
+    } else if (line.startsWith("#EXT-X-TARGETDURATION:")) {
+      targetDuration = wholeNumber(line.slice("#EXT-X-TARGETDURATION:".length), line);
+      if (targetDuration < 1 || targetDuration > MAX_SEGMENT_SECONDS) {
+        throw new PlaylistProblem(`it has a target duration that is not a time: ${line}`);
+      }
+    } else if (line.startsWith("#EXT-X-PROGRAM-DATE-TIME:")) {
+      const at = Date.parse(line.slice("#EXT-X-PROGRAM-DATE-TIME:".length));
+      // A date that cannot be read is dropped, not fatal: captured_at then says "received".
+      dateTime = Number.isFinite(at) ? at : null;
     } else if (line !== "" && !line.startsWith("#")) {
       if (duration === null) throw new PlaylistProblem(`a segment has no #EXTINF: ${line}`);
-      segments.push({ url: uri(line, base), range, duration, start: total });
+      segments.push({
+        url: uri(line, base),
+        range,
+        duration,
+        start: total,
+        sequence: firstSequence + segments.length,
+        programDateTime: dateTime,
+      });
       total += duration;
+      if (dateTime !== null) dateTime += duration * 1000;
       duration = null;
       range = null;
       if (segments.length > MAX_SEGMENTS) {
@@ -183,7 +218,24 @@ function parseMedia(lines: string[], base: URL): MediaPlaylist {
     }
   }
   if (segments.length === 0) throw new PlaylistProblem("it lists no segments");
-  return { kind: "media", segments, init, keys, complete, duration: total };
+  return {
+    kind: "media",
+    segments,
+    init,
+    keys,
+    complete,
+    ended,
+    targetDuration,
+    duration: total,
+  };
+}
+
+function wholeNumber(text: string, line: string): number {
+  const value = Number(text.trim());
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new PlaylistProblem(`it has a tag whose value is not a whole number: ${line}`);
+  }
+  return value;
 }
 
 /**
