@@ -398,12 +398,67 @@ export const apiRequests = sqliteTable(
   ],
 );
 
+/**
+ * Batches (POST /v1/batches, decision 0340): many links with one set of job options. Each item
+ * becomes an ordinary job when the account has room for it (edge/batches/). `state` is
+ * "active" until every item has ended, then "completed", written once (edge/batches/lifecycle.ts).
+ */
+export const batches = sqliteTable(
+  "batches",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    state: text("state").notNull().default("active"),
+    /** The job options every item takes (the request without its links), as JSON. */
+    options: text("options").notNull(),
+    webhookUrl: text("webhook_url"),
+    itemCount: integer("item_count").notNull(),
+    idempotencyKey: text("idempotency_key"),
+    requestHash: text("request_hash").notNull(),
+    requestId: text("request_id"),
+    createdAt: createdAt(),
+    completedAt: text("completed_at"),
+  },
+  (t) => [
+    index("batches_account").on(t.accountId, t.createdAt),
+    index("batches_state").on(t.state),
+    uniqueIndex("batches_idempotency").on(t.accountId, t.idempotencyKey),
+  ],
+);
+
+/**
+ * A batch's items, in the order given: "pending" until its job is created, "job" once it is
+ * (job_id set), or "failed" when it could not become a job (error: a JobError as JSON).
+ */
+export const batchItems = sqliteTable(
+  "batch_items",
+  {
+    batchId: text("batch_id")
+      .notNull()
+      .references(() => batches.id),
+    index: integer("idx").notNull(),
+    url: text("url").notNull(),
+    state: text("state").notNull().default("pending"),
+    jobId: text("job_id"),
+    error: text("error"),
+  },
+  (t) => [
+    primaryKey({ columns: [t.batchId, t.index] }),
+    index("batch_items_job").on(t.jobId),
+    index("batch_items_state").on(t.batchId, t.state),
+  ],
+);
+
 export type AccountRow = typeof accounts.$inferSelect;
 export type WebhookDeliveryRow = typeof webhookDeliveries.$inferSelect;
 export type ApiRequestRow = typeof apiRequests.$inferSelect;
 export type JobRow = typeof jobs.$inferSelect;
 export type DemoJobRow = typeof demoJobs.$inferSelect;
 export type FrameRow = typeof frames.$inferSelect;
+export type BatchRow = typeof batches.$inferSelect;
+export type BatchItemRow = typeof batchItems.$inferSelect;
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 export type SessionRow = typeof sessions.$inferSelect;
 export type AccountEventRow = typeof accountEvents.$inferSelect;
