@@ -47,9 +47,11 @@ export interface JobEnd {
   /**
    * posted: the edge took the result; refused: it answered 4xx for good; undelivered: it could
    * not be reached (the lease runs out and the edge tries again); cancelled: another attempt
-   * took over, nothing was posted (`status` is then "failed" when it never started).
+   * took over, nothing was posted (`status` is then "failed" when it never started); reused:
+   * the edge settled the job with an earlier job's frames once told the source, nothing was
+   * decoded or posted (decision 0350).
    */
-  delivery: "posted" | "refused" | "undelivered" | "cancelled";
+  delivery: "posted" | "refused" | "undelivered" | "cancelled" | "reused";
 }
 
 export interface ExtractorServerOptions {
@@ -216,6 +218,14 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     let end: JobEnd | null = null;
     try {
       const result = await runRequest(request, attemptId, cancelled, lease, progress);
+      if ("reused_from" in result) {
+        end = { jobId: request.job_id, attemptId, status: "completed", delivery: "reused" };
+        log("info", "job reused an earlier job's frames", {
+          ...fields,
+          reused_from: result.reused_from,
+        });
+        return;
+      }
       if (cancelled.aborted) {
         end = { jobId: request.job_id, attemptId, status: result.status, delivery: "cancelled" };
         return;
@@ -277,7 +287,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     cancelled: AbortSignal,
     lease: LeaseLoop | null = null,
     progress: ProgressReporter | null = null,
-  ): Promise<ExtractResult> {
+  ): Promise<ExtractResult | { reused_from: string }> {
     const started = Date.now();
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
     // attempt is taken over; the result itself is posted afterwards by a client without it.
@@ -294,6 +304,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     let source: Awaited<ReturnType<OpenSource>> | null = null;
     try {
       source = await openSource(request, { deadlineSeconds });
+      const reusedFrom = await reuseAnswer(request, attemptId, source);
+      if (reusedFrom !== null) return { reused_from: reusedFrom };
       outcome = await extractFrames(
         {
           input: source.input,
@@ -353,6 +365,29 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       seconds: (Date.now() - started) / 1000,
     });
     return { job_id: request.job_id, kind: request.kind, attempt_id: attemptId, ...outcome };
+  }
+
+  /**
+   * An account's job tells the edge what its opened source is before decoding anything; the
+   * edge may settle it with the account's earlier job of the same source and options (decision
+   * 0350). Any failure here only means no reuse: the job extracts as it always did.
+   */
+  async function reuseAnswer(
+    request: ExtractRequest,
+    attemptId: string,
+    source: Awaited<ReturnType<OpenSource>>,
+  ): Promise<string | null> {
+    if (request.kind !== "job" || !request.attempt_id || !source.identity) return null;
+    try {
+      const answer = await edgeClient(request).reportSource(request.job_id, {
+        attempt_id: attemptId,
+        source: source.identity,
+      });
+      return answer.reused_from;
+    } catch (error) {
+      log("warn", "source report failed; extracting", { error: String(error) });
+      return null;
+    }
   }
 
   const server = createServer((req, res) => {

@@ -2,7 +2,7 @@
 // platforms, downloads or relays, and hands back a local path or a loopback relay URL. Loaded
 // lazily so the service starts (and /healthz answers) without paying for it first, and so tests
 // can put their own opener in its place.
-import type { ExtractRequest } from "../schema/messages.ts";
+import type { ExtractRequest, SourceIdentity } from "../schema/messages.ts";
 import type { ExtractorConfig } from "./config.ts";
 import type { Relay } from "./sources/relay.ts";
 import type { PlatformInfo } from "./sources/ytdlp.ts";
@@ -18,6 +18,8 @@ export interface SourceHandle {
   failure?(): unknown;
   /** What the platform says about the video (yt-dlp's info), for job.video and captions. */
   info?: PlatformInfo | null;
+  /** What identifies the source, for reusing an earlier job's frames (decision 0350). */
+  identity?: SourceIdentity | null;
   /** Fetches a file the platform named (a caption track) through the source's egress checks
    * and byte budget; absent where the opener cannot (tests' own openers). */
   fetchSmallFile?(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array>;

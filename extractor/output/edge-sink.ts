@@ -10,7 +10,13 @@
 //   POST {base}/internal/results                               ExtractResult     → 202
 // Every call carries the attempt's bearer token (valid for this job and attempt only) and is
 // retried on network errors and 5xx.
-import type { ExtractResult, LeaseRenewal } from "../../schema/messages.ts";
+import {
+  type ExtractResult,
+  type LeaseRenewal,
+  type SourceAnswer,
+  SourceAnswerSchema,
+  type SourceReport,
+} from "../../schema/messages.ts";
 import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
 
 /** R2 wants every part but the last to be at least 5 MiB. */
@@ -101,6 +107,18 @@ export class EdgeClient {
 
   async postResult(result: ExtractResult): Promise<void> {
     await this.call("POST", "/internal/results", JSON.stringify(result), "application/json");
+  }
+
+  /**
+   * Tells the edge what the opened source is, before decoding (decision 0350); the answer names
+   * the account's earlier job whose frames settled this one, or null to extract as usual.
+   */
+  async reportSource(jobId: string, report: SourceReport): Promise<SourceAnswer> {
+    const path = `/internal/jobs/job/${encodeURIComponent(jobId)}/source`;
+    const answer = await this.call("POST", path, JSON.stringify(report), "application/json", {
+      attempts: 2,
+    });
+    return SourceAnswerSchema.parse(answer);
   }
 }
 

@@ -1,6 +1,7 @@
 // openSource: a video link in, a loopback URL ffmpeg can read out. Platform links go through
 // yt-dlp, Drive links through their confirmation page, direct links straight to the relay
 // (or through yt-dlp's generic extractor when they turn out to be a page around a video).
+import type { SourceIdentity } from "../../schema/messages.ts";
 import type { Platform } from "../../schema/platform.ts";
 import { detectSource } from "../../schema/platform.ts";
 import { log } from "../log.ts";
@@ -71,6 +72,12 @@ export interface OpenedSource {
   /** yt-dlp's info for platform links (and pages around a video); null for direct files. */
   info: PlatformInfo | null;
   /**
+   * What identifies the source, from the answers already had (decision 0350): the platform's id
+   * for a platform link, else the file's final URL with its validators and size; null when
+   * they cannot tell the same bytes again (no validator, unknown size, HLS).
+   */
+  identity: SourceIdentity | null;
+  /**
    * A small file the platform named (a caption track), fetched like the media: the same
    * address checks, the same byte budget, the source's deadline; at most maxBytes.
    */
@@ -118,6 +125,7 @@ export async function openSource(
     checkHop(url, hopPolicy(url, policy));
     let resolutionNote: string | null = null;
     let info: PlatformInfo | null = null;
+    let platformId: string | null = null;
     let opened: Opened;
     if (platform === "direct") {
       opened = await openMedia(url, fetchOptions, true);
@@ -152,6 +160,7 @@ export async function openSource(
       const resolved = await resolveWithYtDlp(url, ytDlpOptions(options, policy, signal));
       resolutionNote = resolved.resolutionNote;
       info = resolved.info;
+      platformId = resolved.platformId ?? null;
       opened = await openResolved(resolved, fetchOptions, options.resolution);
     }
     if (opened.kind !== "media") {
@@ -178,6 +187,7 @@ export async function openSource(
       failure: () => relay.failure() ?? lifetimeFailure(),
       hidingRelay: async () => relay,
       info,
+      identity: platformId !== null ? { platform_id: platformId } : (opened.identity ?? null),
       fetchSmallFile: (fileUrl, maxBytes, callerSignal) =>
         fetchSmallFile(fileUrl, maxBytes, {
           ...fetchOptions,

@@ -2,6 +2,7 @@
 // honours ranges, how big the file is, and (from its first bytes) whether it is a video or a
 // page. A video becomes a ServedMedia for the relay; a page goes back to the caller.
 import { Readable } from "node:stream";
+import type { SourceIdentity } from "../../schema/messages.ts";
 import { DownloadedOrigin } from "./downloaded-origin.ts";
 import { downloadFailed, errorForStatus, notAVideoLink, noVideoFound } from "./errors.ts";
 import { PLAYLIST_BYTES } from "./hls-playlist.ts";
@@ -9,12 +10,20 @@ import type { ServedMedia } from "./ranged-origin.ts";
 import { BLOCK_BYTES, RangedOrigin } from "./ranged-origin.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
+import { fileIdentity } from "./source-identity.ts";
 
 const PAGE_BYTES = 2 * 1024 * 1024;
 const SNIFF_BYTES = 4096;
 
 export type Opened =
-  | { kind: "media"; media: ServedMedia; contentLength: number | null; url: URL }
+  | {
+      kind: "media";
+      media: ServedMedia;
+      contentLength: number | null;
+      url: URL;
+      /** The file's final URL, validators and size, when they identify it (decision 0350). */
+      identity?: SourceIdentity | null;
+    }
   | { kind: "page"; url: URL; html: string; contentType: string }
   /** An HLS playlist: its whole text when the first answer held all of it. */
   | { kind: "playlist"; url: URL; text?: string };
@@ -64,7 +73,8 @@ export async function openMedia(
     if (verdict !== "media") throw notVideo(where, verdict);
     const media = new RangedOrigin(response.url, total, contentType || "video/mp4", fetchOptions);
     media.seed(0, head);
-    return { kind: "media", media, contentLength: total, url: response.url };
+    const identity = fileIdentity(response.url, response.headers, total);
+    return { kind: "media", media, contentLength: total, url: response.url, identity };
   }
   if (response.status === 206) {
     response.body.destroy();
@@ -99,7 +109,8 @@ export async function openMedia(
     );
   }
   const media = new DownloadedOrigin(head, rest, length, contentType || "video/mp4");
-  return { kind: "media", media, contentLength: length, url: response.url };
+  const identity = fileIdentity(response.url, response.headers, length);
+  return { kind: "media", media, contentLength: length, url: response.url, identity };
 }
 
 function page(url: URL, body: Buffer, contentType: string): Opened {

@@ -17,6 +17,7 @@ import {
 import type { YtDlpFormat } from "./format-choice.ts";
 import { chooseFormat, cookieHeader, isHls } from "./format-choice.ts";
 import type { AddressPolicy } from "./policy.ts";
+import { platformIdentity } from "./source-identity.ts";
 
 export interface ResolvedMedia {
   url: string;
@@ -29,6 +30,8 @@ export interface ResolvedMedia {
   height: number | null;
   /** What the platform says about the video, from the same JSON (no second request). */
   info: PlatformInfo;
+  /** The platform's own id of the video (`youtube:dQw4w9WgXcQ`), when yt-dlp names one. */
+  platformId?: string | null;
 }
 
 /** One file a platform offers for a caption track (yt-dlp's subtitles entries). */
@@ -146,6 +149,7 @@ export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Prom
       width: format.width ?? null,
       height: format.height ?? null,
       info: platformInfo(info as Record<string, unknown>),
+      platformId: platformIdentity(info as Record<string, unknown>),
     };
   } finally {
     await proxy.close();
