@@ -610,7 +610,7 @@ export const CreateJobRequestSchema = z
 
 export type CreateJobRequest = z.infer<typeof CreateJobRequestSchema>;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
@@ -624,9 +624,10 @@ export function listOfChoices(values: readonly (string | number)[]): string {
 
 /**
  * The rules between fields. It runs on bodies whose fields may have failed their own checks
- * (see `when` above), so it reads only what is there and compares numbers only.
+ * (see `when` above), so it reads only what is there and compares numbers only. A batch's
+ * options (schema/batches.ts) are checked by the same rules.
  */
-function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
+export function checkCombinations(body: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const flag = (message: string, path: string) =>
     ctx.addIssue({ code: "custom", message, path: [path] });
   if (body.count !== undefined && body.timestamps !== undefined) {

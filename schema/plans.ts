@@ -15,6 +15,10 @@ export interface PlanLimits {
   retention_days: number;
   max_active_jobs: number;
   requests_per_minute: number;
+  /** Links one batch may carry (POST /v1/batches, decision 0340). */
+  max_batch_items: number;
+  /** Batches not yet completed at once. */
+  max_active_batches: number;
 }
 
 export interface Plan {
@@ -37,6 +41,8 @@ export const PLANS: Record<PlanName, Plan> = {
       retention_days: 1,
       max_active_jobs: 2,
       requests_per_minute: 30,
+      max_batch_items: 10,
+      max_active_batches: 1,
     },
   },
   starter: {
@@ -51,6 +57,8 @@ export const PLANS: Record<PlanName, Plan> = {
       retention_days: 7,
       max_active_jobs: 5,
       requests_per_minute: 120,
+      max_batch_items: 50,
+      max_active_batches: 3,
     },
   },
   pro: {
@@ -65,6 +73,8 @@ export const PLANS: Record<PlanName, Plan> = {
       retention_days: 14,
       max_active_jobs: 10,
       requests_per_minute: 300,
+      max_batch_items: 100,
+      max_active_batches: 5,
     },
   },
   scale: {
@@ -79,6 +89,8 @@ export const PLANS: Record<PlanName, Plan> = {
       retention_days: 30,
       max_active_jobs: 25,
       requests_per_minute: 1000,
+      max_batch_items: 100,
+      max_active_batches: 10,
     },
   },
 };
@@ -146,6 +158,8 @@ export const CATALOG = {
     text: `1 more credit per ${TEXT_FRAMES_PER_CREDIT} frames read (started), on top of the job's, in any mode; about 0.3 s of work per 1080p frame and language`,
     video: "free: the video's facts come with every completed job",
     charged: "only when a job completes; failed and demo jobs are free",
+    batches:
+      "each item of a batch is a job, charged as a job; an item that fails or never becomes a job is free",
     order: "plan credits are spent before pack credits",
   },
   zip_always_above_frames: ZIP_ALWAYS_ABOVE_FRAMES,

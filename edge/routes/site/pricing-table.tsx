@@ -53,6 +53,16 @@ const ROWS: { field: string; label: string; cell: (plan: CatalogPlan) => string 
     cell: (p) => count.format(p.limits.max_active_jobs),
   },
   {
+    field: "limits.max_batch_items",
+    label: "Links per batch",
+    cell: (p) => count.format(p.limits.max_batch_items),
+  },
+  {
+    field: "limits.max_active_batches",
+    label: "Batches at once",
+    cell: (p) => count.format(p.limits.max_active_batches),
+  },
+  {
     field: "limits.requests_per_minute",
     label: "Requests per minute",
     cell: (p) => count.format(p.limits.requests_per_minute),
@@ -121,6 +131,7 @@ export function PricingTable() {
         <li>
           Charged {rules.charged}; {rules.order}.
         </li>
+        <li>Batches: {rules.batches}.</li>
         <li>
           Jobs over {count.format(CATALOG.zip_always_above_frames)} frames also come as one ZIP.
         </li>

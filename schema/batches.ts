@@ -1,0 +1,157 @@
+// Batches (POST /v1/batches, issue 40, decision 0340): many links, one set of job options. The
+// options are the job request's own fields (CreateJobRequestSchema without `url` and `wait`),
+// checked by the same rules between fields, so a batch takes exactly what a job takes.
+import { z } from "@hono/zod-openapi";
+import {
+  CreateJobRequestSchema,
+  checkCombinations,
+  isPlainObject,
+  JobErrorSchema,
+  MAX_URL_LENGTH,
+  queryInteger,
+} from "./api.ts";
+
+/** The most links one batch carries on any plan; each plan has its own `max_batch_items`. */
+export const MAX_BATCH_URLS = 100;
+
+/** The job options a batch's items share: the job request's fields but its link and `wait`. */
+const { url: _url, wait: _wait, ...JOB_OPTION_FIELDS } = CreateJobRequestSchema.shape;
+
+export const CreateBatchRequestSchema = z
+  .strictObject({
+    urls: z
+      .array(z.string().min(1).max(MAX_URL_LENGTH))
+      .min(1)
+      .max(MAX_BATCH_URLS)
+      .optional()
+      .openapi({
+        description: `The links, one job each, in this order (at most ${MAX_BATCH_URLS}, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run`,
+        example: ["https://example.com/a.mp4", "https://example.com/b.mp4"],
+      }),
+    url: z.string().max(MAX_URL_LENGTH).optional().openapi({
+      format: "uri",
+      description:
+        "Instead of urls: one link. An HLS master playlist is one video (one item, its best variant). Playlist and channel links are not expanded yet and are refused; send their videos as urls",
+    }),
+    ...JOB_OPTION_FIELDS,
+  })
+  .superRefine(
+    (body, ctx) => {
+      const hasUrls = body.urls !== undefined;
+      const hasUrl = body.url !== undefined;
+      if (hasUrls === hasUrl) {
+        ctx.addIssue({
+          code: "custom",
+          message: hasUrls ? "send urls or url, not both" : "a batch needs urls (or one url)",
+          path: ["urls"],
+        });
+      }
+      checkCombinations(body, ctx);
+    },
+    { when: (payload) => isPlainObject(payload.value) },
+  )
+  .openapi("CreateBatchRequest");
+export type CreateBatchRequest = z.infer<typeof CreateBatchRequestSchema>;
+
+/** A batch as the API shows it: queued until an item's job starts, completed once all ended. */
+export const BATCH_STATUSES = ["queued", "running", "completed"] as const;
+export type BatchStatus = (typeof BATCH_STATUSES)[number];
+
+/**
+ * An item's status: its job's, or `pending` while it waits for room among the account's
+ * active jobs (max_active_jobs), or `failed` when it never became a job.
+ */
+export const BATCH_ITEM_STATUSES = [
+  "pending",
+  "queued",
+  "processing",
+  "completed",
+  "failed",
+  "expired",
+] as const;
+export type BatchItemStatus = (typeof BATCH_ITEM_STATUSES)[number];
+
+export const BatchItemSchema = z
+  .object({
+    index: z.number().int().openapi({ description: "Its place in urls, from 1" }),
+    url: z.string(),
+    status: z.enum(BATCH_ITEM_STATUSES),
+    job_id: z.uuid().nullable().openapi({
+      description:
+        "The item's job (GET /v1/jobs/{id}); null while pending or when it never became one",
+    }),
+    error: JobErrorSchema.nullable().openapi({
+      description: "Why the item failed: its job's error, or why it never became a job",
+    }),
+  })
+  .openapi("BatchItem");
+export type BatchItem = z.infer<typeof BatchItemSchema>;
+
+export const BatchCountsSchema = z
+  .object({
+    total: z.number().int(),
+    pending: z.number().int(),
+    queued: z.number().int(),
+    processing: z.number().int(),
+    completed: z.number().int(),
+    failed: z.number().int(),
+    expired: z.number().int(),
+  })
+  .openapi("BatchCounts", { description: "How many items are in each status" });
+export type BatchCounts = z.infer<typeof BatchCountsSchema>;
+
+export const BatchSummarySchema = z
+  .object({
+    id: z.uuid(),
+    object: z.literal("batch"),
+    status: z.enum(BATCH_STATUSES),
+    options: z.record(z.string(), z.unknown()).openapi({
+      description: "The job options every item takes",
+    }),
+    counts: BatchCountsSchema,
+    credits_charged: z.number().int().openapi({
+      description: "The sum charged for the items' jobs so far (each is charged as a job)",
+    }),
+    created_at: z.iso.datetime(),
+    completed_at: z.iso.datetime().nullable(),
+  })
+  .openapi("BatchSummary");
+export type BatchSummary = z.infer<typeof BatchSummarySchema>;
+
+export const BatchItemPageSchema = z
+  .object({
+    total: z.number().int(),
+    limit: z.number().int(),
+    skip: z.number().int(),
+    data: z.array(BatchItemSchema),
+  })
+  .openapi("BatchItemPage");
+
+export const BatchSchema = BatchSummarySchema.extend({ items: BatchItemPageSchema }).openapi(
+  "Batch",
+);
+export type Batch = z.infer<typeof BatchSchema>;
+
+export const BatchListSchema = z
+  .object({
+    total: z.number().int(),
+    limit: z.number().int(),
+    skip: z.number().int(),
+    data: z.array(BatchSummarySchema),
+  })
+  .openapi("BatchList");
+
+/** GET /v1/batches/{id}: a page of its items. */
+export const BatchItemsQuerySchema = z.object({
+  limit: queryInteger(1, MAX_BATCH_URLS, MAX_BATCH_URLS),
+  skip: queryInteger(0, MAX_BATCH_URLS, 0),
+});
+
+export const ListBatchesQuerySchema = z.object({
+  limit: queryInteger(1, 100, 20),
+  skip: queryInteger(0, 1_000_000_000 - 1, 0),
+});
+
+export const BatchIdParamSchema = z.object({
+  id: z.uuid().openapi({ param: { name: "id", in: "path" } }),
+});
