@@ -121,6 +121,17 @@ export const jobs = sqliteTable(
     budget: text("budget", { mode: "json" }),
     /** X-Request-Id of the request that created the job, so a failed job's page can name it. */
     requestId: text("request_id"),
+    /**
+     * Reuse (decision 0350): hashes of what the extractor reported the source to be and of the
+     * options that shape the frames, written when the source is known; a later job of the same
+     * account with both equal may be served this job's frames.
+     */
+    sourceKey: text("source_key"),
+    optionsKey: text("options_key"),
+    /** The earlier job whose frames this one was served instead of extracting. */
+    reusedFrom: text("reused_from"),
+    /** The job under whose R2 prefix this job's files lie, when not its own (a reuse). */
+    filesFrom: text("files_from"),
     createdAt: createdAt(),
     startedAt: text("started_at"),
     completedAt: text("completed_at"),
@@ -128,6 +139,8 @@ export const jobs = sqliteTable(
   },
   (t) => [
     index("jobs_account_created").on(t.accountId, t.createdAt),
+    index("jobs_reuse").on(t.accountId, t.optionsKey, t.sourceKey),
+    index("jobs_files_from").on(t.filesFrom),
     index("jobs_status_expires").on(t.status, t.expiresAt),
     // Counting an account's active jobs at every creation reads only those jobs.
     index("jobs_account_status").on(t.accountId, t.status),
