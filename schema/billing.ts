@@ -1,7 +1,11 @@
 // Credit rules (spec §1, DESIGN.md). Pure, so the edge can reserve with the same formula it
 // settles with, and tests can check charges against it.
 import type { ExtractionMode } from "./messages.ts";
-import { FRAMES_INCLUDED_PER_MINUTE, TIMESTAMP_FRAMES_PER_CREDIT } from "./plans.ts";
+import {
+  FRAMES_INCLUDED_PER_MINUTE,
+  REPEAT_JOB_CREDITS,
+  TIMESTAMP_FRAMES_PER_CREDIT,
+} from "./plans.ts";
 
 /**
  * Modes charged per frame, like timestamps: scenes, keyframes, best and slides deliver moments
@@ -32,6 +36,15 @@ export function creditsFor(
   const minutes = Math.max(1, Math.ceil(processedSeconds / 60));
   const extraFrames = Math.max(0, okFrames - FRAMES_INCLUDED_PER_MINUTE * minutes);
   return minutes + Math.ceil(extraFrames / FRAMES_INCLUDED_PER_MINUTE);
+}
+
+/**
+ * Credits for a job served an earlier job's frames instead of extracting (decision 0350): a
+ * repeat of the account's own completed job within retention, with the same source and the
+ * same options, whatever its mode and frames.
+ */
+export function creditsForRepeat(): number {
+  return REPEAT_JOB_CREDITS;
 }
 
 /** Spend plan credits before pack credits (DESIGN.md). Returns the negative deltas. */

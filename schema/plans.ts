@@ -99,6 +99,11 @@ export const PLANS: Record<PlanName, Plan> = {
 export const FRAMES_INCLUDED_PER_MINUTE = 100;
 /** Credits for timestamps, scenes and keyframes jobs: delivered frames per credit. */
 export const TIMESTAMP_FRAMES_PER_CREDIT = 10;
+/**
+ * A repeat of the account's own completed job, within its retention, with the same source and
+ * options: served the stored frames, for this many credits (decision 0350).
+ */
+export const REPEAT_JOB_CREDITS = 0;
 /** `text: true`: 1 more credit per this many frames read (started), like timestamps' frames. */
 export const TEXT_FRAMES_PER_CREDIT = 10;
 /** A storyboard (contact sheet + thumbnail track) is charged as this many delivered frames. */
@@ -160,6 +165,7 @@ export const CATALOG = {
     charged: "only when a job completes; failed and demo jobs are free",
     batches:
       "each item of a batch is a job, charged as a job; an item that fails or never becomes a job is free",
+    repeats: `a repeat of your own job within retention costs ${REPEAT_JOB_CREDITS} credits: the same source (the same final URL with the same ETag or Last-Modified and size, or the same platform video) and the same options are served the stored frames at new URLs, with reused_from naming the earlier job; reuse: false extracts and charges afresh`,
     order: "plan credits are spent before pack credits",
   },
   zip_always_above_frames: ZIP_ALWAYS_ABOVE_FRAMES,

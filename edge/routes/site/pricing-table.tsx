@@ -132,6 +132,7 @@ export function PricingTable() {
           Charged {rules.charged}; {rules.order}.
         </li>
         <li>Batches: {rules.batches}.</li>
+        <li>Repeats: {rules.repeats}.</li>
         <li>
           Jobs over {count.format(CATALOG.zip_always_above_frames)} frames also come as one ZIP.
         </li>
