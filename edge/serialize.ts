@@ -110,6 +110,8 @@ export async function jobToApi(
     // Asked and not (yet) delivered: null.
     ...(await animatedToApi(row.animated ?? (asksForPreview(row.options) ? {} : null), linker)),
     ...budgetToApi(row.options as JobOptions | null, row.budget as ResultBudget | null),
+    // The earlier job whose frames this one was served (decision 0350).
+    reused_from: row.reusedFrom ?? null,
     progress: progressToApi(status, row, progress),
     created_at: row.createdAt,
     started_at: row.startedAt,

@@ -336,6 +336,10 @@ export const JobSchema = z
       description: "Additive. The moving preview, when the job asked for `animated`",
     }),
     budget: JobBudgetSchema.nullable().optional(),
+    reused_from: z.uuid().nullable().optional().openapi({
+      description:
+        "Additive. The id of your earlier job whose frames this job was served, charged 0 credits: its source (the final URL with the same ETag or Last-Modified and size, or the same platform video) and its options were the same, and that job was still within retention. Null when the job extracted its own frames",
+    }),
     progress: ProgressSchema.nullable().optional().openapi({
       description:
         "Additive. While processing: what the job is doing, at most about a second old while it runs; its numbers never go back, even when a new attempt takes over. A completed job keeps its last (frames_done = frames_total = frames_count); null while queued and when failed",
@@ -600,6 +604,10 @@ export const CreateJobRequestSchema = z
       }),
     animated: AnimatedRequestSchema.optional(),
     budget: BudgetRequestSchema.optional(),
+    reuse: z.boolean().optional().openapi({
+      description:
+        "Default true: when your own earlier job had the same source (same final URL with the same ETag or Last-Modified and size, or the same platform video) and the same options (webhook_url aside), and is still within retention, this job is served its frames at new URLs, costs 0 credits and names it in `reused_from`. false always extracts (and charges) afresh",
+    }),
     wait: booleanish.optional().openapi({ type: "boolean" }),
   })
   .superRefine(checkCombinations, {

@@ -64,6 +64,8 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
       ? { text_languages: [...new Set(body.text_languages)] }
       : {}),
     ...(body.budget ? { budget: { tokens: body.budget.tokens, model: body.budget.model } } : {}),
+    // Only the opt-out is kept: reuse is the default (decision 0350).
+    ...(body.reuse === false ? { reuse: false } : {}),
   };
 }
 
