@@ -10,6 +10,7 @@ import { raw } from "hono/html";
 import { micromark } from "micromark";
 import { gfm, gfmHtml } from "micromark-extension-gfm";
 import authentication from "../../../docs/guides/authentication.md";
+import batches from "../../../docs/guides/batches.md";
 import bestFrames from "../../../docs/guides/best-frames.md";
 import budgets from "../../../docs/guides/budgets.md";
 import credits from "../../../docs/guides/credits.md";
@@ -39,6 +40,7 @@ export const GUIDES = [
   { slug: "best-frames", label: "Best frames and previews", source: bestFrames },
   { slug: "slides", label: "Slides and screen recordings", source: slides },
   { slug: "budgets", label: "Token budgets for models", source: budgets },
+  { slug: "batches", label: "Batches of videos", source: batches },
   { slug: "mcp", label: "AI agents (MCP)", source: mcp },
   { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
