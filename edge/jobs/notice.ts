@@ -49,6 +49,8 @@ export interface DeliveredSize {
   height: number | null;
   /** The width frames had to fit (the job's max_width, capped by the plan's). */
   maxWidth: number | null;
+  /** The width came from a token budget's choice, not from max_width or the plan. */
+  byBudget?: boolean;
   /** What the extractor said, used only when the size alone cannot explain the result. */
   extractorNote: string | null;
 }
@@ -63,7 +65,9 @@ export function resolutionNote(size: DeliveredSize): string | null {
     ? (RESOLUTIONS.filter((r) => r <= shortSide).pop() ?? shortSide)
     : requested;
   const narrowed = size.maxWidth !== null && delivered < reachable;
-  const fit = `to fit a width of ${size.maxWidth} px`;
+  const fit = size.byBudget
+    ? `to fit the token budget (${size.maxWidth} px wide)`
+    : `to fit a width of ${size.maxWidth} px`;
   if (sourceBelow && narrowed) {
     return `The video is ${shortSide}p, below the requested ${requested}p, and frames are never upscaled; ${fit} they are delivered at ${delivered}p.`;
   }

@@ -90,10 +90,11 @@ function updateJob(db: D1Database, job: SettlingJob, result: Settlement) {
     delivered: result.delivered_resolution,
     width: result.width,
     height: result.height,
-    maxWidth: Math.min(
-      job.options?.max_width ?? job.plan.limits.max_width,
-      job.plan.limits.max_width,
-    ),
+    // A token budget chose its own width (decision 0311).
+    maxWidth:
+      result.budget?.width ??
+      Math.min(job.options?.max_width ?? job.plan.limits.max_width, job.plan.limits.max_width),
+    byBudget: result.budget != null,
     extractorNote: result.resolution_note,
   });
   const notice = jobNotice({

@@ -116,6 +116,32 @@ describe("resolution_note", () => {
     expect(job.notice).toContain(job.resolution_note);
   });
 
+  it("names the token budget, not the plan's width, when a budget narrowed the frames", async () => {
+    // A 720p source, 1080 requested, a budget that chose 816 px: 816×459 frames.
+    const { job } = await completedJob(
+      { budget: { tokens: 3000, model: "claude" } },
+      {
+        width: 1280,
+        height: 720,
+        delivered_resolution: 459,
+        budget: {
+          tokens: 3000,
+          model: "claude",
+          tokens_estimated: 3000,
+          per_frame: 500,
+          frames: 2,
+          width: 816,
+          height: 459,
+        },
+      },
+    );
+    expect(job.delivered_resolution).toBe(459);
+    expect(job.resolution_note).toBe(
+      "The video is 720p, below the requested 1080p, and frames are never upscaled; to fit the token budget (816 px wide) they are delivered at 459p.",
+    );
+    expect(job.notice).toContain(job.resolution_note);
+  });
+
   it("explains a smaller source alone, and says nothing when frames are as requested", async () => {
     const smaller = await completedJob(
       { count: 2, resolution: "1080" },

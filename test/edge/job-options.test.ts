@@ -37,4 +37,33 @@ describe("a job's options, as people read them", () => {
       false,
     );
   });
+
+  it("lists a token budget and reading the text on screen among the asked options", () => {
+    const given = new Map(
+      askedFacts({
+        ...base,
+        mode: "count",
+        budget: { tokens: 12000, model: "gpt" },
+        text: true,
+        text_languages: ["en", "de"],
+      }),
+    );
+    expect(given.get("Token budget")).toBe(
+      "12,000 tokens for gpt (Stills picks the count and width)",
+    );
+    expect(given.get("Text on screen")).toBe("read (en, de)");
+    // The jobs list's label says the budget picks the count, not "count ?".
+    expect(
+      optionsParts({ ...base, mode: "count", budget: { tokens: 12000, model: "gpt" } })[0],
+    ).toBe("count to fit 12,000 tokens");
+    expect(
+      optionsParts({ ...base, mode: "slides", budget: { tokens: 900, model: "claude" } })[0],
+    ).toBe("slides, to fit 900 tokens");
+    expect(new Map(askedFacts({ ...base, mode: "count", text: true })).get("Text on screen")).toBe(
+      "read (en)",
+    );
+    const plain = new Map(askedFacts({ ...base, mode: "count", count: 6 }));
+    expect(plain.has("Token budget")).toBe(false);
+    expect(plain.has("Text on screen")).toBe(false);
+  });
 });

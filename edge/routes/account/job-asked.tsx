@@ -48,6 +48,17 @@ export function askedFacts(options: Record<string, unknown>): [string, string][]
   facts.push(["Resolution", `${options.resolution ?? 1080}p`]);
   if (options.max_width !== undefined) facts.push(["Max width", `${options.max_width} px`]);
   facts.push(["Output", OUTPUT_WORDS[String(options.output)] ?? String(options.output)]);
+  const budget = options.budget as Record<string, unknown> | undefined;
+  if (budget && typeof budget === "object") {
+    facts.push([
+      "Token budget",
+      `${Number(budget.tokens).toLocaleString("en-US")} tokens for ${String(budget.model)} (Stills picks the count and width)`,
+    ]);
+  }
+  if (options.text === true) {
+    const languages = Array.isArray(options.text_languages) ? options.text_languages : ["en"];
+    facts.push(["Text on screen", `read (${languages.join(", ")})`]);
+  }
   if (options.storyboard === true) facts.push(["Storyboard", "yes"]);
   const animated = options.animated as Record<string, unknown> | undefined;
   if (animated && typeof animated === "object") {

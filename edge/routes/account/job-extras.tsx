@@ -1,9 +1,9 @@
-// What a job's page shows beyond its frames for the modes and options of issues 38 and 39: the
-// slides' spans and repeats, the best frames' scores and the animated preview. jobs.tsx only
-// places it.
+// What a job's page shows beyond its frames for the modes and options of issues 38 and 39: a
+// token budget's choice, the slides' spans and repeats, the best frames' scores and the
+// animated preview. jobs.tsx only places it.
 // No script and no inline style (the dashboard's CSP): a table, and the preview as an <img>,
 // which browsers play and loop by themselves.
-import type { ScoreParts } from "../../../schema/api.ts";
+import type { JobBudget, ScoreParts } from "../../../schema/api.ts";
 import type { readJob } from "../../jobs/read.ts";
 
 type Job = Awaited<ReturnType<typeof readJob>>;
@@ -23,6 +23,7 @@ export function JobExtras(props: { job: Job }) {
   const slides = job.frames.filter((frame) => frame.slide != null);
   return (
     <>
+      {job.budget && <Budget budget={job.budget} />}
       {slides.length > 0 && <Slides frames={slides} />}
       {scored.length > 0 && <BestFrames frames={scored} />}
       {job.animated && <AnimatedPreview preview={job.animated} />}
@@ -32,6 +33,47 @@ export function JobExtras(props: { job: Job }) {
 
 const score = (value: number | null | undefined) => (value == null ? "–" : value.toFixed(2));
 const seconds = (value: number) => `${Number(value.toFixed(3))} s`;
+
+const tokens = (value: number) => value.toLocaleString("en-US");
+
+/** A token budget: what it chose and what the delivered frames cost, by the family's rule. */
+function Budget(props: { budget: JobBudget }) {
+  const { budget } = props;
+  const measured = budget.tokens_estimated != null && budget.frames != null;
+  return (
+    <section aria-labelledby="budget-title">
+      <h2 id="budget-title">Token budget</h2>
+      <p class="muted">
+        Stills chose how many frames and how wide, to fit the budget under the {budget.model} rule;
+        see the <a href="/docs/budgets">guide</a>.
+      </p>
+      <dl class="facts facts-compact">
+        <div>
+          <dt>Budget</dt>
+          <dd>
+            {tokens(budget.tokens)} tokens ({budget.model})
+          </dd>
+        </div>
+        <div>
+          <dt>Frames cost</dt>
+          <dd>
+            {measured
+              ? `${tokens(budget.tokens_estimated ?? 0)} tokens: ${budget.frames} × ${tokens(budget.per_frame ?? 0)}`
+              : "measured when the job completes"}
+          </dd>
+        </div>
+        {budget.width != null && budget.height != null && (
+          <div>
+            <dt>Frame size</dt>
+            <dd>
+              {budget.width} × {budget.height} px
+            </dd>
+          </div>
+        )}
+      </dl>
+    </section>
+  );
+}
 
 /** best mode: the frames in the order delivered (best first), each score beside its parts. */
 function BestFrames(props: { frames: Frame[] }) {

@@ -24,19 +24,23 @@ export function moment(seconds: number): string {
 /** What the job extracts: "every 5 s", "count 6", "3 timestamps", "scenes, up to 20". */
 function modePart(options: Options): string {
   const count = num(options.count);
+  // A token budget picks the count (decision 0311): say so instead of a number.
+  const tokens = num((options.budget as Options | undefined)?.tokens);
+  const fit = tokens === undefined ? undefined : `to fit ${plural(tokens, "token")}`;
   switch (options.mode) {
     case "interval":
       return `every ${num(options.every) ?? 1} s`;
     case "count":
-      return `count ${count ?? "?"}`;
+      return `count ${count ?? fit ?? "?"}`;
     case "timestamps":
       return plural(Array.isArray(options.timestamps) ? options.timestamps.length : 0, "timestamp");
     case "scenes":
     case "keyframes":
     case "slides":
-      return count === undefined ? options.mode : `${options.mode}, up to ${count}`;
+      if (count !== undefined) return `${options.mode}, up to ${count}`;
+      return fit === undefined ? options.mode : `${options.mode}, ${fit}`;
     case "best":
-      return `best ${count ?? 1}`;
+      return `best ${count ?? fit ?? 1}`;
     default:
       return typeof options.mode === "string" ? options.mode : "frames";
   }
