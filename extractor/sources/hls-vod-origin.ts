@@ -10,8 +10,9 @@
 // samples' own times come from each fragment's tfdt, so frames keep the playlist's times.
 // Every URI the playlists name is judged by the address rules before anything is fetched.
 import { downloadFailed, errorForStatus, notAVideoLink, noVideoFound } from "./errors.ts";
-import type { MediaPlaylist, Playlist, Segment } from "./hls-playlist.ts";
+import type { ByteRange, MediaPlaylist, Playlist, Segment } from "./hls-playlist.ts";
 import { chooseVariant, PLAYLIST_BYTES, PlaylistProblem, parsePlaylist } from "./hls-playlist.ts";
+import { TsFragments } from "./hls-ts.ts";
 import type { Opened } from "./open-media.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
 import type { ChunkWriter, ServedMedia } from "./ranged-origin.ts";
@@ -107,9 +108,7 @@ export async function openHlsVod(
       "it is a live playlist (no #EXT-X-ENDLIST); only complete (VOD) playlists are read",
     );
   }
-  if (!media.init) {
-    throw refuse("its segments are MPEG-TS (no #EXT-X-MAP); only fMP4 (CMAF) segments are read");
-  }
+  // Without EXT-X-MAP the segments are MPEG-TS, remuxed one at a time (decision 0332).
   const served = await HlsVodMedia.open(media, fetchOptions, refuse);
   return {
     opened: { kind: "media", media: served, contentLength: null, url: playlistUrl },
@@ -143,39 +142,76 @@ interface Track {
   editShift: number;
 }
 
+/** What the view needs of a segment (an HLS playlist's or a DASH manifest's). */
+export type SegmentRef = Pick<Segment, "url" | "range" | "duration" | "start">;
+
+/** A list of segments to serve: fMP4 with its init segment, or MPEG-TS (init null). */
+export interface SegmentList {
+  segments: SegmentRef[];
+  init: { url: URL; range: ByteRange | null } | null;
+  duration: number;
+}
+
+type Transform = (bytes: Buffer, index: number) => Promise<Buffer>;
+
 export class HlsVodMedia implements ServedMedia {
   readonly contentType = "video/mp4";
   /** Which segments were fetched, in order (tests and logs). */
   readonly fetchedSegments: number[] = [];
   private header = Buffer.alloc(0);
-  private readonly segments: Segment[];
+  private readonly segments: SegmentRef[];
   private readonly fetchOptions: FetchOptions;
-  private readonly refuse: (reason: string) => Error;
-  private readonly tracks: Track[];
+  private readonly transform: Transform;
   private readonly cache = new Map<number, Promise<Buffer>>();
   private readonly sizes = new Map<number, number>();
 
-  private constructor(
-    segments: Segment[],
-    tracks: Track[],
-    fetchOptions: FetchOptions,
-    refuse: (reason: string) => Error,
-  ) {
+  private constructor(segments: SegmentRef[], fetchOptions: FetchOptions, transform: Transform) {
     this.segments = segments;
-    this.tracks = tracks;
     this.fetchOptions = fetchOptions;
-    this.refuse = refuse;
+    this.transform = transform;
   }
 
   static async open(
-    playlist: MediaPlaylist,
+    playlist: SegmentList,
     fetchOptions: FetchOptions,
     refuse: (reason: string) => Error,
   ): Promise<HlsVodMedia> {
-    const init = playlist.init as NonNullable<MediaPlaylist["init"]>;
-    const initBytes = await fetchPart(init.url, init.range, INIT_BYTES, fetchOptions);
-    const tracks = tracksOf(initBytes, refuse);
-    const media = new HlsVodMedia(playlist.segments, tracks, fetchOptions, refuse);
+    let initBytes: Buffer;
+    let media: HlsVodMedia;
+    let tracks: Track[];
+    if (playlist.init) {
+      const init = playlist.init;
+      initBytes = await fetchPart(init.url, init.range, INIT_BYTES, fetchOptions);
+      tracks = tracksOf(initBytes, refuse);
+      const known = tracks;
+      media = new HlsVodMedia(playlist.segments, fetchOptions, async (bytes, index) =>
+        asFragment(bytes, known, refuse, index),
+      );
+    } else {
+      // MPEG-TS: each segment remuxed to a fragment; the first gives the init and the clock.
+      const ts = new TsFragments(playlist.segments, SEGMENT_BYTES - 8, fetchOptions.signal);
+      const explain = (index: number) => (error: unknown) => {
+        if (fetchOptions.signal?.aborted) throw fetchOptions.signal.reason;
+        throw refuse(
+          `segment ${index} is not MPEG-TS that can be read: ${(error as Error).message}`,
+        );
+      };
+      const { url, range } = playlist.segments[0];
+      const first = await fetchPart(url, range, SEGMENT_BYTES - 8, fetchOptions);
+      const begun = await ts.begin(first, playlist.duration).catch(explain(0));
+      initBytes = begun.init;
+      tracks = tracksOf(initBytes, refuse);
+      const known = tracks;
+      media = new HlsVodMedia(playlist.segments, fetchOptions, (bytes, index) =>
+        ts
+          .fragment(bytes, index)
+          .catch(explain(index))
+          .then((fragment) => asFragment(fragment, known, refuse, index)),
+      );
+      media.fetchedSegments.push(0);
+      media.cache.set(0, Promise.resolve(asFragment(begun.fragment, tracks, refuse, 0)));
+      media.sizes.set(0, begun.fragment.length);
+    }
     // The first segment gives each track's first time; ffmpeg's probe reads it anyway.
     const starts = fragmentTimes(await media.segment(0), refuse);
     const indexes = tracks.map((track, index) =>
@@ -239,7 +275,7 @@ export class HlsVodMedia implements ServedMedia {
     const { url, range } = this.segments[index];
     this.fetchedSegments.push(index);
     const fetching = fetchPart(url, range, SEGMENT_BYTES - 8, this.fetchOptions).then((bytes) =>
-      asFragment(bytes, this.tracks, this.refuse, index),
+      this.transform(bytes, index),
     );
     this.cache.set(index, fetching);
     fetching.then(
@@ -451,7 +487,12 @@ function asFragment(
  * the EXTINFs before it (plus a margin, START_MARGIN_SECONDS), each slot SEGMENT_BYTES long.
  * `sidxesAfter`: how many sidx boxes of the same size follow this one (first_offset skips them).
  */
-function sidx(track: Track, firstTime: number, segments: Segment[], sidxesAfter: number): Buffer {
+function sidx(
+  track: Track,
+  firstTime: number,
+  segments: SegmentRef[],
+  sidxesAfter: number,
+): Buffer {
   const size = 40 + 12 * segments.length;
   if (segments.length > 0xffff) throw new Error("too many segments for one sidx");
   const box = Buffer.alloc(size);
@@ -466,7 +507,7 @@ function sidx(track: Track, firstTime: number, segments: Segment[], sidxesAfter:
   box.writeUInt16BE(segments.length, 38);
   const startOf = (k: number) =>
     Math.floor((segments[k].start + (k + 2) * START_MARGIN_SECONDS) * track.timescale);
-  const last = segments.at(-1) as Segment;
+  const last = segments.at(-1) as SegmentRef;
   const end = Math.round((last.start + last.duration) * track.timescale);
   segments.forEach((_, k) => {
     const at = 40 + 12 * k;

@@ -140,11 +140,17 @@ describe("hostile HLS playlists are refused before any private fetch", () => {
     expect(origin.requests.map((r) => r.url)).not.toContain("/seg.m4s");
   });
 
-  it("a live playlist, MPEG-TS segments and a DASH manifest, each with its reason", async () => {
+  it("a live playlist and a segment that is not MPEG-TS, each with its reason", async () => {
     serve("/live.m3u8", "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\nlive0.m4s\n");
     expect((await refusal("/live.m3u8")).message).toContain("it is a live playlist");
-    serve("/ts.m3u8", `${MEDIA_HEAD}\n#EXTINF:2,\nseg0.ts\n#EXT-X-ENDLIST\n`);
-    expect((await refusal("/ts.m3u8")).message).toContain("its segments are MPEG-TS");
+    // No EXT-X-MAP: MPEG-TS segments (decision 0332), and this one is not.
+    serve("/ts.m3u8", `${MEDIA_HEAD}\n#EXTINF:2,\nnot-ts.ts\n#EXT-X-ENDLIST\n`);
+    serve("/not-ts.ts", "<html>not a segment</html>".repeat(20), "video/mp2t");
+    const notTs = await refusal("/ts.m3u8");
+    expect(notTs.name).toBe("InvalidUrl");
+    expect(notTs.message).toContain(
+      "segment 0 is not MPEG-TS that can be read: it is not MPEG-TS (no sync byte)",
+    );
     serve(
       "/manifest.mpd",
       '<?xml version="1.0"?>\n<MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static"></MPD>',
@@ -154,6 +160,6 @@ describe("hostile HLS playlists are refused before any private fetch", () => {
     expect(dash.name).toBe("InvalidUrl");
     expect(dash.message).toContain("a DASH manifest (.mpd), which Stills does not read yet");
     const asked = origin.requests.map((r) => r.url);
-    expect(asked.filter((url) => /\.(m4s|ts)$/.test(url))).toEqual([]);
+    expect(asked.filter((url) => /\.m4s$/.test(url))).toEqual([]);
   });
 });
