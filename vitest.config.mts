@@ -78,6 +78,11 @@ export default defineConfig(async () => {
             name: "edge",
             include: ["test/edge/**/*.test.ts"],
             maxWorkers: 2,
+            // One workerd per worker, not per file (decision 0291): a file's start was 5–7 s of
+            // CPU (a workerd, the worker's modules, the migrations). Files stay independent by
+            // their own accounts and ids; test/edge/support/fake-extractor.ts keeps an earlier
+            // file's jobs away from this file's stand-ins.
+            isolate: false,
             setupFiles: [
               "test/edge/support/apply-migrations.ts",
               "test/edge/support/fake-extractor.ts",

@@ -10,7 +10,6 @@ import { withLogContext } from "../../edge/log.ts";
 import { localSender } from "../../edge/mail/local.ts";
 import { mailSenderFor } from "../../edge/mail/sender.ts";
 import { allowsPrivateNetwork } from "../../edge/sources.ts";
-import { r2S3Settings } from "../../edge/storage/r2-presign.ts";
 import { setOutbound } from "./support/fake-extractor.ts";
 
 const SECRETS = { INTERNAL_TOKEN: "a".repeat(32), FILE_URL_SECRET: "b".repeat(32) };
@@ -27,6 +26,12 @@ async function loggedLines(fn: () => Promise<unknown>): Promise<Record<string, u
     vi.restoreAllMocks();
   }
   return lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** edge/storage/r2-presign.ts evaluated afresh (its own `warned`), its imports shared. */
+function freshR2Presign(): Promise<typeof import("../../edge/storage/r2-presign.ts")> {
+  const fresh = `../../edge/storage/r2-presign.ts?fresh=${crypto.randomUUID()}`;
+  return import(/* @vite-ignore */ fresh);
 }
 
 function messageOf(fn: () => unknown): string {
@@ -145,6 +150,9 @@ describe("the modules that read them", () => {
 
   it("storage: half the R2 settings leave presigning off, saying so once as a JSON line", async () => {
     const half = { ...env, R2_ACCESS_KEY_ID: "key-id", R2_ACCOUNT_ID: ACCOUNT_ID } as Env;
+    // "Once" is once per isolate, and the edge project's files share one (decision 0291): a
+    // module instance of its own, which no other file has asked yet.
+    const { r2S3Settings } = await freshR2Presign();
     let results: unknown[] = [];
     const lines = await loggedLines(async () => {
       results = [r2S3Settings(half), r2S3Settings(half)];

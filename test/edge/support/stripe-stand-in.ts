@@ -5,10 +5,9 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { createHash, createHmac } from "node:crypto";
 import Stripe from "stripe";
-import { afterEach } from "vitest";
 import worker from "../../../edge/index.ts";
 import { api, ORIGIN, type TestAccount } from "./api.ts";
-import { setExtractor, setOutbound } from "./fake-extractor.ts";
+import { afterEachTest, setExtractor, setOutbound } from "./fake-extractor.ts";
 import { runFakeExtraction } from "./pipeline.ts";
 
 export const PRICES = {
@@ -55,7 +54,7 @@ export interface StripeCall {
 export const stripeSubscriptions = new Map<string, Record<string, unknown>>();
 
 let installed: StripeCall[] | undefined;
-afterEach(() => {
+afterEachTest(() => {
   // fake-extractor.ts takes the outbound hook off after each test.
   installed = undefined;
 });
