@@ -21,6 +21,7 @@ const STORAGE_MODULES = [
   "edge/jobs/store/frames.ts",
   "edge/jobs/store/jobs.ts",
   "edge/jobs/store/listing.ts",
+  "edge/jobs/store/reuse.ts",
   "edge/jobs/store/settlement.ts",
   "edge/jobs/store/status.ts",
   "edge/storage/accounts.ts",

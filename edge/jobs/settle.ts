@@ -35,13 +35,15 @@ export type SettleOutcome = "settled" | "already-settled" | "unaffordable";
 /**
  * Writes the job's final state and charges `cost`. "already-settled" when another settlement
  * won (the guard's primary key refused this one), "unaffordable" when the hold and the free
- * credits could not cover the cost; in both cases nothing was written.
+ * credits could not cover the cost; in both cases nothing was written. `also`: statements
+ * written with it, in the same batch (a repeat's reuse marks, decision 0350).
  */
 export async function writeSettlement(
   env: Env,
   job: SettlingJob,
   result: Settlement,
   cost: number,
+  also: D1PreparedStatement[] = [],
 ): Promise<SettleOutcome> {
   const statements = [
     settlementRow(env.DB, result.job_id, result.attempt_id),
@@ -49,6 +51,7 @@ export async function writeSettlement(
     ...(result.status === "completed"
       ? [insertFrames(env.DB, result.job_id, JSON.stringify(result.frames))]
       : []),
+    ...also,
     updateJob(env.DB, job, result),
     settledStatus(
       env.DB,

@@ -7,6 +7,7 @@
 // idempotent on its own; a job the account cannot pay for once its real cost is known ends
 // failed with InsufficientBalance, uncharged. Then the job's waiters wake and its webhook is
 // queued.
+import { creditsForRepeat } from "../../schema/billing.ts";
 import type { ExtractErrorName, JobMessage, WebhookMessage } from "../../schema/messages.ts";
 import { jobWaiter } from "../durable/job-waiter.ts";
 import { logEvent } from "../log.ts";
@@ -18,6 +19,7 @@ import { leastCreditsOnceProbed, resultCredits } from "./options.ts";
 import { storedJobOptions } from "./read.ts";
 import { type Settlement, type SettlingJob, writeSettlement } from "./settle.ts";
 import { jobAccountAndOptions, jobStatus } from "./store/jobs.ts";
+import { reuseMarks } from "./store/reuse.ts";
 import { settledAttempt, settlingRow } from "./store/settlement.ts";
 
 // For failures the edge decides itself (failJob) and for a result without a user message. "Try
@@ -93,11 +95,21 @@ async function enqueueWebhook(env: Env, result: Settlement) {
   await env.WEBHOOKS_QUEUE.send(event);
 }
 
+/** A repeat served an earlier job's frames (decision 0350, edge/jobs/reuse.ts). */
+export interface Reuse {
+  /** The earlier job whose result this is. */
+  reusedFrom: string;
+  /** The job under whose prefix the files lie. */
+  filesFrom: string;
+}
+
 /**
  * queued | processing → completed | failed with this result: the settlement batch, which
- * writes the job's final state only while it is unsettled, then its waiters and webhook.
+ * writes the job's final state only while it is unsettled, then its waiters and webhook. A
+ * `reuse` settles a repeat with the earlier job's result: charged creditsForRepeat (0), its
+ * reuse marks in the same batch.
  */
-export async function settle(env: Env, reported: Settlement) {
+export async function settle(env: Env, reported: Settlement, reuse: Reuse | null = null) {
   const result = withUserMessage(reported);
   const row = await settlingRow(env.DB, { kind: result.kind, id: result.job_id });
   if (!row) return;
@@ -127,9 +139,14 @@ export async function settle(env: Env, reported: Settlement) {
     options: row.options ? storedJobOptions(result.job_id, row.options) : null,
     plan,
   };
-  const cost = job.accountId && job.options ? resultCredits(result, job.options, plan) : 0;
+  const cost = reuse
+    ? creditsForRepeat()
+    : job.accountId && job.options
+      ? resultCredits(result, job.options, plan)
+      : 0;
   let final = result;
-  let outcome = await writeSettlement(env, job, result, cost);
+  const marks = reuse ? [reuseMarks(env.DB, result.job_id, reuse.reusedFrom, reuse.filesFrom)] : [];
+  let outcome = await writeSettlement(env, job, result, cost, marks);
   if (outcome === "unaffordable") {
     final = refusedForCost(
       result,

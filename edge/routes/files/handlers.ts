@@ -12,6 +12,7 @@ import {
   THUMBNAIL_TRACK_NAME,
   withSignedSprite,
 } from "../../files.ts";
+import { filesStillServed } from "../../jobs/reuse.ts";
 import { baseUrl } from "../../request.ts";
 import { filesAreLive } from "../../serialize.ts";
 import type { FILE_PATH } from "./routes.ts";
@@ -24,6 +25,8 @@ async function ownerOf(db: Db, kind: "job" | "demo", id: string) {
     .where(eq(table.id, id));
   return row;
 }
+
+const NOT_FOUND = { status: "", expiresAt: null };
 
 const forbidden = (reason: string) =>
   new Response(JSON.stringify({ error: reason }), {
@@ -57,8 +60,12 @@ export const getFileHandler: Handler<AppEnv, typeof FILE_PATH> = async (c) => {
   );
   if (!parsed || check === "bad-signature") return forbidden("invalid signature");
   if (check === "expired") return forbidden("this link has expired");
-  const owner = await ownerOf(c.get("db"), parsed.kind, parsed.jobId);
-  if (!owner || !filesAreLive(owner)) return forbidden("the job's files are no longer available");
+  // A job's files are also served to a later job that reused them (decision 0350) while it
+  // lives; each URL still expires with the job it was minted for.
+  const served =
+    (await filesStillServed(c.env.DB, parsed.kind, parsed.jobId, Date.now())) ??
+    filesAreLive((await ownerOf(c.get("db"), parsed.kind, parsed.jobId)) ?? NOT_FOUND);
+  if (!served) return forbidden("the job's files are no longer available");
   const object = await c.env.FILES.get(key);
   if (!object) return forbidden("the job's files are no longer available");
   if (parsed.name === THUMBNAIL_TRACK_NAME) {

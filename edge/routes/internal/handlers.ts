@@ -1,12 +1,17 @@
 // What the extractor calls: frame and ZIP uploads into R2, lease renewals and progress of its
-// attempt, and its result. The protocol is the job's (edge/jobs/attempts.ts: who may write,
+// attempt, its source (edge/jobs/reuse.ts), and its result. The protocol is the job's (edge/jobs/attempts.ts: who may write,
 // renew, report and settle; edge/jobs/attempt-files.ts: what is stored); these handlers read
 // the request, call it and answer each refusal with its status.
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type ZodError, z } from "zod";
 import { parseFileKey, parseUploadKey } from "../../../schema/job-files.ts";
-import { LeaseRenewalSchema, ProgressReportSchema } from "../../../schema/messages.ts";
+import {
+  LeaseRenewalSchema,
+  ProgressReportSchema,
+  type SourceAnswer,
+  SourceReportSchema,
+} from "../../../schema/messages.ts";
 import type { AppEnv } from "../../context.ts";
 import {
   completeZipUpload as completeAttemptZip,
@@ -27,6 +32,7 @@ import {
   renewAttemptLease as renewLeaseOf,
   reportAttemptProgress,
 } from "../../jobs/attempts.ts";
+import { reportAttemptSource } from "../../jobs/reuse.ts";
 
 /** A ZIP's parts as the extractor lists them when it completes the upload, each part once. */
 const CompletedParts = z.object({
@@ -189,6 +195,27 @@ export async function reportProgress(c: Context<AppEnv>) {
   const taken = await reportAttemptProgress(c.env, c.req.header("authorization"), job, report.data);
   if (isRefusal(taken)) return refusal(c, taken);
   return c.json(taken, 200);
+}
+
+/**
+ * The running attempt's source, before it decodes (decision 0350): the answer names the
+ * account's earlier job whose frames settled this one, or null.
+ */
+export async function reportSource(c: Context<AppEnv>) {
+  const kind = c.req.param("kind");
+  const report = SourceReportSchema.safeParse(await c.req.json().catch(() => null));
+  if (kind !== "job" || !report.success) {
+    const why = report.success ? "" : `: ${firstIssue(report.error)}`;
+    return c.json(
+      { error: `POST {attempt_id, source} to /internal/jobs/job/{id}/source${why}` },
+      400,
+    );
+  }
+  const job = { kind, id: c.req.param("id") ?? "" } as const;
+  const answer = await reportAttemptSource(c.env, c.req.header("authorization"), job, report.data);
+  if (isRefusal(answer)) return refusal(c, answer);
+  const body: SourceAnswer = { reused_from: answer.reusedFrom };
+  return c.json(body, 200);
 }
 
 export async function postResult(c: Context<AppEnv>) {

@@ -1,4 +1,4 @@
-// What the extractor calls: frame and ZIP uploads, lease renewals, progress and its result. The paths are
+// What the extractor calls: frame and ZIP uploads, lease renewals, progress, its source and its result. The paths are
 // in ./routes.ts; the handlers and the attempt-token check in ./handlers.ts.
 import { createRouter } from "../../app.ts";
 import {
@@ -9,6 +9,7 @@ import {
   putZipPart,
   renewAttemptLease,
   reportProgress,
+  reportSource,
   requireAttemptKey,
   requireAttemptPrefix,
   startZipUpload,
@@ -23,4 +24,5 @@ export const internalRouter = createRouter()
   .put(INTERNAL_PATHS.ZIP, requireAttemptKey, putZipPart)
   .post(INTERNAL_PATHS.LEASE, renewAttemptLease)
   .post(INTERNAL_PATHS.PROGRESS, reportProgress)
+  .post(INTERNAL_PATHS.SOURCE, reportSource)
   .post(INTERNAL_PATHS.RESULTS, postResult);

@@ -8,5 +8,6 @@ export const INTERNAL_PATHS = {
   ZIP: "/internal/uploads/:key{.+\\.zip}",
   LEASE: "/internal/jobs/:kind/:id/lease",
   PROGRESS: "/internal/jobs/:kind/:id/progress",
+  SOURCE: "/internal/jobs/:kind/:id/source",
   RESULTS: "/internal/results",
 } as const;
