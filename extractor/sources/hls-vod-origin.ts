@@ -301,7 +301,8 @@ export class HlsVodMedia implements ServedMedia {
 
 const ZEROS = Buffer.alloc(64 * 1024);
 
-async function fetchPart(
+/** One part (a whole file, or a byte range of it) through safeFetch, at most maxBytes. */
+export async function fetchPart(
   url: URL,
   range: { offset: number; length: number } | null,
   maxBytes: number,

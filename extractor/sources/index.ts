@@ -5,6 +5,7 @@ import type { SourceIdentity } from "../../schema/messages.ts";
 import type { Platform } from "../../schema/platform.ts";
 import { detectSource } from "../../schema/platform.ts";
 import { log } from "../log.ts";
+import { openDashVod } from "./dash-origin.ts";
 import {
   asSourceError,
   downloadFailed,
@@ -144,6 +145,15 @@ export async function openSource(
         resolutionNote = resolved.resolutionNote;
         info = resolved.info;
         opened = await openResolved(resolved, fetchOptions, options.resolution);
+      } else if (opened.kind === "dash") {
+        // A DASH manifest (decision 0333): read through the same view as an HLS playlist.
+        const dash = await openDashVod(opened.url, fetchOptions, {
+          resolution: options.resolution,
+          callersLink: true,
+          text: opened.text,
+        });
+        resolutionNote = dash.resolutionNote;
+        opened = dash.opened;
       } else if (opened.kind === "playlist") {
         // An HLS link (decision 0330): the variant, then only the segments ffmpeg reads.
         const hls = await openHlsVod(opened.url, fetchOptions, {
@@ -164,7 +174,12 @@ export async function openSource(
       opened = await openResolved(resolved, fetchOptions, options.resolution);
     }
     if (opened.kind !== "media") {
-      const what = opened.kind === "page" ? "a page without a video" : "a playlist";
+      const what =
+        opened.kind === "page"
+          ? "a page without a video"
+          : opened.kind === "dash"
+            ? "a DASH manifest"
+            : "a playlist";
       throw noVideoFound(`${opened.url.origin}${opened.url.pathname} is ${what}`);
     }
     media = opened.media;
@@ -255,8 +270,8 @@ async function openResolved(
 ): Promise<Opened> {
   const options = { ...fetchOptions, headers: resolved.headers };
   if (resolved.kind !== "hls") return openMedia(resolved.url, options);
-  // A platform's VOD in fMP4 segments is read as a direct .m3u8 link is, a segment at a time;
-  // the rest (MPEG-TS, live) is joined into one download as before.
+  // A platform's VOD (fMP4 or MPEG-TS segments) is read as a direct .m3u8 link is, a segment at
+  // a time; a live one is joined into one download as before.
   try {
     const hls = await openHlsVod(new URL(resolved.url), options, {
       resolution,

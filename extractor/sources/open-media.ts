@@ -26,7 +26,9 @@ export type Opened =
     }
   | { kind: "page"; url: URL; html: string; contentType: string }
   /** An HLS playlist: its whole text when the first answer held all of it. */
-  | { kind: "playlist"; url: URL; text?: string };
+  | { kind: "playlist"; url: URL; text?: string }
+  /** A DASH manifest (decision 0333): its whole text when the first answer held all of it. */
+  | { kind: "dash"; url: URL; text?: string };
 
 /**
  * `callersLink`: the URL is the one the caller gave (a direct link), so an answer that is no
@@ -66,9 +68,9 @@ export async function openMedia(
     const verdict = judgeContent(contentType, head);
     if (verdict === "page") return page(response.url, head, contentType);
     const total = Number(totalFromRange);
-    if (verdict === "playlist") {
+    if (verdict === "playlist" || verdict === "dash") {
       const text = total <= head.length ? head.toString("utf8") : undefined;
-      return { kind: "playlist", url: response.url, text };
+      return { kind: verdict, url: response.url, text };
     }
     if (verdict !== "media") throw notVideo(where, verdict);
     const media = new RangedOrigin(response.url, total, contentType || "video/mp4", fetchOptions);
@@ -87,13 +89,14 @@ export async function openMedia(
     const html = Buffer.concat([head, await readBody(rest, PAGE_BYTES)]);
     return page(response.url, html, contentType);
   }
-  if (verdict === "playlist") {
+  if (verdict === "playlist" || verdict === "dash") {
+    const what = verdict === "dash" ? "DASH manifest" : "HLS playlist";
     const body = await readBody(rest, PLAYLIST_BYTES - head.length).catch((error: unknown) => {
       if (!isOverLimit(error)) throw error;
-      throw downloadFailed(`the HLS playlist at ${where} is over ${PLAYLIST_BYTES} bytes`);
+      throw downloadFailed(`the ${what} at ${where} is over ${PLAYLIST_BYTES} bytes`);
     });
     const text = Buffer.concat([head, body]).toString("utf8");
-    return { kind: "playlist", url: response.url, text };
+    return { kind: verdict, url: response.url, text };
   }
   if (verdict !== "media") {
     rest.destroy();
@@ -117,11 +120,11 @@ function page(url: URL, body: Buffer, contentType: string): Opened {
   return { kind: "page", url, html: body.toString("utf8"), contentType };
 }
 
-/** "media", "page", "playlist" (HLS), or a description of what it is instead. */
+/** "media", "page", "playlist" (HLS), "dash", or a description of what it is instead. */
 export function judgeContent(
   contentType: string,
   head: Buffer,
-): "media" | "page" | "playlist" | string {
+): "media" | "page" | "playlist" | "dash" | string {
   if (looksLikeContainer(head)) return "media";
   const text = head
     .subarray(0, 512)
@@ -133,9 +136,12 @@ export function judgeContent(
   if (htmlType || /^<(!doctype html|html|head|body|!--|meta|script|title)/.test(text))
     return "page";
   if (text.startsWith("#extm3u")) return "playlist";
-  // DASH is not read yet (decision 0331): said plainly, not as "content of type …".
-  if (contentType === "application/dash+xml" || /^(<\?xml[^>]*>\s*)?<mpd[\s>]/.test(text)) {
-    return "a DASH manifest (.mpd), which Stills does not read yet: give its HLS (.m3u8) link or the page that plays it";
+  // A DASH manifest (decision 0333), maybe after an XML declaration and comments.
+  if (
+    contentType === "application/dash+xml" ||
+    /^(<\?xml[^>]*\?>\s*)?(<!--[\s\S]*?-->\s*)*<mpd[\s>]/.test(text)
+  ) {
+    return "dash";
   }
   if (contentType.startsWith("video/")) return "media";
   if (
