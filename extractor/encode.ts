@@ -6,8 +6,11 @@ import type { ImageFormat } from "../schema/messages.ts";
 
 // No libvips operation cache: every frame is new, and a cache only holds memory.
 sharp.cache(false);
-// Two threads per encode: jobs already run in parallel and ffmpeg needs the other cores.
-sharp.concurrency(2);
+// One thread per encode: jobs and each frame's encode and thumbnail already run in parallel
+// (in turns, priority.ts), and ffmpeg needs the cores. A second thread per encode cost more CPU
+// than it saved time (decision 0281: a 1080p JPEG 17.3 ms of CPU with one, 18.3 with two; its
+// thumbnail 7.3 against 8.8).
+sharp.concurrency(1);
 
 /**
  * Quality defaults, chosen for frames people look at and feed to models:

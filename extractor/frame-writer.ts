@@ -18,6 +18,7 @@ import type { FrameSink, StoredObject } from "./output/frame-sink.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
 import { makeThumbnail, THUMBNAIL_CONTENT_TYPE, thumbnailFileName } from "./output/thumbnails.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
+import { imageTurns } from "./priority.ts";
 import type { SkipPicker } from "./quality/skip-picker.ts";
 import type { OutputSize } from "./sizing.ts";
 import type { Tile } from "./storyboard/contact-sheet.ts";
@@ -139,13 +140,16 @@ export class FrameWriter {
   /** Starts encoding now and stores once the previous store is done; returns the store. */
   private deliverAfter(previous: Promise<void>, delivery: Delivery): Promise<void> {
     const { width, height } = this.size;
+    // Each in a turn of the extractor's image work (priority.ts: a newcomer's go first).
     const encoding = Promise.all([
-      encodePicture({ pixels: delivery.pixels, width, height }, this.options.format),
+      imageTurns.take(() =>
+        encodePicture({ pixels: delivery.pixels, width, height }, this.options.format),
+      ),
       delivery.planned.some((f) => this.tileFor?.has(f.index))
-        ? makeTile(delivery.pixels, width, height)
+        ? imageTurns.take(() => makeTile(delivery.pixels, width, height))
         : null,
       this.sink.keepsThumbnails && delivery.planned.length > 0
-        ? makeThumbnail(delivery.pixels, width, height)
+        ? imageTurns.take(() => makeThumbnail(delivery.pixels, width, height))
         : null,
     ]);
     encoding.then(delivery.release, delivery.release);

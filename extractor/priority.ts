@@ -16,7 +16,7 @@
 //   it says.
 import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync, writeFileSync } from "node:fs";
-import { setPriority } from "node:os";
+import { availableParallelism, setPriority } from "node:os";
 
 /** Niceness added to a run's processes while a newcomer runs (weight about a tenth). */
 export const YIELD_STEPS = 10;
@@ -122,3 +122,62 @@ export function sessionGroupNice(pid: number): number | null {
     return null;
   }
 }
+
+/**
+ * Image work (sharp: each frame's encode, its thumbnail, a storyboard tile) runs in the
+ * extractor's own process, at its niceness, not a media process's: a yielding run's encodes
+ * took the cores at full weight from a newcomer's decode, and queued in libuv's shared pool
+ * ahead of the newcomer's own encodes (decision 0281). Image work therefore takes turns: at
+ * most `limit` tasks at once (the cores), and when one ends, a waiting task of a run that does
+ * not yield goes before any of a yielding run; first come, first served otherwise. Whether a
+ * run yields is read when a turn frees, not when its task was queued. Work-conserving: a task
+ * starts at once whenever fewer than `limit` run.
+ */
+export class ImageTurns {
+  readonly limit: number;
+  #active = 0;
+  readonly #waiting: { run: RunPriority | undefined; start: () => void }[] = [];
+
+  constructor(limit: number) {
+    this.limit = Math.max(1, Math.trunc(limit));
+  }
+
+  /** Tasks running now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Tasks waiting for a turn. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /** Runs `task` in a turn of the current run's (or of `run`'s); answers what it answers. */
+  async take<T>(task: () => Promise<T>, run = current.getStore()): Promise<T> {
+    if (this.#active >= this.limit) {
+      await new Promise<void>((start) => this.#waiting.push({ run, start }));
+    } else {
+      this.#active++;
+    }
+    try {
+      return await task();
+    } finally {
+      this.#next();
+    }
+  }
+
+  /** Hands the ended task's turn to the next waiting task, or frees it. */
+  #next(): void {
+    if (this.#waiting.length === 0) {
+      this.#active--;
+      return;
+    }
+    let chosen = this.#waiting.findIndex((w) => !w.run?.yielding);
+    if (chosen < 0) chosen = 0;
+    const [next] = this.#waiting.splice(chosen, 1);
+    next.start();
+  }
+}
+
+/** The extractor's image turns: as many as the cores. */
+export const imageTurns = new ImageTurns(availableParallelism());

@@ -2,6 +2,7 @@
 // never free while an attempt waits, one tenant alone takes every slot, the next slot goes to
 // the tenant running the fewest, the room is bounded, and a tenant's attempts keep their order.
 import { describe, expect, it } from "vitest";
+import { ImageTurns, RunPriority } from "../../extractor/priority.ts";
 import { FairScheduler, type SchedulerLimits } from "../../extractor/scheduler.ts";
 
 /** A scheduler whose runs end when the test says so. */
@@ -190,5 +191,105 @@ describe("FairScheduler", () => {
           newcomerSlots: 0,
         }),
     ).toThrow(/waitingLimit/);
+  });
+});
+
+/** Image work in turns (extractor/priority.ts): tasks that end when the test says so. */
+function turnsHarness(limit: number) {
+  const turns = new ImageTurns(limit);
+  const started: string[] = [];
+  const finish = new Map<string, (fail?: boolean) => void>();
+  const settled: Promise<unknown>[] = [];
+  const take = (id: string, run?: RunPriority) => {
+    const done = turns.take(
+      () =>
+        new Promise<string>((resolve, reject) => {
+          started.push(id);
+          finish.set(id, (fail) => (fail ? reject(new Error(id)) : resolve(id)));
+        }),
+      run,
+    );
+    settled.push(done.catch(() => {}));
+    return done;
+  };
+  /** Ends a task and lets its turn pass on (a few microtask turns, no timer). */
+  const end = async (id: string, fail = false) => {
+    const f = finish.get(id);
+    if (!f) throw new Error(`${id} is not running`);
+    finish.delete(id);
+    f(fail);
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  };
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  };
+  return { turns, started, take, end, settle, settled };
+}
+
+describe("image turns", () => {
+  it("starts a task at once while a turn is free, and the next waiting one when a turn ends", async () => {
+    const h = turnsHarness(2);
+    void h.take("a");
+    void h.take("b");
+    void h.take("c");
+    await h.settle();
+    expect(h.started).toEqual(["a", "b"]);
+    expect(h.turns.active).toBe(2);
+    expect(h.turns.waiting).toBe(1);
+    await h.end("a");
+    expect(h.started).toEqual(["a", "b", "c"]);
+    expect(h.turns.active).toBe(2);
+    expect(h.turns.waiting).toBe(0);
+    await h.end("b");
+    await h.end("c");
+    expect(h.turns.active).toBe(0);
+    // Free again: the next task starts without waiting for anything.
+    void h.take("d");
+    await h.settle();
+    expect(h.started.at(-1)).toBe("d");
+  });
+
+  it("gives a freed turn to a run that does not yield before an earlier task of one that does", async () => {
+    const h = turnsHarness(1);
+    const long = new RunPriority();
+    const newcomer = new RunPriority();
+    long.setYielding(true);
+    void h.take("long-1", long);
+    void h.take("long-2", long);
+    void h.take("long-3", long);
+    void h.take("new-1", newcomer);
+    await h.settle();
+    await h.end("long-1");
+    expect(h.started).toEqual(["long-1", "new-1"]);
+    await h.end("new-1");
+    expect(h.started).toEqual(["long-1", "new-1", "long-2"]);
+    // Whether a run yields is read when the turn frees: the long run no longer yields, so its
+    // earlier task goes first again.
+    void h.take("new-2", newcomer);
+    long.setYielding(false);
+    await h.end("long-2");
+    expect(h.started).toEqual(["long-1", "new-1", "long-2", "long-3"]);
+    await h.end("long-3");
+    await h.end("new-2");
+    expect(h.turns.active).toBe(0);
+  });
+
+  it("never runs more than its turns at once, frees a failed task's turn, and answers each task's value", async () => {
+    const h = turnsHarness(3);
+    const answers = Array.from({ length: 20 }, (_, i) => h.take(`t${i}`));
+    let peak = 0;
+    for (let i = 0; i < 20; i++) {
+      await h.settle();
+      peak = Math.max(peak, h.turns.active);
+      expect(h.turns.active + h.turns.waiting).toBe(20 - i);
+      await h.end(`t${i}`, i % 5 === 0);
+    }
+    expect(peak).toBe(3);
+    expect(h.turns.active).toBe(0);
+    const results = await Promise.allSettled(answers);
+    results.forEach((r, i) => {
+      if (i % 5 === 0) expect(r.status).toBe("rejected");
+      else expect(r).toEqual({ status: "fulfilled", value: `t${i}` });
+    });
   });
 });
