@@ -137,6 +137,25 @@ async function timedAgainstHand(entries, accounts, handFirst) {
   return { ...result, hand, peaks, cpu, problems };
 }
 
+/**
+ * Where a job's time went, from its own times (the edge's clock, the same machine): posted
+ * until created, created until an attempt started (the queue, the dispatch), started until
+ * completed (the extractor's run, the upload, the settlement), completed until the client read
+ * it.
+ */
+const phases = (x) => {
+  const at = (iso) => (iso ? Date.parse(iso) : Number.NaN);
+  const created = at(x.job.created_at);
+  const started = at(x.job.started_at);
+  const completed = at(x.job.completed_at);
+  const end = x.sentEpochMs + x.seconds * 1000;
+  const s = (ms) => (Number.isFinite(ms) ? (ms / 1000).toFixed(2) : "?");
+  return (
+    `post ${s(created - x.sentEpochMs)}, queued ${s(started - created)}, ` +
+    `run ${s(completed - started)}, read ${s(end - completed)} s`
+  );
+};
+
 /** Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, wrangler. */
 const cpuLine = (cpu, wall) =>
   `  CPU-s: media ${cpu.media.toFixed(1)}, extractor ${cpu.extractor.toFixed(1)}, workerd ` +
@@ -343,6 +362,7 @@ async function round(r) {
         `→ ${figures.reads.toFixed(2)}`,
     );
     console.log(cpuLine(cpu, aWall));
+    console.log(`  B's phases loaded: ${phases(bDone)}; alone: ${phases(bSolos[0])}`);
   });
   for (const p of problems) console.log(`round ${r + 1} WRONG: ${p}`);
   return { figures, problems };

@@ -45,7 +45,9 @@ export function loadClient(stack) {
       job = answer.json;
     }
     const finishedAt = now();
-    return { spec, job, sentAt, finishedAt, seconds: (finishedAt - sentAt) / 1000 };
+    // Wall-clock ends too, to set beside the job's own created/started/completed times.
+    const sentEpochMs = Date.now() - (finishedAt - sentAt);
+    return { spec, job, sentAt, finishedAt, sentEpochMs, seconds: (finishedAt - sentAt) / 1000 };
   }
 
   /** Posts a job (without wait) and follows it; `refused` when the API answered 429. */
