@@ -95,6 +95,8 @@ export default defineConfig(async () => {
             name: "unit",
             environment: "node",
             include: UNIT,
+            // Pure functions: one fork per worker, not per file (decision 0291).
+            isolate: false,
             maxWorkers: 2,
             sequence: { groupOrder: 0 },
           },
