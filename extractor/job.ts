@@ -15,7 +15,6 @@ import { FrameBufferPool, IndexDisagreed } from "./decode.ts";
 import type { KeyframeHints } from "./decode-plan.ts";
 import { decodeAll, lookUpKeyframesEarly } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
-import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { Mp4Index } from "./ffmpeg/mp4-index.ts";
 import { mp4IndexFrom, withByteReader } from "./ffmpeg/mp4-index.ts";
 import type { SpanView } from "./ffmpeg/mp4-spans.ts";
@@ -28,10 +27,11 @@ import { FrameWriter } from "./frame-writer.ts";
 import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import type { ProgressSink } from "./output/progress-reporter.ts";
+import { pictureSteps } from "./picture-steps.ts";
 import type { FoundMoments } from "./quality/moments.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
-import { repeatsWithText } from "./quality/slides.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
+import { repeatsWithText } from "./quality/slides.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import { PTS_TOLERANCE_SECONDS } from "./slots.ts";
@@ -158,6 +158,19 @@ async function runJob(
   outcome: ExtractionOutcome,
 ): Promise<void> {
   const { signal, progress } = settings;
+  if (asked.options.mode === "live") {
+    // A live stream is watched a segment at a time as it plays (extractor/live.ts).
+    const stream = asked.source?.live;
+    if (!stream) throw new ExtractError("InvalidUrl", "mode live without a live source", LIVE_ONLY);
+    const { runLiveJob } = await import("./live.ts");
+    return runLiveJob(
+      asked.options,
+      stream,
+      sink,
+      { signal, progress, maxFrames: asked.maxFrames, trace: asked.trace },
+      outcome,
+    );
+  }
   // A budget's count and width are known once the probe has seen the picture (below).
   let job = asked;
   progress?.stage("probing");
@@ -381,6 +394,7 @@ async function runJob(
 }
 
 const NO_VIDEO_MESSAGE = "No video was found at this link.";
+const LIVE_ONLY = "mode live reads a live HLS playlist (.m3u8) only.";
 
 /**
  * The index of an H.264 MP4, read beside the probe, when the source has a relay that can serve
@@ -599,25 +613,6 @@ function usableDuration(duration: number, job: ExtractionJob): number {
     `the video lasts ${round3(duration)} s, the limit is ${job.maxVideoSeconds} s`,
     `This video is longer than your plan allows (${limit}).`,
   );
-}
-
-function pictureSteps(video: VideoProbe, size: Pick<OutputSize, "width" | "height">): PictureSteps {
-  return {
-    hdr: video.hdr,
-    rotation: video.rotation,
-    width: size.width,
-    height: size.height,
-    // Untagged HD video is BT.709 in practice; ffmpeg would otherwise assume BT.601.
-    fallbackMatrix: video.colorMatrix ? null : isHdSize(video) ? "bt709" : "bt601",
-  };
-}
-
-/**
- * HD by its stored size, as players guess a matrix (mpv's rule): 1280 wide or more than the
- * 576 rows of SD. The width counts too: widescreen HD is often under 720 rows (1280×536).
- */
-function isHdSize(video: VideoProbe): boolean {
-  return video.width >= 1280 || video.height > 576;
 }
 
 function okFrames(results: Map<number, FrameResult>): number {

@@ -4,6 +4,7 @@
 // can put their own opener in its place.
 import type { ExtractRequest, SourceIdentity } from "../schema/messages.ts";
 import type { ExtractorConfig } from "./config.ts";
+import type { LiveStream } from "./sources/hls-live.ts";
 import type { Relay } from "./sources/relay.ts";
 import type { PlatformInfo } from "./sources/ytdlp.ts";
 
@@ -29,6 +30,8 @@ export interface SourceHandle {
    * the stretches it decodes (ffmpeg/mp4-spans.ts); absent where the opener has none to offer.
    */
   hidingRelay?(): Promise<HidingRelay>;
+  /** mode live: the live playlist, watched a segment at a time (extractor/live.ts). */
+  live?: LiveStream;
 }
 
 export type HidingRelay = Pick<Relay, "withoutUnneededFrames" | "withSpans">;
@@ -45,6 +48,16 @@ export type SourceSettings = Pick<
 
 export function sourceOpener(settings: SourceSettings): OpenSource {
   return async (request, { deadlineSeconds }) => {
+    if (request.options.mode === "live") {
+      const { openLiveSource } = await import("./sources/hls-live-source.ts");
+      return openLiveSource(request.url, request.platform, {
+        resolution: request.options.resolution,
+        allowPrivate: settings.allowPrivate,
+        serviceOrigin: new URL(request.callback.base_url).origin,
+        maxBytes: settings.maxSourceBytes,
+        deadlineMs: deadlineSeconds * 1000,
+      });
+    }
     const sources = await import("./sources/index.ts");
     return sources.openSource(request.url, request.platform, {
       resolution: request.options.resolution,

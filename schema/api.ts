@@ -8,6 +8,7 @@ import {
   type ImageTokenModel,
   leastImageTokens,
 } from "./image-tokens.ts";
+import { CAPTURED_AT_SOURCES, LIVE_MAX_DURATION_SECONDS } from "./live.ts";
 import { PLAN_NAMES, RESOLUTIONS, TEXT_FRAMES_PER_CREDIT } from "./plans.ts";
 import { FrameTextSchema, MAX_TEXT_LANGUAGES, TEXT_LANGUAGE_TAGS } from "./text.ts";
 import { MAX_URL_LENGTH } from "./url-safety.ts";
@@ -22,6 +23,7 @@ export const EXTRACTION_MODES = [
   "keyframes",
   "best",
   "slides",
+  "live",
 ] as const;
 export type ExtractionMode = (typeof EXTRACTION_MODES)[number];
 
@@ -166,6 +168,14 @@ export const FrameSchema = z
     text: FrameTextSchema.nullable().optional().openapi({
       description:
         "With `text`: the text on screen, read from the delivered frame at full size (null when the frame failed)",
+    }),
+    captured_at: z.iso.datetime().nullable().optional().openapi({
+      description:
+        "live mode: when the frame was on air, from the segment's EXT-X-PROGRAM-DATE-TIME plus the frame's offset in it, or the time Stills read the segment (see captured_at_source)",
+    }),
+    captured_at_source: z.enum(CAPTURED_AT_SOURCES).nullable().optional().openapi({
+      description:
+        "live mode: `program_date_time` when captured_at comes from the stream, `received` when the stream gives no date and it is the time the segment was read",
     }),
   })
   .openapi("Frame");
@@ -547,9 +557,19 @@ export const CreateJobRequestSchema = z
       .openapi({ format: "uri", example: "https://www.youtube.com/watch?v=dQw4w9WgXcQ" }),
     mode: z.enum(EXTRACTION_MODES).optional().openapi({
       description:
-        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides",
+        "Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides. `live`: a live HLS playlist (.m3u8 without EXT-X-ENDLIST): with no `every`, its latest frame now; with `every` and `duration` (at most 600 s), that frame and one every `every` seconds of stream time as the stream plays, each with `captured_at`. Charged per started minute watched, like interval. Guide: /docs/live",
     }),
-    every: z.number().min(0.1).max(3600).optional().openapi({ description: "Seconds; default 1" }),
+    every: z.number().min(0.1).max(3600).optional().openapi({
+      description: "Seconds; default 1 (interval mode). live mode: stream seconds between frames",
+    }),
+    duration: z
+      .number()
+      .gt(0)
+      .max(LIVE_MAX_DURATION_SECONDS)
+      .optional()
+      .openapi({
+        description: `live mode with every: seconds of the stream to watch, at most ${LIVE_MAX_DURATION_SECONDS}`,
+      }),
     count: wholeNumber(1, MAX_COUNT).optional(),
     timestamps: z.array(z.number().min(0).max(MAX_MEDIA_SECONDS)).min(1).max(500).optional(),
     start: z.number().min(0).max(MAX_MEDIA_SECONDS).optional(),
@@ -688,6 +708,8 @@ export function checkCombinations(body: Record<string, unknown>, ctx: z.Refineme
       flag("slides mode already leaves out repeated pictures; it takes no skip", "skip");
     }
   }
+  if (mode === "live") checkLive(body, flag);
+  else if (body.duration !== undefined) flag("duration applies to live mode only", "duration");
   if (body.sensitivity !== undefined && mode !== "scenes") {
     flag("sensitivity applies to scenes mode only", "sensitivity");
   }
@@ -702,6 +724,35 @@ export function checkCombinations(body: Record<string, unknown>, ctx: z.Refineme
     flag("end must be greater than start", "end");
   }
 }
+
+/** live mode (decision 0360): the latest frame, or every/duration; nothing that needs a file. */
+function checkLive(body: Record<string, unknown>, flag: (message: string, path: string) => void) {
+  if ((body.every === undefined) !== (body.duration === undefined)) {
+    flag(
+      "live mode takes every and duration together (or neither, for the latest frame)",
+      body.every === undefined ? "every" : "duration",
+    );
+  }
+  for (const field of LIVE_REFUSES) {
+    if (body[field] !== undefined) {
+      flag(`live mode takes every and duration; ${field} does not apply to a live stream`, field);
+    }
+  }
+}
+
+/** Fields that need a whole video, not a stream that plays. */
+const LIVE_REFUSES = [
+  "count",
+  "timestamps",
+  "start",
+  "end",
+  "budget",
+  "skip",
+  "storyboard",
+  "captions",
+  "animated",
+  "text",
+] as const;
 
 /** The modes where the count is Stills' to choose, and so a budget's (decision 0311). */
 const FIXED_COUNT_MODES: readonly string[] = ["interval", "timestamps"];

@@ -22,6 +22,11 @@ export function chargedPerFrame(mode: ExtractionMode): boolean {
 }
 
 /**
+ * live mode (decision 0360) is charged per minute like interval: `processedSeconds` is the
+ * stream time it watched (`every` seconds per frame up to the last one caught, at most its
+ * duration; the latest frame alone is one started minute), with 100 frames a minute included.
+ * A live job holds ceil(duration / 60) credits up front; one that stalls fails, uncharged.
+ *
  * Credits for a finished job. `okFrames` counts only frames delivered with status ok (plus
  * STORYBOARD_FRAMES when the job delivered a storyboard);
  * `processedSeconds` is the span of video the job covered (after range and clipping).

@@ -10,7 +10,8 @@ import type { JobOptions } from "./messages.ts";
 export type FramePlanOptions = Pick<
   JobOptions,
   "mode" | "every" | "count" | "timestamps" | "start" | "end"
->;
+> &
+  Partial<Pick<JobOptions, "duration">>;
 
 export interface PlannedFrame {
   /** 1-based, in time order. */
@@ -44,6 +45,16 @@ export function roundTime(seconds: number): number {
 function intervalTimesCount(start: number, end: number, every: number): number {
   if (!(end > start)) return 0;
   return Math.ceil((end - start) / every - COUNT_EPSILON);
+}
+
+/**
+ * live mode (decision 0360): stream seconds after the first (latest) frame at which frames are
+ * taken, `every` apart below `duration`; [0] alone without every (the latest frame).
+ */
+export function liveFrameOffsets(options: Pick<JobOptions, "every"> & { duration?: number }) {
+  if (options.every === undefined || options.duration === undefined) return [0];
+  const count = Math.max(1, intervalTimesCount(0, options.duration, options.every));
+  return Array.from({ length: count }, (_, k) => roundTime(k * (options.every as number)));
 }
 
 /** The frames of a job on a video of the given duration (seconds). */
@@ -90,6 +101,7 @@ export function plannedFrameCount(
   durationSeconds: number | null,
 ): number | null {
   if (options.mode === "timestamps") return options.timestamps?.length ?? 0;
+  if (options.mode === "live") return liveFrameOffsets(options).length;
   // count and best without a count: a budget's, which the extractor picks (decision 0311).
   if (options.mode === "count" || options.mode === "best") {
     return options.count === undefined ? null : Math.max(1, Math.floor(options.count));

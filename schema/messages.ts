@@ -7,12 +7,12 @@ import {
   ANIMATED_LIMITS,
   CAPTION_SOURCES,
   EXTRACTION_MODES,
+  FrameSlideSchema,
   MAX_CAPTION_CHARS,
   MAX_COUNT,
   MAX_MEDIA_SECONDS,
   MAX_WIDTH,
   PROGRESS_STAGES,
-  FrameSlideSchema,
   ScorePartsSchema,
   SKIP_REASONS,
   VideoSchema,
@@ -20,6 +20,7 @@ import {
 import { MAX_BUDGET_TOKENS } from "./budget.ts";
 import { IMAGE_TOKEN_MODELS } from "./image-tokens.ts";
 import { parseUploadKey } from "./job-files.ts";
+import { CAPTURED_AT_SOURCES, LIVE_MAX_DURATION_SECONDS } from "./live.ts";
 import { RESOLUTIONS } from "./plans.ts";
 import { FrameTextSchema, MAX_TEXT_LANGUAGES, TEXT_LANGUAGE_TAGS } from "./text.ts";
 
@@ -50,6 +51,8 @@ export const JobOptionsSchema = z
   .object({
     mode: z.enum(EXTRACTION_MODES),
     every: z.number().min(0.1).max(3600).optional(),
+    /** live mode with every: seconds of the stream to watch (decision 0360). */
+    duration: z.number().gt(0).max(LIVE_MAX_DURATION_SECONDS).optional(),
     count: z.number().int().min(1).max(MAX_COUNT).optional(),
     timestamps: z.array(seconds).min(1).max(500).optional(),
     start: seconds.optional(),
@@ -290,6 +293,9 @@ export const FrameResultSchema = z.object({
   slide: FrameSlideSchema.nullable().optional(),
   /** With text: what was read on the delivered frame; null when the frame failed. */
   text: FrameTextSchema.nullable().optional(),
+  /** live mode: when the frame was on air (ISO 8601), and where that time comes from. */
+  captured_at: z.iso.datetime().nullable().optional(),
+  captured_at_source: z.enum(CAPTURED_AT_SOURCES).nullable().optional(),
   /**
    * The frame's thumbnail (at most 320 px wide, JPEG) for galleries, under the attempt's own
    * prefix like every key here (extractor/output/thumbnails.ts); absent from older extractors.

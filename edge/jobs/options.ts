@@ -29,6 +29,10 @@ export function normaliseOptions(body: CreateJobRequest, plan: Plan): JobOptions
   return {
     mode,
     ...(mode === "interval" ? { every: body.every ?? 1 } : {}),
+    // live: every and duration together, or neither (the latest frame); checked by the schema.
+    ...(mode === "live" && body.every !== undefined && body.duration !== undefined
+      ? { every: body.every, duration: body.duration }
+      : {}),
     ...(body.count !== undefined ? { count: body.count } : {}),
     // best mode's count defaults to 1, stored so the job says how many it asked for.
     // With a budget the extractor picks the count once it has probed (decision 0311).
@@ -128,6 +132,8 @@ export function checkPlanLimits(options: JobOptions, plan: Plan): void {
 }
 
 function rangeSpan(options: JobOptions): number | null {
+  // A live job covers the stream seconds it watches: its duration (the latest frame: none).
+  if (options.mode === "live") return options.duration ?? 0;
   if (options.mode === "timestamps" || options.end === undefined) return null;
   return options.end - (options.start ?? 0);
 }
@@ -153,8 +159,10 @@ export function creditHold(options: JobOptions): number {
   if (chargedPerFrame(options.mode)) {
     return creditsFor(options.mode, 0, 1 + extra) + preview + textCredits(options, 1);
   }
+  // live: every started minute it watches, up front (decision 0360); settled on what it watched.
+  const watched = options.mode === "live" ? (rangeSpan(options) ?? 0) : 0;
   return (
-    creditsFor(options.mode, 0, (options.mode === "count" ? (frames ?? 1) : 1) + extra) +
+    creditsFor(options.mode, watched, (options.mode === "count" ? (frames ?? 1) : 1) + extra) +
     preview +
     textCredits(options, 1)
   );

@@ -1,6 +1,6 @@
 // What only the job can say of the extractor's result: how many frames it may bring back. Its
 // shape, bounds and file keys are checked by the one ExtractResultSchema (schema/messages.ts).
-import { planFrames } from "../../schema/frame-plan.ts";
+import { planFrames, plannedFrameCount } from "../../schema/frame-plan.ts";
 import type { ExtractResult, JobOptions } from "../../schema/messages.ts";
 import { DEMO, type Plan } from "../../schema/plans.ts";
 
@@ -17,6 +17,7 @@ export function mostFramesFor(
   if (!options) return DEMO.frames;
   const limit = plan.limits.max_frames_per_job;
   if (options.mode === "timestamps") return Math.min(options.timestamps?.length ?? 0, limit);
+  if (options.mode === "live") return Math.min(plannedFrameCount(options, null) ?? 1, limit);
   if (options.mode === "count" || options.mode === "best") {
     // A budget's count is the extractor's to pick, within the plan (decision 0311).
     return Math.min(options.count ?? (options.budget ? limit : 1), limit);

@@ -38,6 +38,41 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/batches": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List batches, newest first (rows carry counts, not items) */
+    get: operations["listBatches"];
+    put?: never;
+    /** Create a batch: one job per link, with the same options (guide: /docs/batches) */
+    post: operations["createBatch"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/batches/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Read a batch: its status, counts by status and a page of its items with their job ids */
+    get: operations["getBatch"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/usage": {
     parameters: {
       query?: never;
@@ -178,6 +213,11 @@ export interface components {
         fps: number;
       } | null;
       budget?: components["schemas"]["JobBudget"];
+      /**
+       * Format: uuid
+       * @description Additive. The id of your earlier job whose frames this job was served, charged 0 credits: its source (the final URL with the same ETag or Last-Modified and size, or the same platform video) and its options were the same, and that job was still within retention. Null when the job extracted its own frames
+       */
+      reused_from?: string | null;
       /** @description Additive. While processing: what the job is doing, at most about a second old while it runs; its numbers never go back, even when a new attempt takes over. A completed job keeps its last (frames_done = frames_total = frames_count); null while queued and when failed */
       progress?: {
         /**
@@ -250,6 +290,16 @@ export interface components {
         /** @description The languages read with, as asked, joined by "+" (e.g. "en") */
         language: string;
       } | null;
+      /**
+       * Format: date-time
+       * @description live mode: when the frame was on air, from the segment's EXT-X-PROGRAM-DATE-TIME plus the frame's offset in it, or the time Stills read the segment (see captured_at_source)
+       */
+      captured_at?: string | null;
+      /**
+       * @description live mode: `program_date_time` when captured_at comes from the stream, `received` when the stream gives no date and it is the time the segment was read
+       * @enum {string|null}
+       */
+      captured_at_source?: "program_date_time" | "received" | null;
     };
     /** @description best mode: the parts of a frame's score, each 0 to 1. sharpness: variance of the Laplacian at 256 px; exposure: few clipped shadows and highlights, light near the middle; contrast: RMS contrast; colourfulness: Hasler and Süsstrunk's metric; interest: entropy of the luma histogram */
     ScoreParts: {
@@ -413,12 +463,22 @@ export interface components {
        */
       url: string;
       /**
-       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides
+       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides. `live`: a live HLS playlist (.m3u8 without EXT-X-ENDLIST): with no `every`, its latest frame now; with `every` and `duration` (at most 600 s), that frame and one every `every` seconds of stream time as the stream plays, each with `captured_at`. Charged per started minute watched, like interval. Guide: /docs/live
        * @enum {string}
        */
-      mode?: "interval" | "count" | "timestamps" | "scenes" | "keyframes" | "best" | "slides";
-      /** @description Seconds; default 1 */
+      mode?:
+        | "interval"
+        | "count"
+        | "timestamps"
+        | "scenes"
+        | "keyframes"
+        | "best"
+        | "slides"
+        | "live";
+      /** @description Seconds; default 1 (interval mode). live mode: stream seconds between frames */
       every?: number;
+      /** @description live mode with every: seconds of the stream to watch, at most 600 */
+      duration?: number;
       count?: number;
       timestamps?: number[];
       start?: number;
@@ -484,6 +544,8 @@ export interface components {
       )[];
       animated?: components["schemas"]["AnimatedRequest"];
       budget?: components["schemas"]["BudgetRequest"];
+      /** @description Default true: when your own earlier job had the same source (same final URL with the same ETag or Last-Modified and size, or the same platform video) and the same options (webhook_url aside), and is still within retention, this job is served its frames at new URLs, costs 0 credits and names it in `reused_from`. false always extracts (and charges) afresh */
+      reuse?: boolean;
       wait?: boolean;
     };
     /** @description A moving preview: one decode of the range, looping, at most 16 MiB. Adds job.animated */
@@ -520,6 +582,162 @@ export interface components {
       limit: number;
       skip: number;
       data: components["schemas"]["Job"][];
+    };
+    Batch: components["schemas"]["BatchSummary"] & {
+      items: components["schemas"]["BatchItemPage"];
+    };
+    /** @description How many items are in each status */
+    BatchCounts: {
+      total: number;
+      pending: number;
+      queued: number;
+      processing: number;
+      completed: number;
+      failed: number;
+      expired: number;
+    };
+    BatchItemPage: {
+      total: number;
+      limit: number;
+      skip: number;
+      data: components["schemas"]["BatchItem"][];
+    };
+    BatchItem: {
+      /** @description Its place in urls, from 1 */
+      index: number;
+      url: string;
+      /** @enum {string} */
+      status: "pending" | "queued" | "processing" | "completed" | "failed" | "expired";
+      /**
+       * Format: uuid
+       * @description The item's job (GET /v1/jobs/{id}); null while pending or when it never became one
+       */
+      job_id: string | null;
+      error: components["schemas"]["JobError"] & unknown;
+    };
+    BatchSummary: {
+      /** Format: uuid */
+      id: string;
+      /** @enum {string} */
+      object: "batch";
+      /** @enum {string} */
+      status: "queued" | "running" | "completed";
+      /** @description The job options every item takes */
+      options: {
+        [key: string]: unknown;
+      };
+      counts: components["schemas"]["BatchCounts"];
+      /** @description The sum charged for the items' jobs so far (each is charged as a job) */
+      credits_charged: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      completed_at: string | null;
+    };
+    CreateBatchRequest: {
+      /**
+       * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run
+       * @example [
+       *       "https://example.com/a.mp4",
+       *       "https://example.com/b.mp4"
+       *     ]
+       */
+      urls?: string[];
+      /**
+       * Format: uri
+       * @description Instead of urls: one link. An HLS master playlist is one video (one item, its best variant). Playlist and channel links are not expanded yet and are refused; send their videos as urls
+       */
+      url?: string;
+      /**
+       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides. `live`: a live HLS playlist (.m3u8 without EXT-X-ENDLIST): with no `every`, its latest frame now; with `every` and `duration` (at most 600 s), that frame and one every `every` seconds of stream time as the stream plays, each with `captured_at`. Charged per started minute watched, like interval. Guide: /docs/live
+       * @enum {string}
+       */
+      mode?:
+        | "interval"
+        | "count"
+        | "timestamps"
+        | "scenes"
+        | "keyframes"
+        | "best"
+        | "slides"
+        | "live";
+      /** @description Seconds; default 1 (interval mode). live mode: stream seconds between frames */
+      every?: number;
+      /** @description live mode with every: seconds of the stream to watch, at most 600 */
+      duration?: number;
+      count?: number;
+      timestamps?: number[];
+      start?: number;
+      end?: number;
+      /**
+       * @description Default jpg
+       * @enum {string}
+       */
+      format?: "jpg" | "png" | "webp";
+      /** @description Short side; default 1080. `720` and `"720"` are the same */
+      resolution?:
+        | ("240" | "360" | "480" | "720" | "1080" | "1440" | "2160")
+        | (240 | 360 | 480 | 720 | 1080 | 1440 | 2160);
+      max_width?: number;
+      /**
+       * @description Default urls
+       * @enum {string}
+       */
+      output?: "urls" | "zip" | "both";
+      /** Format: uri */
+      webhook_url?: string;
+      /** @description scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5 (a cut is a scene score of at least 0.5 − 0.45 × sensitivity) */
+      sensitivity?: number;
+      /** @description Replace a black (or one-colour), blurred or repeated frame by the nearest good one within its window (candidates at 0, ±0.25, ±0.5, ±1, ±2 s, strictly within half the distance to the neighbouring frame; forward only in scenes mode). `timestamp` stays the asked moment; `moved_to` and `moved_reason` say where and why. Repeats are judged by a 64-bit dHash, at most 4 bits apart from the previous delivered frame. Free: a moved frame is still one frame */
+      skip?: ("black" | "blurry" | "duplicate")[];
+      /** @description Also make a contact sheet (tiles 320 px wide, up to 5 columns, each frame's time written on it) and a WebVTT thumbnail track (a sprite of the same grid and `.vtt` cues with `#xywh`, covering the whole video), as job.storyboard URLs and ZIP entries. Charged as one more delivered frame */
+      storyboard?: boolean;
+      /** @description Return the video's captions (WebVTT) and the text on screen at each frame */
+      captions?: boolean;
+      /** @description BCP 47 language of the captions; default the video's own */
+      captions_language?: string;
+      /** @description Read the text on screen in each delivered frame (OCR, Tesseract, on the frame at full size) into frames[].text: {content, confidence, language}. Any mode. 1 more credit per 10 frames read; about 0.3 s of work per 1080p frame and language */
+      text?: boolean;
+      /** @description With `text`: BCP 47 languages to read, at most 3; default ["en"] */
+      text_languages?: (
+        | "en"
+        | "de"
+        | "fr"
+        | "es"
+        | "it"
+        | "pt"
+        | "nl"
+        | "pl"
+        | "sv"
+        | "da"
+        | "nb"
+        | "fi"
+        | "cs"
+        | "tr"
+        | "ru"
+        | "uk"
+        | "el"
+        | "ar"
+        | "he"
+        | "hi"
+        | "ja"
+        | "ko"
+        | "zh-Hans"
+        | "zh-Hant"
+        | "vi"
+        | "id"
+        | "th"
+      )[];
+      animated?: components["schemas"]["AnimatedRequest"];
+      budget?: components["schemas"]["BudgetRequest"];
+      /** @description Default true: when your own earlier job had the same source (same final URL with the same ETag or Last-Modified and size, or the same platform video) and the same options (webhook_url aside), and is still within retention, this job is served its frames at new URLs, costs 0 credits and names it in `reused_from`. false always extracts (and charges) afresh */
+      reuse?: boolean;
+    };
+    BatchList: {
+      total: number;
+      limit: number;
+      skip: number;
+      data: components["schemas"]["BatchSummary"][];
     };
     Usage: {
       /** @enum {string} */
@@ -632,8 +850,8 @@ export interface components {
       /** @enum {string} */
       object: "webhook_delivery";
       /** @enum {string} */
-      type: "job.completed" | "job.failed" | "webhook.test";
-      /** @description The job the event is about */
+      type: "job.completed" | "job.failed" | "batch.completed" | "webhook.test";
+      /** @description The job the event is about (null for a batch's or a test's) */
       job_id: string | null;
       /** @description Where it was sent */
       url: string;
@@ -924,6 +1142,307 @@ export interface operations {
         };
         content: {
           "application/json": components["schemas"]["Job"];
+        };
+      };
+      /** @description Invalid request, unsupported or private video, or a plan limit exceeded */
+      400: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not found (JobNotFound) */
+      404: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests; Retry-After carries the seconds to wait */
+      429: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          /** @description Seconds to wait */
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The service is temporarily unavailable */
+      503: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  listBatches: {
+    parameters: {
+      query?: {
+        limit?: number;
+        skip?: number;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page of batches */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["BatchList"];
+        };
+      };
+      /** @description Invalid request, unsupported or private video, or a plan limit exceeded */
+      400: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests; Retry-After carries the seconds to wait */
+      429: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          /** @description Seconds to wait */
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The service is temporarily unavailable */
+      503: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  createBatch: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Makes a retried create return the first job instead of creating another */
+        "idempotency-key"?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "urls": [
+         *         "https://example.com/talk-1.mp4",
+         *         "https://example.com/talk-2.mp4"
+         *       ],
+         *       "count": 6,
+         *       "webhook_url": "https://example.com/hooks/stills"
+         *     }
+         */
+        "application/json": components["schemas"]["CreateBatchRequest"];
+      };
+    };
+    responses: {
+      /** @description The batch, with its items' jobs as far as the account has room for them */
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Batch"];
+        };
+      };
+      /** @description Invalid request, unsupported or private video, or a plan limit exceeded */
+      400: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Missing, malformed, unknown or revoked API key */
+      401: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Not enough credits (InsufficientBalance) */
+      402: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description Too many requests; Retry-After carries the seconds to wait */
+      429: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          /** @description Seconds to wait */
+          "Retry-After"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+      /** @description The service is temporarily unavailable */
+      503: {
+        headers: {
+          /** @description Requests allowed per window */
+          "X-RateLimit-Limit"?: number;
+          /** @description Requests left now */
+          "X-RateLimit-Remaining"?: number;
+          /** @description Seconds until the allowance is whole again */
+          "X-RateLimit-Reset"?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Error"];
+        };
+      };
+    };
+  };
+  getBatch: {
+    parameters: {
+      query?: {
+        limit?: number;
+        skip?: number;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The batch */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Batch"];
         };
       };
       /** @description Invalid request, unsupported or private video, or a plan limit exceeded */

@@ -118,6 +118,7 @@ export function PricingTable() {
       <ul class="credit-rules">
         <li>Frames every N seconds or N evenly spaced: {rules.interval_and_count}.</li>
         <li>Frames at exact timestamps: {rules.timestamps}.</li>
+        <li>Frames from a live stream: {rules.live}.</li>
         <li>One frame per shot, or the stream's keyframes: {rules.scenes_and_keyframes}.</li>
         <li>The best-looking frames: {rules.best}.</li>
         <li>One frame per slide: {rules.slides}.</li>
