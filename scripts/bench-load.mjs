@@ -156,6 +156,20 @@ const phases = (x) => {
   );
 };
 
+/** B's steps as the extractor logged them (its last lines), in seconds from the first. */
+const extractorSteps = (x) => {
+  const steps = [];
+  for (const line of (x.extractorLines ?? "").split("\n")) {
+    try {
+      const entry = JSON.parse(line);
+      if (entry.job === x.job.id)
+        steps.push([entry.event ?? entry.message, Date.parse(entry.time)]);
+    } catch {}
+  }
+  if (steps.length === 0) return "not in the log's tail";
+  return steps.map(([what, t]) => `${what} +${((t - steps[0][1]) / 1000).toFixed(2)}`).join(", ");
+};
+
 /** Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, wrangler. */
 const cpuLine = (cpu, wall) =>
   `  CPU-s: media ${cpu.media.toFixed(1)}, extractor ${cpu.extractor.toFixed(1)}, workerd ` +
@@ -281,6 +295,7 @@ async function round(r) {
     for (let n = 0; n < SOLO_RUNS; n++) {
       bSolos.push(await runJob(KINDS.count6(hdUrls[10], rng(7, 10 + n)), b.key));
     }
+    bSolos[0].extractorLines = stack.logTail("extractor");
     const bSolo = median(bSolos.map((x) => x.seconds));
     const { result, peaks, cpu } = await withPeaks(async () => {
       const started = now();
@@ -326,6 +341,7 @@ async function round(r) {
       }
       const accepted = A_JOBS - waiting.length;
       const bDone = await runJob(KINDS.count6(hdUrls[11], rng(7, 1)), b.key);
+      bDone.extractorLines = stack.logTail("extractor");
       const loaded = await reads(READ_SECONDS, () => outstanding === 0);
       while (outstanding > 0 && now() - started < JOB_DEADLINE_MS) await sleep(50);
       const aResults = await Promise.all(aRuns);
@@ -363,6 +379,10 @@ async function round(r) {
     );
     console.log(cpuLine(cpu, aWall));
     console.log(`  B's phases loaded: ${phases(bDone)}; alone: ${phases(bSolos[0])}`);
+    console.log(
+      `  B's run in the extractor's log, loaded: ${extractorSteps(bDone)}; alone: ` +
+        extractorSteps(bSolos[0]),
+    );
   });
   for (const p of problems) console.log(`round ${r + 1} WRONG: ${p}`);
   return { figures, problems };
