@@ -509,7 +509,9 @@ function sidx(
   const startOf = (k: number) =>
     Math.floor((segments[k].start + (k + 2) * START_MARGIN_SECONDS) * track.timescale);
   const last = segments.at(-1) as SegmentRef;
-  const end = Math.round((last.start + last.duration) * track.timescale);
+  // The last fragment ends at the video's end on ffmpeg's clock: with the edit shift given back,
+  // ffmpeg's stream duration (its end less its start) is the playlist's, not that less the shift.
+  const end = Math.round((last.start + last.duration) * track.timescale) + track.editShift;
   segments.forEach((_, k) => {
     const at = 40 + 12 * k;
     const next = k + 1 < segments.length ? startOf(k + 1) : Math.max(end, startOf(k) + 1);

@@ -15,6 +15,7 @@ const FPS = 30;
 
 let h: Harness;
 let playlist: string;
+let tsPlaylist: string;
 const segmentNames: string[] = [];
 
 beforeAll(async () => {
@@ -35,6 +36,21 @@ beforeAll(async () => {
     const type = name.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp4";
     const url = h.serveVideo(`/hls/${name}`, join(directory, name), type);
     if (name === "index.m3u8") playlist = url;
+  }
+  // And in MPEG-TS segments, ffmpeg's HLS default (decision 0332): their PTS start at 1.4 s.
+  const tsDirectory = join(VIDEO_CACHE_DIR, "hls-ts-e2e-v1");
+  if (!existsSync(join(tsDirectory, "index.m3u8"))) {
+    await mkdir(tsDirectory, { recursive: true });
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-i", video, "-c", "copy", "-f", "hls", "-hls_time", "2"],
+      ...["-hls_playlist_type", "vod", "-hls_segment_type", "mpegts"],
+      ...["-hls_segment_filename", join(tsDirectory, "seg%d.ts"), join(tsDirectory, "index.m3u8")],
+    ]);
+  }
+  for (const name of await readdir(tsDirectory)) {
+    const type = name.endsWith(".m3u8") ? "application/vnd.apple.mpegurl" : "video/mp2t";
+    const url = h.serveVideo(`/hls-ts/${name}`, join(tsDirectory, name), type);
+    if (name === "index.m3u8") tsPlaylist = url;
   }
 });
 
@@ -96,4 +112,32 @@ it("an every job on an .m3u8 link reads every segment and delivers each frame", 
   }
   expect(segmentsAsked(before).size).toBeGreaterThanOrEqual(11);
   expect(segmentNames).toHaveLength(12);
+});
+
+it("a timestamps job on an .m3u8 link of MPEG-TS segments gets the exact frames", async () => {
+  const account = await h.newKey("starter");
+  const times = [0, 1.5, 9.25, 17.5];
+  const before = h.videos.requests.length;
+  const job = await call(h.stack, "POST", "/jobs?wait=true", {
+    body: { url: tsPlaylist, timestamps: times, resolution: 360 },
+    headers: account.auth,
+  });
+  expect(job.status, JSON.stringify(job.body)).toBe(201);
+  expect(job.body.status, JSON.stringify(job.body.error)).toBe("completed");
+  expect(job.body.duration_seconds).toBeCloseTo(24, 1);
+  for (const [i, frame] of job.body.frames.entries()) {
+    const shown = (await readImagePattern((await download(frame.url)).bytes)).number;
+    // The playlist's times, not the TS's (which start at 1.4 s): frame n is shown from n/30 s.
+    expect(shown, `frame at ${times[i]} s`).toBe(Math.floor(times[i] * FPS + 1e-6));
+    expect(frame.pts).toBeCloseTo((shown as number) / FPS, 3);
+  }
+  const asked = new Set(
+    h.videos.requests
+      .slice(before)
+      .map((r) => r.url)
+      .filter((url) => url.startsWith("/hls-ts/seg")),
+  );
+  for (const n of [0, 4, 8]) expect(asked).toContain(`/hls-ts/seg${n}.ts`);
+  for (const n of [9, 10, 11]) expect(asked).not.toContain(`/hls-ts/seg${n}.ts`);
+  expect(job.body.credits_charged).toBeGreaterThan(0);
 });
