@@ -46,6 +46,13 @@ async function framesToApi(
         ? { score: f.score, score_parts: (f.scoreParts as Frame["score_parts"]) ?? null }
         : {}),
       ...(f.slide !== null && f.slide !== undefined ? { slide: f.slide as Frame["slide"] } : {}),
+      // live mode: when the frame was on air (null on a frame the stream never reached).
+      ...(f.capturedAtSource
+        ? {
+            captured_at: f.capturedAt ?? null,
+            captured_at_source: f.capturedAtSource as Frame["captured_at_source"],
+          }
+        : {}),
       // With text: the object read (null on a failed frame); absent when the job did not ask.
       ...(withText ? { text: textOf(f.text) } : {}),
     })),

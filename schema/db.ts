@@ -200,6 +200,9 @@ export const frames = sqliteTable(
     text: text("text", { mode: "json" }),
     /** slides mode: {start, end, repeat_of} (schema/api.ts FrameSlideSchema); null otherwise. */
     slide: text("slide", { mode: "json" }),
+    /** live mode: when the frame was on air (ISO 8601) and its source (decision 0360). */
+    capturedAt: text("captured_at"),
+    capturedAtSource: text("captured_at_source"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.index] })],
 );

@@ -11,13 +11,13 @@ export function insertFrames(db: D1Database, jobId: string, framesJson: string) 
     .prepare(
       `INSERT OR REPLACE INTO frames (job_id, idx, timestamp, pts, status, r2_key, error,
          scene_score, moved_to, moved_reason, caption, thumb_key, score, score_parts, text,
-         slide)
+         slide, captured_at, captured_at_source)
        SELECT ?1, value ->> '$.index', value ->> '$.timestamp', value ->> '$.pts',
               value ->> '$.status', value ->> '$.key', value ->> '$.error',
               value ->> '$.scene_score', value ->> '$.moved_to', value ->> '$.moved_reason',
               value ->> '$.caption', value ->> '$.thumb_key',
               value ->> '$.score', value -> '$.score_parts', value -> '$.text',
-              value -> '$.slide'
+              value -> '$.slide', value ->> '$.captured_at', value ->> '$.captured_at_source'
        FROM json_each(?2)`,
     )
     .bind(jobId, framesJson);

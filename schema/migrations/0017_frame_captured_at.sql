@@ -1,0 +1,2 @@
+ALTER TABLE `frames` ADD `captured_at` text;--> statement-breakpoint
+ALTER TABLE `frames` ADD `captured_at_source` text;
