@@ -2,6 +2,8 @@
 // Object classes. OAuth access tokens for /mcp are exchanged for their connector's API key
 // before the app sees a request (edge/oauth/tokens.ts), so the app knows one credential.
 import { createApp } from "./app.ts";
+import { batchJobEnded } from "./batches/ended.ts";
+import { onJobEnded } from "./jobs/settlement.ts";
 import { runScheduledMaintenance } from "./maintenance.ts";
 import { MCP_PATH, mcpRouter } from "./mcp/index.ts";
 import { recordApiRequests } from "./middleware/request-log.ts";
@@ -20,6 +22,9 @@ import { v1Router } from "./routes/v1.ts";
 export { ExtractorContainer } from "./durable/extractor-container.ts";
 export { JobWaiter } from "./durable/job-waiter.ts";
 export { RateLimiter } from "./durable/rate-limiter.ts";
+
+// A job's end feeds its account's batches and may complete one (edge/batches/ended.ts).
+onJobEnded(batchJobEnded);
 
 export const app = createApp();
 // Liveness, and the bare baseline route of the API benchmark: no auth, no limiter, no D1.

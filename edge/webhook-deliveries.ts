@@ -8,7 +8,9 @@ import {
   PREVIOUS_SECRET_HOURS,
   type WebhookAttempt,
   type WebhookDelivery,
+  type WebhookQueueMessage,
 } from "../schema/webhook-deliveries.ts";
+import { batchIdOfEvent } from "./batches/lifecycle.ts";
 import { checkWebhookUrl } from "./sources.ts";
 import {
   type DeliveryRecord,
@@ -80,9 +82,13 @@ export async function sendTestEvent(env: Env, accountId: string, url: string): P
 export async function resendDelivery(env: Env, accountId: string, id: string): Promise<boolean> {
   const row = await findDelivery(env.DB, accountId, id);
   if (!row) return false;
-  let message: WebhookMessage;
+  let message: WebhookQueueMessage;
   if (row.type === "webhook.test") {
     message = { event_id: row.id, type: row.type, account_id: accountId, url: row.url };
+  } else if (row.type === "batch.completed") {
+    const batchId = batchIdOfEvent(row.id);
+    if (!batchId) return false;
+    message = { event_id: row.id, type: row.type, batch_id: batchId, resend: true };
   } else if (row.job_id) {
     message = { event_id: row.id, type: row.type, job_id: row.job_id, resend: true };
   } else {

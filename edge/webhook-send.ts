@@ -1,16 +1,17 @@
-// Sending one webhook event (decision 0210): the job's or the test's payload, signed with the
+// Sending one webhook event (decision 0210): the job's, the batch's or the test's payload, signed with the
 // account's secrets (edge/webhooks.ts), posted once with redirects never followed and the URL
 // checked again at send time, and the attempt written to the delivery log
 // (edge/storage/webhooks.ts). The webhook-queue consumer (edge/queues/webhooks.ts) calls
 // deliverWebhook once per message and retries as its outcome says.
 import { drizzle } from "drizzle-orm/d1";
-import type { WebhookMessage } from "../schema/messages.ts";
 import { checkUrl } from "../schema/url-safety.ts";
 import type {
   WebhookAttempt,
+  WebhookQueueMessage,
   WebhookTestData,
   WebhookTrigger,
 } from "../schema/webhook-deliveries.ts";
+import { batchSummary } from "./batches/read.ts";
 import { edgeConfig } from "./config.ts";
 import { fileLinker } from "./files.ts";
 import { callbackBase } from "./jobs/extract-request.ts";
@@ -44,7 +45,7 @@ interface Prepared {
   data: unknown;
 }
 
-export function triggerOf(event: WebhookMessage): WebhookTrigger {
+export function triggerOf(event: WebhookQueueMessage): WebhookTrigger {
   if (event.type === "webhook.test") return "test";
   return "resend" in event && event.resend ? "resend" : "automatic";
 }
@@ -53,7 +54,7 @@ function secretsOf(env: Env, accountId: string): Promise<SigningSecrets | undefi
   return signingSecretsOf(env.DB, accountId);
 }
 
-async function prepare(env: Env, event: WebhookMessage): Promise<Prepared | null> {
+async function prepare(env: Env, event: WebhookQueueMessage): Promise<Prepared | null> {
   if (event.type === "webhook.test") {
     const secrets = await secretsOf(env, event.account_id);
     if (!secrets) return null;
@@ -64,6 +65,14 @@ async function prepare(env: Env, event: WebhookMessage): Promise<Prepared | null
     };
     const target = { id: event.event_id, accountId: event.account_id, type: event.type };
     return { target: { ...target, jobId: null, url: event.url }, secrets, data };
+  }
+  if (event.type === "batch.completed") {
+    const batch = await batchSummary(env, event.batch_id);
+    if (!batch?.webhookUrl) return null;
+    const secrets = await secretsOf(env, batch.accountId);
+    if (!secrets) return null;
+    const target = { id: event.event_id, accountId: batch.accountId, type: event.type };
+    return { target: { ...target, jobId: null, url: batch.webhookUrl }, secrets, data: batch.data };
   }
   const db = drizzle(env.DB);
   const row = await jobRowById(db, event.job_id);
@@ -95,7 +104,7 @@ function errorText(err: unknown): string {
 /** One delivery attempt of the event; never throws for the receiver's sake. */
 export async function deliverWebhook(
   env: Env,
-  event: WebhookMessage,
+  event: WebhookQueueMessage,
   trigger: WebhookTrigger,
 ): Promise<Delivery> {
   const prepared = await prepare(env, event);

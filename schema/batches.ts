@@ -152,6 +152,18 @@ export const ListBatchesQuerySchema = z.object({
   skip: queryInteger(0, 1_000_000_000 - 1, 0),
 });
 
+/**
+ * The webhooks-queue message of a batch's end (edge/batches/lifecycle.ts queues it once). The
+ * queue carries it beside the job and test events (schema/webhook-deliveries.ts).
+ */
+export const BatchCompletedMessageSchema = z.object({
+  event_id: z.string(),
+  type: z.literal("batch.completed"),
+  batch_id: z.string(),
+  resend: z.boolean().optional(),
+});
+export type BatchCompletedMessage = z.infer<typeof BatchCompletedMessageSchema>;
+
 export const BatchIdParamSchema = z.object({
   id: z.uuid().openapi({ param: { name: "id", in: "path" } }),
 });

@@ -3,6 +3,8 @@
 // Decisions 0210 (the log and its bounds) and 0211 (both signatures after a rotation).
 import { z } from "@hono/zod-openapi";
 import { queryInteger } from "./api.ts";
+import { BatchCompletedMessageSchema } from "./batches.ts";
+import { WebhookMessageSchema } from "./messages.ts";
 
 /** Deliveries older than this are pruned by the cron. */
 export const WEBHOOK_DELIVERY_DAYS = 30;
@@ -15,8 +17,20 @@ export const WEBHOOK_ATTEMPTS_KEPT = 25;
 /** After a rotation, the replaced secret signs beside the new one this long. */
 export const PREVIOUS_SECRET_HOURS = 24;
 
-export const WEBHOOK_EVENT_TYPES = ["job.completed", "job.failed", "webhook.test"] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  "job.completed",
+  "job.failed",
+  "batch.completed",
+  "webhook.test",
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What the webhooks queue carries: a job's or a test's event (messages.ts), or a batch's end. */
+export const WebhookQueueMessageSchema = z.union([
+  WebhookMessageSchema,
+  BatchCompletedMessageSchema,
+]);
+export type WebhookQueueMessage = z.infer<typeof WebhookQueueMessageSchema>;
 
 /**
  * Why an attempt was made: the queue's own (first delivery and its retries), a resend asked
@@ -50,7 +64,10 @@ export const WebhookDeliverySchema = z
     id: z.string().openapi({ description: "The event's webhook-id header" }),
     object: z.literal("webhook_delivery"),
     type: z.enum(WEBHOOK_EVENT_TYPES),
-    job_id: z.string().nullable().openapi({ description: "The job the event is about" }),
+    job_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The job the event is about (null for a batch's or a test's)" }),
     url: z.string().openapi({ description: "Where it was sent" }),
     state: z.enum(WEBHOOK_DELIVERY_STATES).openapi({
       description:

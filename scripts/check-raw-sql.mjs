@@ -15,6 +15,7 @@ const SCANNED = ["edge", "schema", "extractor"];
 
 /** Storage modules: the files that own SQL. */
 const STORAGE_MODULES = [
+  "edge/batches/store.ts",
   "edge/jobs/store/attempts.ts",
   "edge/jobs/store/demo.ts",
   "edge/jobs/store/expiry.ts",

@@ -173,6 +173,33 @@ export async function settle(env: Env, reported: Settlement, reuse: Reuse | null
     await giveBackDemoPreview(env, result.job_id);
   await wakeWaiters(env, result);
   if (row.webhook_url) await enqueueWebhook(env, final);
+  if (job.accountId) await tellJobEnded(env, { jobId: result.job_id, accountId: job.accountId });
+}
+
+/** What follows an account's job's end elsewhere (a batch feeds its next item, decision 0340). */
+export type JobEndListener = (
+  env: Env,
+  ended: { jobId: string; accountId: string },
+) => Promise<void>;
+const jobEndListeners: JobEndListener[] = [];
+
+/**
+ * Registered by the worker's entry (edge/index.ts): a listener may create jobs, and creating a
+ * job may end one (a job that cannot be queued), so importing it here would be a cycle.
+ */
+export function onJobEnded(listener: JobEndListener) {
+  if (!jobEndListeners.includes(listener)) jobEndListeners.push(listener);
+}
+
+/** Each listener once per settlement; a failing one never fails the settlement (the cron repeats it). */
+async function tellJobEnded(env: Env, ended: { jobId: string; accountId: string }) {
+  for (const listener of jobEndListeners) {
+    try {
+      await listener(env, ended);
+    } catch (err) {
+      logEvent("error", "job.end_listener_failed", { job: ended.jobId, error: String(err) });
+    }
+  }
 }
 
 /** The job's waiters read D1 again now; if this fails they still read it at their deadline. */

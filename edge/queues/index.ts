@@ -1,10 +1,7 @@
 // Routes each queue's batches to its consumer. Dead letters: a job whose dispatch kept
 // failing ends `failed` (never stuck); other dead letters are logged.
-import {
-  JobMessageSchema,
-  ResultMessageSchema,
-  WebhookMessageSchema,
-} from "../../schema/messages.ts";
+import { JobMessageSchema, ResultMessageSchema } from "../../schema/messages.ts";
+import { WebhookQueueMessageSchema } from "../../schema/webhook-deliveries.ts";
 import { failUnsettled } from "../jobs/settlement.ts";
 import { logEvent } from "../log.ts";
 import { consumeJobs } from "./jobs.ts";
@@ -41,7 +38,7 @@ export async function handleQueueBatch(batch: MessageBatch, env: Env, _ctx?: Exe
     case "stills-results":
       return consumeResults(parsedMessages(batch, ResultMessageSchema), env);
     case "stills-webhooks":
-      return consumeWebhooks(parsedMessages(batch, WebhookMessageSchema), env);
+      return consumeWebhooks(parsedMessages(batch, WebhookQueueMessageSchema), env);
     case "stills-dead-letters":
       return consumeDeadLetters(batch, env);
     default:

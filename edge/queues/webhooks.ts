@@ -1,12 +1,12 @@
 // The webhook-queue consumer: one delivery attempt per message (edge/webhook-send.ts). A job's
 // event is retried with growing delays; a resend and a test event are one attempt each
 // (decision 0210).
-import type { WebhookMessage } from "../../schema/messages.ts";
+import type { WebhookQueueMessage } from "../../schema/webhook-deliveries.ts";
 import { logEvent } from "../log.ts";
 import { type Delivery, deliverWebhook, triggerOf, webhookRetryDelay } from "../webhook-send.ts";
 import type { ParsedMessage } from "./parse.ts";
 
-export async function consumeWebhooks(messages: ParsedMessage<WebhookMessage>[], env: Env) {
+export async function consumeWebhooks(messages: ParsedMessage<WebhookQueueMessage>[], env: Env) {
   for (const message of messages) {
     const event = message.body;
     const trigger = triggerOf(event);

@@ -7,6 +7,7 @@ import { createRouter, routeNotFound } from "../app.ts";
 import type { AppEnv } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { enforceIpRate } from "../middleware/rate-limit.ts";
+import { batchesRouter } from "./batches/index.ts";
 import { demoRouter } from "./demo/index.ts";
 import { API_BASE_PATH, DOCUMENT_PATH, describeApi, documentOf } from "./docs/index.ts";
 import { jobsRouter } from "./jobs/index.ts";
@@ -16,6 +17,7 @@ import { webhookDeliveriesRouter } from "./webhook-deliveries/index.ts";
 
 const api = createRouter()
   .route("/", jobsRouter)
+  .route("/", batchesRouter)
   .route("/", usageRouter)
   .route("/", pricingRouter)
   .route("/", demoRouter)

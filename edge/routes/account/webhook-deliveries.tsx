@@ -11,6 +11,7 @@ import { count, DashboardPage, Notice, renderPage, When } from "./ui.tsx";
 const EVENT_LABELS: Record<WebhookDelivery["type"], string> = {
   "job.completed": "job.completed",
   "job.failed": "job.failed",
+  "batch.completed": "batch.completed",
   "webhook.test": "webhook.test",
 };
 
@@ -30,8 +31,10 @@ function Outcome(props: { status: number | null; error: string | null; pending?:
   return <span class="status status-failed">{props.error ? "No answer" : "—"}</span>;
 }
 
-function JobLink(props: { jobId: string | null }) {
-  if (!props.jobId) return <span class="muted">Test event</span>;
+function JobLink(props: { jobId: string | null; type: string }) {
+  if (!props.jobId) {
+    return <span class="muted">{props.type === "webhook.test" ? "Test event" : "A batch"}</span>;
+  }
   return (
     <a href={`/dashboard/jobs/${props.jobId}`} class="mono-id">
       {props.jobId.slice(0, 8)}
@@ -77,7 +80,7 @@ export function DeliveryTable(props: { deliveries: WebhookDelivery[] }) {
                 </a>
               </td>
               <td data-label="Job">
-                <JobLink jobId={delivery.job_id} />
+                <JobLink jobId={delivery.job_id} type={delivery.type} />
               </td>
               <td data-label="Attempts" class="num">
                 {count(delivery.attempts_count)}
@@ -134,7 +137,7 @@ function DeliveryDetails(props: { delivery: WebhookDelivery }) {
         <div>
           <dt>Job</dt>
           <dd>
-            <JobLink jobId={delivery.job_id} />
+            <JobLink jobId={delivery.job_id} type={delivery.type} />
           </dd>
         </div>
         <div>
