@@ -10,6 +10,7 @@ import { JOB_KINDS, type JobMessage } from "../schema/messages.ts";
 import { reviewActiveBatches } from "./batches/ended.ts";
 import { isUniqueViolation } from "./credits.ts";
 import { expire } from "./jobs/lifecycle.ts";
+import { prefixesToDelete } from "./jobs/reuse.ts";
 import { deletePrefix, failUnsettled } from "./jobs/settlement.ts";
 import { leaseRunOut, queuedSince } from "./jobs/store/attempts.ts";
 import { clearExpiry, pastExpiry, unsettledSince } from "./jobs/store/expiry.ts";
@@ -44,7 +45,11 @@ export async function expireJobs(env: Env, now: number): Promise<number> {
   for (const kind of JOB_KINDS) {
     for (const id of await pastExpiry(env.DB, kind, COMPLETED, due, EXPIRE_BATCH)) {
       const done = await attempt(`expiring ${kind} ${id}`, async () => {
-        await deletePrefix(env, `${kind}/${id}/`);
+        // A repeat's files lie under the job it reused (decision 0350): a prefix goes only once
+        // no unexpired job holds it, with the last one to expire.
+        const prefixes =
+          kind === "job" ? await prefixesToDelete(env.DB, id, due) : [`${kind}/${id}/`];
+        for (const prefix of prefixes) await deletePrefix(env, prefix);
         await expire(env, { kind, id });
       });
       if (done) expired++;
