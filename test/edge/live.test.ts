@@ -7,6 +7,7 @@ import type { ExtractRequest } from "../../schema/messages.ts";
 import { api, balanceOf, createAccount } from "./support/api.ts";
 import { setExtractor } from "./support/fake-extractor.ts";
 import { postResult, uploadAttempt } from "./support/pipeline.ts";
+import { Visitor } from "./support/visitor.ts";
 
 const ON_AIR = ["2026-11-28T12:00:19.900Z", "2026-11-28T12:00:21.900Z", "2026-11-28T12:00:23.900Z"];
 
@@ -82,5 +83,14 @@ describe("live mode at the edge", () => {
       headers: account.auth,
     });
     expect(created.body.frames[0]).not.toHaveProperty("captured_at");
+  });
+
+  it("has its guide at /docs/live, linked from the other guides", async () => {
+    const page = await new Visitor().get("/docs/live");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<h1 id="top">Live streams</h1>');
+    expect(page.text).toContain("EXT-X-PROGRAM-DATE-TIME");
+    const other = await new Visitor().get("/docs/slides");
+    expect(other.text).toContain('href="/docs/live"');
   });
 });

@@ -15,6 +15,7 @@ import bestFrames from "../../../docs/guides/best-frames.md";
 import budgets from "../../../docs/guides/budgets.md";
 import credits from "../../../docs/guides/credits.md";
 import errors from "../../../docs/guides/errors.md";
+import live from "../../../docs/guides/live.md";
 import mcp from "../../../docs/guides/mcp.md";
 import quickStart from "../../../docs/guides/quick-start.md";
 import rateLimits from "../../../docs/guides/rate-limits.md";
@@ -41,6 +42,7 @@ export const GUIDES = [
   { slug: "slides", label: "Slides and screen recordings", source: slides },
   { slug: "budgets", label: "Token budgets for models", source: budgets },
   { slug: "batches", label: "Batches of videos", source: batches },
+  { slug: "live", label: "Live streams", source: live },
   { slug: "mcp", label: "AI agents (MCP)", source: mcp },
   { slug: "sdks", label: "SDKs", source: sdks },
 ] as const;
