@@ -378,6 +378,10 @@ async function round(r) {
         `→ ${figures.reads.toFixed(2)}`,
     );
     console.log(cpuLine(cpu, aWall));
+    const rc = (x) =>
+      `workerd ${x.cpu.workerd.toFixed(2)}, extractor ${x.cpu.extractor.toFixed(2)}, bench ` +
+      `${x.cpu.bench.toFixed(2)} CPU-s over ${s2(x.seconds)} s`;
+    console.log(`  reads' CPU, loaded: ${rc(loaded)}; idle: ${rc(idle)}`);
     console.log(`  B's phases loaded: ${phases(bDone)}; alone: ${phases(bSolos[0])}`);
     console.log(
       `  B's run in the extractor's log, loaded: ${extractorSteps(bDone)}; alone: ` +

@@ -216,6 +216,10 @@ export function loadClient(stack) {
     let i = 0;
     const started = now();
     const deadline = started + seconds * 1000;
+    // What the reads had of the machine: workerd's CPU, and this process's (the clients, and
+    // the origin that serves the running jobs' bytes).
+    const cpuBefore = await cpuSeconds();
+    const benchBefore = process.cpuUsage();
     await Promise.all(
       Array.from({ length: READ_CLIENTS }, async () => {
         while (now() < deadline && !stop()) {
@@ -229,7 +233,14 @@ export function loadClient(stack) {
       }),
     );
     const elapsed = (now() - started) / 1000;
-    return { rps: ok / elapsed, seconds: elapsed, other };
+    const cpuAfter = await cpuSeconds();
+    const bench = process.cpuUsage(benchBefore);
+    const cpu = {
+      workerd: cpuAfter.workerd - cpuBefore.workerd,
+      extractor: cpuAfter.extractor - cpuBefore.extractor,
+      bench: (bench.user + bench.system) / 1e6,
+    };
+    return { rps: ok / elapsed, seconds: elapsed, other, cpu };
   }
 
   /** Submits every entry at once and follows each; wall time from the first POST to the last end. */
