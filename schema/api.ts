@@ -416,6 +416,16 @@ export const UsageSchema = z
       retention_days: z.number().int(),
       max_active_jobs: z.number().int(),
       requests_per_minute: z.number().int(),
+      max_batch_items: z
+        .number()
+        .int()
+        .optional()
+        .openapi({ description: "Additive. Links one batch may carry (/docs/batches)" }),
+      max_active_batches: z
+        .number()
+        .int()
+        .optional()
+        .openapi({ description: "Additive. Batches not yet completed at once" }),
     }),
     this_period: z.record(z.string(), z.unknown()),
     recent_ledger: z.array(z.record(z.string(), z.unknown())),

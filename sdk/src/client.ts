@@ -1,4 +1,5 @@
 // The client: `new Stills({ apiKey, baseUrl })`, with the environment's defaults.
+import { Batches } from "./batches.ts";
 import { Demo } from "./demo.ts";
 import { Frames } from "./frames.ts";
 import { Jobs } from "./jobs.ts";
@@ -26,6 +27,7 @@ export interface StillsOptions {
 
 export class Stills {
   readonly jobs: Jobs;
+  readonly batches: Batches;
   readonly demo: Demo;
   readonly frames: Frames;
   readonly webhooks: Webhooks;
@@ -50,6 +52,7 @@ export class Stills {
       headers: options.headers ?? {},
     });
     this.jobs = new Jobs(this.#transport);
+    this.batches = new Batches(this.#transport);
     this.demo = new Demo(this.#transport);
     this.frames = new Frames(fetchImpl);
     this.webhooks = new Webhooks(this.#transport);

@@ -1,3 +1,10 @@
+export type {
+  Batch,
+  BatchItem,
+  BatchSummary,
+  CreateBatchOptions,
+  CreateBatchRequest,
+} from "./batches.ts";
 export { PRODUCTION_BASE_URL, Stills, type StillsOptions } from "./client.ts";
 export type { DemoWaitOptions } from "./demo.ts";
 export {

@@ -767,6 +767,10 @@ export interface components {
         retention_days: number;
         max_active_jobs: number;
         requests_per_minute: number;
+        /** @description Additive. Links one batch may carry (/docs/batches) */
+        max_batch_items?: number;
+        /** @description Additive. Batches not yet completed at once */
+        max_active_batches?: number;
       };
       this_period: {
         [key: string]: unknown;

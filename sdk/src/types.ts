@@ -35,6 +35,8 @@ export function isFinal(job: { status: JobStatus }): boolean {
 export type WebhookEvent =
   | { type: "job.completed"; timestamp: string; data: Job }
   | { type: "job.failed"; timestamp: string; data: Job }
+  /** A batch's items have all ended (POST /v1/batches); data is the batch without its items. */
+  | { type: "batch.completed"; timestamp: string; data: Schemas["BatchSummary"] }
   /** Sent from the dashboard's "Send a test event". */
   | {
       type: "webhook.test";

@@ -4,6 +4,7 @@
 // The fairness test counts, in the origin's request log, how many of account A's items start
 // between account B's job arriving and B's own start.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Stills } from "../../sdk/src/index.ts";
 import { fileRoute } from "../sources/support/servers.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import {
@@ -273,6 +274,25 @@ describe("a batch's limits, replays and owner", () => {
     expect(res.status).toBe(400);
     expect(res.body.data.name).toBe("InvalidRequest");
     expect(res.body.message).toContain("send their video links as urls");
+  });
+});
+
+describe("the SDK's batches", () => {
+  it("creates, reads and lists a batch", async () => {
+    const a = await h.newKey("starter");
+    const stills = new Stills({ apiKey: a.key, baseUrl: h.stack.apiUrl });
+    const created = await stills.batches.create({
+      urls: [serve("/sdk/0.mp4"), serve("/sdk/1.mp4")],
+      timestamps: [0.5],
+    });
+    expect(created.counts.total).toBe(2);
+    const done = await finished(created.id, a.auth);
+    const read = await stills.batches.get(created.id, { limit: 1, skip: 1 });
+    expect(read.status).toBe("completed");
+    expect(read.items).toMatchObject({ total: 2, limit: 1, skip: 1 });
+    expect(read.items.data.map((item) => item.job_id)).toEqual([done.items.data[1].job_id]);
+    const listed = await stills.batches.list().toArray();
+    expect(listed.map((batch) => batch.id)).toEqual([created.id]);
   });
 });
 
