@@ -12,7 +12,7 @@
 // "received" here, never by this file's handlers (each file sees only its own jobs, as when each
 // file had a workerd of its own).
 import { env } from "cloudflare:workers";
-import { afterEach, beforeAll, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from "vitest";
 import type { ExtractRequest } from "../../../schema/messages.ts";
 
 type ExtractorHandler = (request: ExtractRequest) => Promise<Response> | Response;
@@ -107,4 +107,9 @@ afterEach(() => {
   state.extractor = undefined;
   state.outbound = undefined;
   for (const reset of state.afterEachTest) reset();
+});
+
+// A file that faked Date and failed before putting it back would leave it faked for the next.
+afterAll(() => {
+  vi.useRealTimers();
 });
