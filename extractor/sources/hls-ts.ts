@@ -1,9 +1,9 @@
 // MPEG-TS segments of an HLS VOD playlist, turned into the fMP4 fragments the relay's view
 // serves (decision 0332). Each segment is remuxed alone (ffmpeg, stream copy of its first video
 // stream, `mpegts` demuxer on stdin only), and its fragment's tfdt is then rewritten from the
-// segment's own PES timestamps, so that the view's timeline is the playlist's: 0 is the
-// earliest presentation time of the first segment (what ffmpeg calls the start of the joined
-// segments), and every frame keeps the time it has in the joined stream. A segment whose clock
+// segment's own PES timestamps, so that the view's timeline is the playlist's: 0 is the first
+// segment's first frame on screen (the video's, as the EXTINFs count from it; audio that starts
+// earlier does not move it), and every frame keeps its time from there. A segment whose clock
 // does not follow on (a discontinuity) is placed at its EXTINF start instead.
 import { spawn } from "node:child_process";
 import { toolPath } from "../ffmpeg/process.ts";
@@ -20,13 +20,11 @@ const REMUX_MS = 30_000;
 
 /** PMT stream types that carry video, as ffmpeg's mpegts demuxer maps them. */
 const VIDEO_TYPES = new Set([0x01, 0x02, 0x10, 0x1b, 0x24, 0x42, 0xd1, 0xea]);
-/** PMT stream types that carry audio. */
-const AUDIO_TYPES = new Set([0x03, 0x04, 0x0f, 0x11, 0x81, 0x87]);
 
 export interface TsTimes {
   /** PTS/DTS (90 kHz) of every PES of the first video stream, in stream order. */
   video: Array<{ pts: number; dts: number }>;
-  /** Earliest PTS of any audio or video PES in the segment. */
+  /** Earliest PTS of the video in the segment (its first frame on screen). */
   earliest: number;
 }
 
@@ -46,7 +44,6 @@ export function tsTimes(bytes: Buffer): TsTimes {
   if (!looksLikeTs(bytes)) throw new Error("it is not MPEG-TS (no sync byte)");
   let pmtPid: number | null = null;
   let videoPid: number | null = null;
-  const audioPids = new Set<number>();
   const video: TsTimes["video"] = [];
   let earliest = Number.POSITIVE_INFINITY;
   let anchor: number | null = null;
@@ -91,16 +88,15 @@ export function tsTimes(bytes: Buffer): TsTimes {
         const type = bytes[entry];
         const elementary = bytes.readUInt16BE(entry + 1) & 0x1fff;
         if (VIDEO_TYPES.has(type) && videoPid === null) videoPid = elementary;
-        if (AUDIO_TYPES.has(type)) audioPids.add(elementary);
         entry += 5 + (((bytes[entry + 3] & 0x0f) << 8) | bytes[entry + 4]);
       }
-    } else if (pid === videoPid || audioPids.has(pid)) {
+    } else if (pid === videoPid) {
       const times = pesTimes(bytes, payload, at + PACKET);
       if (!times) continue;
       const pts = unwrap(times.pts);
       const dts = times.dts === null ? pts : unwrap(times.dts);
       earliest = Math.min(earliest, pts);
-      if (pid === videoPid) video.push({ pts, dts });
+      video.push({ pts, dts });
     }
   }
   if (videoPid === null || video.length === 0) throw new Error("it has no video stream");

@@ -17,7 +17,7 @@ import type { TestServer } from "./support/servers.ts";
 import { fileRoute, startTestServer } from "./support/servers.ts";
 
 const run = promisify(execFile);
-const DIRECTORY = join(tmpdir(), "stills-hls-ts-test-v1");
+const DIRECTORY = join(tmpdir(), "stills-hls-ts-test-v2");
 
 let server: TestServer;
 const bytesOf = new Map<string, number>();
@@ -64,6 +64,7 @@ async function pictureAt(inputArgs: string[], seconds: number): Promise<Buffer> 
 
 const original = join(DIRECTORY, "original.mp4");
 const second = join(DIRECTORY, "second.mp4");
+const withAudio = join(DIRECTORY, "audio-video.mp4");
 
 beforeAll(async () => {
   const hls = join(DIRECTORY, "hls");
@@ -73,8 +74,20 @@ beforeAll(async () => {
     await segment(original, hls, "seg");
     await encode(second, "testsrc", 6);
     await segment(second, join(DIRECTORY, "second"), "b");
+    // AAC beside the video: in the TS its first PTS (1.457 s) is before the video's (1.48 s).
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-f", "lavfi"],
+      ...["-i", "testsrc2=size=320x240:rate=25:duration=12,noise=alls=12:allf=t"],
+      ...["-f", "lavfi", "-i", "sine=frequency=440:duration=12"],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-bf", "3", "-g", "50", "-keyint_min", "50"],
+      ...["-sc_threshold", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", withAudio],
+    ]);
+    await segment(withAudio, join(DIRECTORY, "av"), "s");
   }
   server = await startTestServer();
+  for (const name of await readdir(join(DIRECTORY, "av"))) {
+    server.route(`/av/${name}`, fileRoute(join(DIRECTORY, "av", name), { ranges: true }));
+  }
   for (const name of await readdir(hls)) {
     bytesOf.set(name, (await stat(join(hls, name))).size);
     server.route(
@@ -173,6 +186,23 @@ describe("an HLS VOD link with MPEG-TS segments", () => {
         const got = await pictureAt(safeInputArgs(source.input), seconds);
         const expected = await pictureAt(["-i", second], seconds - 6);
         expect(got.equals(expected), `${seconds} s`).toBe(true);
+      }
+    } finally {
+      await source.close();
+    }
+  }, 120_000);
+
+  it("with audio that starts first, 0 is still the first frame: the original's frames", async () => {
+    const source = await openSource(`${server.origin}/av/index.m3u8`, "direct", options);
+    try {
+      const { stdout: start } = await run("ffprobe", [
+        ...["-v", "error", ...safeInputArgs(source.input).slice(0, -2)],
+        ...["-show_entries", "stream=start_time", "-of", "csv=p=0", source.input],
+      ]);
+      expect(start.trim()).toBe("0.000000");
+      for (const seconds of [0, 1.96, 2.0, 3.3, 4.0, 7.96, 11.2]) {
+        const got = await pictureAt(safeInputArgs(source.input), seconds);
+        expect(got.equals(await pictureAt(["-i", withAudio], seconds)), `${seconds} s`).toBe(true);
       }
     } finally {
       await source.close();
