@@ -9,6 +9,8 @@ import {
   resultCredits,
 } from "../../edge/jobs/options.ts";
 import { mostFramesFor } from "../../edge/jobs/result-limits.ts";
+import { askedFacts } from "../../edge/routes/account/job-asked.tsx";
+import { createBodyFor, optionsParts } from "../../edge/routes/account/job-options.ts";
 import { CreateJobRequestSchema } from "../../schema/api.ts";
 import { CATALOG, PLANS } from "../../schema/plans.ts";
 
@@ -106,5 +108,17 @@ describe("a live job's credits", () => {
 
   it("the pricing rules name it", () => {
     expect(CATALOG.credit_rules.live).toMatch(/^like interval: 1 credit per started minute/);
+  });
+
+  it("the dashboard names what it asked for, and its curl asks for it again", () => {
+    const asked = options({ mode: "live", every: 2, duration: 6 });
+    expect(optionsParts(asked)[0]).toBe("live, every 2 s for 6 s");
+    expect(optionsParts(options({ mode: "live" }))[0]).toBe("live, latest frame");
+    const facts = new Map(askedFacts(asked));
+    expect(facts.get("Mode")).toBe("live (Frames of a live stream as it plays)");
+    expect(facts.get("Watch for")).toBe("6 s");
+    const body = createBodyFor(url, asked);
+    expect(CreateJobRequestSchema.safeParse(body).success).toBe(true);
+    expect(body).toMatchObject({ mode: "live", every: 2, duration: 6 });
   });
 });

@@ -15,6 +15,7 @@ const MODE_WORDS: Record<string, string> = {
   keyframes: "The stream's keyframes",
   best: "The best-looking frames, best first",
   slides: "One frame per slide shown",
+  live: "Frames of a live stream as it plays",
 };
 
 const OUTPUT_WORDS: Record<string, string> = {
@@ -29,6 +30,7 @@ export function askedFacts(options: Record<string, unknown>): [string, string][]
   const mode = String(options.mode ?? "");
   facts.push(["Mode", `${mode}${MODE_WORDS[mode] ? ` (${MODE_WORDS[mode]})` : ""}`]);
   if (options.every !== undefined) facts.push(["Every", `${options.every} s`]);
+  if (options.duration !== undefined) facts.push(["Watch for", `${options.duration} s`]);
   if (options.count !== undefined) {
     facts.push([mode === "count" ? "Count" : "At most", String(options.count)]);
   }

@@ -41,6 +41,10 @@ function modePart(options: Options): string {
       return fit === undefined ? options.mode : `${options.mode}, ${fit}`;
     case "best":
       return `best ${count ?? fit ?? 1}`;
+    case "live":
+      return options.every === undefined
+        ? "live, latest frame"
+        : `live, every ${num(options.every)} s for ${num(options.duration)} s`;
     default:
       return typeof options.mode === "string" ? options.mode : "frames";
   }
