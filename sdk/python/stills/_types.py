@@ -54,6 +54,9 @@ class Frame(_FrameFields, total=False):
     text: Optional[FrameText]
     # mode "slides": the slide's span and the frame it repeats.
     slide: Optional[FrameSlide]
+    # mode "live": when the frame was on air (ISO 8601), and "program_date_time" or "received".
+    captured_at: Optional[str]
+    captured_at_source: Optional[Literal["program_date_time", "received"]]
 
 
 class _JobFields(TypedDict):
@@ -176,8 +179,12 @@ class BudgetRequest(TypedDict):
 
 class CreateJobRequest(TypedDict, total=False):
     url: str
-    mode: Literal["interval", "count", "timestamps", "scenes", "keyframes", "best", "slides"]
+    mode: Literal[
+        "interval", "count", "timestamps", "scenes", "keyframes", "best", "slides", "live"
+    ]
     every: float
+    # mode "live" with every: stream seconds to watch, at most 600.
+    duration: float
     count: int
     timestamps: List[float]
     start: float
