@@ -64,6 +64,16 @@ describe("hostile HLS playlists are refused before any private fetch", () => {
     expect(origin.requests.map((r) => r.url)).not.toContain("/seg-public.m4s");
   });
 
+  it("a private segment in an MPEG-TS playlist, before even the first segment is fetched", async () => {
+    serve(
+      "/private-ts.m3u8",
+      `${MEDIA_HEAD}\n#EXTINF:2,\nts-public0.ts\n#EXTINF:2,\nts-public1.ts\n#EXTINF:2,\n${privateHost.origin}/seg2.ts\n#EXT-X-ENDLIST\n`,
+    );
+    const error = await refusal("/private-ts.m3u8");
+    expect(error.message).toBe("refused destination: 127.0.0.1 is a loopback address");
+    expect(origin.requests.map((r) => r.url).filter((url) => url.endsWith(".ts"))).toEqual([]);
+  });
+
   it("a key URI on a private address", async () => {
     serve(
       "/private-key.m3u8",
