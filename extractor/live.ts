@@ -26,8 +26,9 @@ import { pictureSteps } from "./picture-steps.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import type { LiveStream } from "./sources/hls-live.ts";
-import { LiveStreamStalled } from "./sources/hls-live.ts";
+import { LIVE_SEGMENT_BYTES, LiveStreamStalled } from "./sources/hls-live.ts";
 import type { Segment } from "./sources/hls-playlist.ts";
+import { looksLikeTs, remuxTs, tsTimes } from "./sources/hls-ts.ts";
 import type { ServedMedia } from "./sources/ranged-origin.ts";
 import { startRelay } from "./sources/relay.ts";
 
@@ -101,7 +102,13 @@ export async function runLiveJob(
   /** Decodes the frames on screen at `times` (stream time) in one segment, into `indexes`. */
   const capture = async (segment: Segment, wanted: { index: number; time: number | null }[]) => {
     const receivedAt = Date.now();
-    const bytes = Buffer.concat([init, await stream.segment(segment)]);
+    const fetched = await stream.segment(segment);
+    // An MPEG-TS segment is remuxed alone to an fMP4 (hls-ts.ts); its stream time is then its
+    // own first PTS, which the remux does not keep.
+    const ts = looksLikeTs(fetched);
+    const bytes = ts
+      ? await remuxTs(fetched, LIVE_SEGMENT_BYTES, signal)
+      : Buffer.concat([init, fetched]);
     const relay = await startRelay(bufferMedia(bytes));
     try {
       const probe = await probeMedia(relay.url, signal);
@@ -124,10 +131,9 @@ export async function runLiveJob(
         await writer.open();
         progress?.extracting(offsets.length, ok);
       }
-      const decoded: DecodedSegment = {
-        start: video.startTime,
-        end: video.startTime + duration,
-      };
+      // Stream time = the file's time + shift (0 for fMP4, whose fragments keep their times).
+      const start = ts ? tsTimes(fetched).earliest / TS_CLOCK : video.startTime;
+      const decoded: DecodedSegment = { start, end: start + duration };
       // The latest frame (time null) is the segment's last: decodeAll decodes a time at the
       // end as its last frame.
       const planned: PlannedFrame[] = wanted.map(({ index, time }) => ({
@@ -296,6 +302,9 @@ function bufferMedia(bytes: Buffer): ServedMedia {
 }
 
 type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
+
+/** MPEG-TS timestamps tick at 90 kHz. */
+const TS_CLOCK = 90_000;
 
 const NO_VIDEO = "No video was found in the live stream.";
 const UNDECODABLE = "The live stream's newest segment could not be decoded.";

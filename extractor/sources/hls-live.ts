@@ -6,6 +6,7 @@
 import { downloadFailed, errorForStatus, notAVideoLink } from "./errors.ts";
 import type { MediaPlaylist, Playlist, Segment } from "./hls-playlist.ts";
 import { chooseVariant, PLAYLIST_BYTES, PlaylistProblem, parsePlaylist } from "./hls-playlist.ts";
+import { looksLikeTs } from "./hls-ts.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
@@ -148,10 +149,12 @@ export class LiveStream {
     return playlist;
   }
 
-  /** The init segment (EXT-X-MAP), fetched once. */
+  /** The init segment (EXT-X-MAP), fetched once; none for MPEG-TS segments. */
   init(): Promise<Buffer> {
-    const init = this.current.init as NonNullable<MediaPlaylist["init"]>;
-    this.initBytes ??= fetchPart(init.url, init.range, INIT_BYTES, this.fetchOptions);
+    const init = this.current.init;
+    this.initBytes ??= init
+      ? fetchPart(init.url, init.range, INIT_BYTES, this.fetchOptions)
+      : Promise.resolve(Buffer.alloc(0));
     return this.initBytes;
   }
 
@@ -164,8 +167,10 @@ export class LiveStream {
       LIVE_SEGMENT_BYTES,
       this.fetchOptions,
     );
-    if (bytes[0] === 0x47) {
-      throw refuse(`segment ${segment.sequence} is MPEG-TS; only fMP4 segments are read`);
+    if (looksLikeTs(bytes) !== (this.current.init === null)) {
+      throw refuse(
+        `segment ${segment.sequence} is ${this.current.init ? "MPEG-TS beside an fMP4 init segment" : "not MPEG-TS, and there is no init segment (#EXT-X-MAP)"}`,
+      );
     }
     return bytes;
   }
@@ -175,15 +180,12 @@ function refuse(reason: string) {
   return notAVideoLink(`an HLS playlist that cannot be read: ${reason}`);
 }
 
-/** What a live media playlist must be for us to read it: unencrypted fMP4 segments. */
+/** What a live media playlist must be for us to read it: unencrypted segments. */
 function checkReadable(media: MediaPlaylist): void {
   if (media.keys.length > 0) {
     throw refuse(
       `its segments are encrypted (${media.keys[0].method}), which Stills does not read`,
     );
-  }
-  if (!media.init) {
-    throw refuse("its segments are MPEG-TS (no #EXT-X-MAP); only fMP4 (CMAF) segments are read");
   }
 }
 

@@ -181,6 +181,21 @@ describe("mode live on a sliding playlist", () => {
   }, 30_000);
 });
 
+describe("mode live on MPEG-TS segments", () => {
+  it("gives the newest frame and frames 2 s apart, each segment remuxed alone", async () => {
+    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2, ts: true });
+    const { outcome, numbers } = await runLive(stream.url, live({ every: 2, duration: 4 }));
+    expect(outcome.error).toBeNull();
+    expect(numbers).toEqual([199, 219]);
+    const [first, second] = outcome.frames;
+    // Stream time is the segments' own PTS clock (ffmpeg's muxer starts it past 0).
+    expect(second.timestamp - first.timestamp).toBeCloseTo(2, 6);
+    expect(liveFrameAt((second.pts ?? 0) - (first.pts ?? 0))).toBe(20);
+    expect(first.captured_at).toBe(new Date(LIVE_EPOCH_MS + 19_900).toISOString());
+    expect(stream.segmentsFetched()).toEqual([9, 10]);
+  }, 30_000);
+});
+
 describe("what mode live refuses", () => {
   let privateHost: TestServer;
 

@@ -25,9 +25,12 @@ export function liveFrameAt(t: number): number {
   return Math.floor(t * LIVE_FPS + 1e-6);
 }
 
-/** Makes (once) the segments: 120 s, 10 fps, a keyframe every 2 s, no B-frames. */
-export async function makeLiveSegments(): Promise<string> {
-  const directory = join(VIDEO_CACHE_DIR, "hls-live-v1");
+/**
+ * Makes (once) the segments: 120 s, 10 fps, a keyframe every 2 s, no B-frames; fMP4 (s0.m4s…
+ * with init.mp4) or, with `ts`, MPEG-TS (s0.ts…, whose PTS start where ffmpeg's muxer puts them).
+ */
+export async function makeLiveSegments(ts = false): Promise<string> {
+  const directory = join(VIDEO_CACHE_DIR, ts ? "hls-live-ts-v1" : "hls-live-v1");
   if (existsSync(join(directory, "done"))) return directory;
   const source = await makeTestVideo({
     durationSeconds: LIVE_SEGMENTS * LIVE_SEGMENT_SECONDS,
@@ -42,7 +45,8 @@ export async function makeLiveSegments(): Promise<string> {
   await run("ffmpeg", [
     ...["-v", "error", "-y", "-i", source, "-c", "copy", "-f", "hls"],
     ...["-hls_time", String(LIVE_SEGMENT_SECONDS), "-hls_playlist_type", "vod"],
-    ...["-hls_segment_type", "fmp4", "-hls_segment_filename", join(building, "s%d.m4s")],
+    ...["-hls_segment_type", ts ? "mpegts" : "fmp4"],
+    ...["-hls_segment_filename", join(building, ts ? "s%d.ts" : "s%d.m4s")],
     join(building, "index.m3u8"),
   ]);
   await run("touch", [join(building, "done")]);
@@ -58,6 +62,8 @@ export interface LiveOriginOptions {
   window?: number;
   /** Without EXT-X-PROGRAM-DATE-TIME (captured_at is then the time the segment was read). */
   noDateTime?: boolean;
+  /** MPEG-TS segments (no EXT-X-MAP) instead of fMP4. */
+  ts?: boolean;
   /** The URI written for segment i (a hostile one, say); `s{i}.m4s` by default. */
   segmentUri?: (i: number) => string;
 }
@@ -78,13 +84,14 @@ export interface LiveOrigin {
 }
 
 export async function startLiveOrigin(options: LiveOriginOptions): Promise<LiveOrigin> {
-  const directory = await makeLiveSegments();
+  const directory = await makeLiveSegments(options.ts);
+  const extension = options.ts ? "ts" : "m4s";
   const server = await startTestServer(options.host);
   const window = options.window ?? 5;
   const startedAt = Date.now();
   let frozenAt: number | null = null;
   let ended = false;
-  let segmentUri = options.segmentUri ?? ((i: number) => `s${i}.m4s`);
+  let segmentUri = options.segmentUri ?? ((i: number) => `s${i}.${extension}`);
   const clock = () =>
     frozenAt ?? Math.min(options.clock + (Date.now() - startedAt) / 1000, LIVE_SEGMENTS * 2);
   const playlist = () => {
@@ -95,7 +102,7 @@ export async function startLiveOrigin(options: LiveOriginOptions): Promise<LiveO
       "#EXT-X-VERSION:7",
       `#EXT-X-TARGETDURATION:${LIVE_SEGMENT_SECONDS}`,
       `#EXT-X-MEDIA-SEQUENCE:${first}`,
-      '#EXT-X-MAP:URI="init.mp4"',
+      ...(options.ts ? [] : ['#EXT-X-MAP:URI="init.mp4"']),
     ];
     for (let i = first; i < available; i += 1) {
       if (!options.noDateTime) {
@@ -118,13 +125,15 @@ export async function startLiveOrigin(options: LiveOriginOptions): Promise<LiveO
         .end(bytes);
     };
   server.route("/init.mp4", serveFile("init.mp4"));
-  for (let i = 0; i < LIVE_SEGMENTS; i += 1) server.route(`/s${i}.m4s`, serveFile(`s${i}.m4s`));
+  for (let i = 0; i < LIVE_SEGMENTS; i += 1) {
+    server.route(`/s${i}.${extension}`, serveFile(`s${i}.${extension}`));
+  }
   return {
     url: `${server.origin}/live.m3u8`,
     server,
     segmentsFetched: () =>
       server.requests.flatMap((r) => {
-        const match = /^\/s(\d+)\.m4s/.exec(r.url);
+        const match = /^\/s(\d+)\.(m4s|ts)/.exec(r.url);
         return match ? [Number(match[1])] : [];
       }),
     clock,
