@@ -23,27 +23,25 @@ export const CreateBatchRequestSchema = z
       .array(z.string().min(1).max(MAX_URL_LENGTH))
       .min(1)
       .max(MAX_BATCH_URLS)
-      .optional()
       .openapi({
-        description: `The links, one job each, in this order (at most ${MAX_BATCH_URLS}, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run`,
+        description: `The links, one job each, in this order (at most ${MAX_BATCH_URLS}, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item`,
         example: ["https://example.com/a.mp4", "https://example.com/b.mp4"],
       }),
     url: z.string().max(MAX_URL_LENGTH).optional().openapi({
       format: "uri",
       description:
-        "Instead of urls: one link. An HLS master playlist is one video (one item, its best variant). Playlist and channel links are not expanded yet and are refused; send their videos as urls",
+        "Not accepted yet: one playlist or channel link to expand into items. Refused (InvalidUrl); send the videos' links as urls",
     }),
     ...JOB_OPTION_FIELDS,
   })
   .superRefine(
     (body, ctx) => {
-      const hasUrls = body.urls !== undefined;
-      const hasUrl = body.url !== undefined;
-      if (hasUrls === hasUrl) {
+      if (body.url !== undefined) {
         ctx.addIssue({
           code: "custom",
-          message: hasUrls ? "send urls or url, not both" : "a batch needs urls (or one url)",
-          path: ["urls"],
+          message:
+            "a batch does not expand a playlist or channel link yet: send its videos' links as urls (a single video, an HLS master playlist too, is one link in urls)",
+          path: ["url"],
         });
       }
       checkCombinations(body, ctx);

@@ -4,7 +4,6 @@
 // then fed: each item becomes an ordinary job through createJob as the account has room
 // (edge/batches/feed.ts). An Idempotency-Key makes a retried create return the first batch.
 import type { CreateBatchRequest } from "../../schema/batches.ts";
-import { detectSource } from "../../schema/platform.ts";
 import type { Requester } from "../context.ts";
 import { isUniqueViolation } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
@@ -30,8 +29,7 @@ export async function createBatch(
     if (previous) return { batchId: previous, replayed: true };
   }
 
-  const { urls, url, ...options } = body;
-  const links = urls ?? [singleLink(url as string)];
+  const { urls: links, url: _url, ...options } = body;
   if (links.length > plan.limits.max_batch_items) {
     throw new ApiError(
       "InvalidRequest",
@@ -88,26 +86,6 @@ export async function createBatch(
   });
   await feedBatch(c.env, batchId);
   return { batchId, replayed: false };
-}
-
-/**
- * `url` alone: one video, so one item (an HLS master playlist is one video, decision 0340).
- * A playlist or channel link names no single video and is not expanded yet: refused, naming
- * what works.
- */
-function singleLink(url: string): string {
-  const detected = detectSource(url);
-  if (!detected.ok) {
-    throw new ApiError(
-      "InvalidRequest",
-      `url: ${detected.reason}; a batch does not expand playlist or channel links yet: send their video links as urls`,
-      {
-        userMessage:
-          "Playlist and channel links can't be expanded into a batch yet. Send the videos' own links as urls.",
-      },
-    );
-  }
-  return url;
 }
 
 /** Why a link cannot become a job (as the job's error would say), or null when it can. */

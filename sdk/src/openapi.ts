@@ -636,16 +636,16 @@ export interface components {
     };
     CreateBatchRequest: {
       /**
-       * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run
+       * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item
        * @example [
        *       "https://example.com/a.mp4",
        *       "https://example.com/b.mp4"
        *     ]
        */
-      urls?: string[];
+      urls: string[];
       /**
        * Format: uri
-       * @description Instead of urls: one link. An HLS master playlist is one video (one item, its best variant). Playlist and channel links are not expanded yet and are refused; send their videos as urls
+       * @description Not accepted yet: one playlist or channel link to expand into items. Refused (InvalidUrl); send the videos' links as urls
        */
       url?: string;
       /**

@@ -272,8 +272,11 @@ describe("a batch's limits, replays and owner", () => {
       headers: a.auth,
     });
     expect(res.status).toBe(400);
-    expect(res.body.data.name).toBe("InvalidRequest");
-    expect(res.body.message).toContain("send their video links as urls");
+    // A problem with `url` is named InvalidUrl, as on jobs (edge/validation.ts).
+    expect(res.body.data.name).toBe("InvalidUrl");
+    const problem = res.body.data.errors.find((p: { param: string }) => p.param === "url");
+    expect(problem.message).toContain("send its videos' links as urls");
+    expect((await call(h.stack, "GET", "/batches", { headers: a.auth })).body.total).toBe(0);
   });
 });
 

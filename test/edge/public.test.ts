@@ -31,6 +31,9 @@ describe("GET /v1/openapi.json", () => {
     );
     expect(operations.sort()).toEqual(
       [
+        "GET /batches",
+        "GET /batches/{id}",
+        "POST /batches",
         "GET /demo/{id}",
         "GET /jobs",
         "GET /jobs/{id}",
