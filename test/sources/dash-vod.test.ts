@@ -17,8 +17,9 @@ import type { TestServer } from "./support/servers.ts";
 import { fileRoute, startTestServer } from "./support/servers.ts";
 
 const run = promisify(execFile);
-const DIRECTORY = join(tmpdir(), "stills-dash-test-v1");
+const DIRECTORY = join(tmpdir(), "stills-dash-test-v2");
 const original = join(DIRECTORY, "original.mp4");
+const withAudio = join(DIRECTORY, "audio-video.mp4");
 
 let server: TestServer;
 const bytesOf = new Map<string, number>();
@@ -52,6 +53,19 @@ beforeAll(async () => {
     await dash(join(DIRECTORY, "timeline"), []);
     await dash(join(DIRECTORY, "plain"), ["-use_timeline", "0"]);
     await dash(join(DIRECTORY, "single"), ["-single_file", "1"]);
+    // Audio beside the video: the dash muxer puts it in an adaptation set of its own.
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-f", "lavfi"],
+      ...["-i", "testsrc2=size=320x240:rate=25:duration=12,noise=alls=12:allf=t"],
+      ...["-f", "lavfi", "-i", "sine=frequency=440:duration=12"],
+      ...["-c:v", "libx264", "-preset", "veryfast", "-bf", "3", "-g", "50", "-keyint_min", "50"],
+      ...["-sc_threshold", "0", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", withAudio],
+    ]);
+    await mkdir(join(DIRECTORY, "av"), { recursive: true });
+    await run("ffmpeg", [
+      ...["-v", "error", "-y", "-i", withAudio, "-c", "copy", "-f", "dash", "-seg_duration", "2"],
+      join(DIRECTORY, "av", "manifest.mpd"),
+    ]);
     // SegmentBase: one fragmented file with a global sidx, described by hand.
     await mkdir(join(DIRECTORY, "indexed"), { recursive: true });
     await run("ffmpeg", [
@@ -60,7 +74,7 @@ beforeAll(async () => {
     ]);
   }
   server = await startTestServer();
-  for (const kind of ["timeline", "plain", "single", "indexed"]) {
+  for (const kind of ["timeline", "plain", "single", "indexed", "av"]) {
     for (const name of await readdir(join(DIRECTORY, kind))) {
       const path = join(DIRECTORY, kind, name);
       bytesOf.set(`${kind}/${name}`, (await stat(path)).size);
@@ -204,5 +218,20 @@ describe("a DASH VOD link", () => {
     // The init, the sidx, then segments 0, 1 and 6: ranges, never the whole file.
     expect(asked).toHaveLength(5);
     expect(asked.every((r) => /^bytes=\d+-\d+$/.test(r.range ?? ""))).toBe(true);
+  }, 60_000);
+
+  it("with an audio adaptation set beside it, the video's frames and only its segments", async () => {
+    const before = server.requests.length;
+    const source = await openSource(`${server.origin}/av/manifest.mpd`, "direct", options);
+    try {
+      for (const seconds of [0, 1.96, 2.0, 7.96, 11.2]) {
+        const got = await pictureAt(safeInputArgs(source.input), seconds);
+        expect(got.equals(await pictureAt(["-i", withAudio], seconds)), `${seconds} s`).toBe(true);
+      }
+    } finally {
+      await source.close();
+    }
+    const asked = server.requests.slice(before).map((r) => r.url);
+    expect(asked.filter((url) => url.includes("stream1"))).toEqual([]);
   }, 60_000);
 });
