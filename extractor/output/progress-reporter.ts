@@ -1,8 +1,9 @@
 // Tells the edge what a running attempt is doing: its stage and the frames made so far
 // (POST {base}/internal/jobs/{kind}/{job_id}/progress, ProgressReportSchema, with the attempt's
 // token). The edge keeps it in the job's Durable Object, not in D1 (decision 0230), so a report
-// costs one light call. Sent every REPORT_EVERY_MS while the attempt waits or runs, so the
-// job's progress is never more than about a second old, and at once on a new stage. Nothing
+// costs one light call. Sent every REPORT_EVERY_MS while the attempt runs, so the job's progress
+// is never more than about a second old, every WAITING_REPORT_EVERY_MS while it only waits for
+// a slot (decision 0282), and at once on a new stage. Nothing
 // goes in an attempt's first REPORT_EVERY_MS: an attempt that ends sooner (most sparse jobs on a
 // free slot) reports nothing, and its result says it all; under load those reports were a
 // good part of the edge's work (decision 0280). One call at a time; a slow edge only makes
@@ -15,6 +16,12 @@ import type { ProgressReport } from "../../schema/messages.ts";
 import { EdgeCallError, type EdgeClient } from "./edge-sink.ts";
 
 export const REPORT_EVERY_MS = 750;
+/**
+ * While the attempt only waits in the room, its report changes nothing but the time: one every
+ * this long says it is alive (its lease says so to the backstop), and its stage's change to
+ * fetching still goes at once (decision 0282).
+ */
+export const WAITING_REPORT_EVERY_MS = 5_000;
 /** The last report waits at most this long before the result is posted anyway. */
 const LAST_REPORT_MS = 2_000;
 
@@ -48,6 +55,8 @@ export class ProgressReporter implements ProgressSink {
   private open = false;
   /** A report was sent: the last one (finish) goes too. */
   private sent = false;
+  /** When the last report went (ms since the epoch; 0 before the first). */
+  private sentAt = 0;
 
   constructor(
     client: EdgeClient,
@@ -59,6 +68,7 @@ export class ProgressReporter implements ProgressSink {
     this.path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/progress`;
     this.timer = setInterval(() => {
       this.open = true;
+      if (this.current === "waiting" && Date.now() - this.sentAt < WAITING_REPORT_EVERY_MS) return;
       this.send();
     }, everyMs);
     this.timer.unref?.();
@@ -133,6 +143,7 @@ export class ProgressReporter implements ProgressSink {
     const report = this.snapshot();
     if (!report) return;
     this.sent = true;
+    this.sentAt = Date.now();
     try {
       await this.client.call("POST", this.path, JSON.stringify(report), "application/json", {
         attempts: 1,

@@ -1,10 +1,15 @@
 // The progress reporter's cadence (extractor/output/progress-reporter.ts, decisions 0230 and
 // 0280), on a fake clock and counted: nothing in an attempt's first REPORT_EVERY_MS, so an
-// attempt that ends sooner costs the edge no report at all; after that, every tick and at once
-// on a new stage, and the last one before the result.
+// attempt that ends sooner costs the edge no report at all; after that, every tick (every
+// WAITING_REPORT_EVERY_MS while it only waits for a slot: decision 0282) and at once on a new
+// stage, and the last one before the result.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EdgeClient } from "../../extractor/output/edge-sink.ts";
-import { ProgressReporter, REPORT_EVERY_MS } from "../../extractor/output/progress-reporter.ts";
+import {
+  ProgressReporter,
+  REPORT_EVERY_MS,
+  WAITING_REPORT_EVERY_MS,
+} from "../../extractor/output/progress-reporter.ts";
 
 interface Sent {
   stage: string;
@@ -53,11 +58,19 @@ describe("progress cadence", () => {
     reporter.stage("waiting");
     await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
     expect(sent.map((r) => r.stage)).toEqual(["waiting"]);
+    // Only waiting, nothing but the time changes: one report on the first tick at least
+    // WAITING_REPORT_EVERY_MS after the last.
+    const gap = Math.ceil(WAITING_REPORT_EVERY_MS / REPORT_EVERY_MS) * REPORT_EVERY_MS;
+    await vi.advanceTimersByTimeAsync(gap - REPORT_EVERY_MS);
+    expect(sent.map((r) => r.stage)).toEqual(["waiting"]);
     await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
     expect(sent.map((r) => r.stage)).toEqual(["waiting", "waiting"]);
+    // Leaving the room goes at once, and from then on every tick.
     reporter.stage("fetching");
     await vi.advanceTimersByTimeAsync(0);
     expect(sent.map((r) => r.stage)).toEqual(["waiting", "waiting", "fetching"]);
+    await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
+    expect(sent.map((r) => r.stage)).toEqual(["waiting", "waiting", "fetching", "fetching"]);
     let done = 0;
     reporter.extracting(24, () => done);
     await vi.advanceTimersByTimeAsync(0);
