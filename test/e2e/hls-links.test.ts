@@ -141,3 +141,19 @@ it("a timestamps job on an .m3u8 link of MPEG-TS segments gets the exact frames"
   for (const n of [9, 10, 11]) expect(asked).not.toContain(`/hls-ts/seg${n}.ts`);
   expect(job.body.credits_charged).toBeGreaterThan(0);
 });
+
+it("an every job on an .m3u8 link of MPEG-TS segments reads them all, each frame at its time", async () => {
+  const account = await h.newKey("starter");
+  const job = await call(h.stack, "POST", "/jobs?wait=true", {
+    body: { url: tsPlaylist, every: 4, resolution: 360 },
+    headers: account.auth,
+  });
+  expect(job.body.status, JSON.stringify(job.body.error)).toBe("completed");
+  expect(job.body.frames.map((f: { timestamp: number }) => f.timestamp)).toEqual([
+    0, 4, 8, 12, 16, 20,
+  ]);
+  for (const frame of job.body.frames) {
+    const shown = (await readImagePattern((await download(frame.url)).bytes)).number;
+    expect(shown, `frame at ${frame.timestamp} s`).toBe(Math.round(frame.timestamp * FPS));
+  }
+});
