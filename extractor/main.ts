@@ -9,7 +9,9 @@ import { chooseMediaUser, useMediaIdentity } from "./media-sandbox.ts";
 import { setMediaNice } from "./priority.ts";
 import { createExtractorServer } from "./server.ts";
 import { sourceOpener } from "./source-input.ts";
+import { defaultPolicy } from "./sources/policy.ts";
 import { setYtDlpCommand } from "./sources/ytdlp.ts";
+import { EXPAND_DEADLINE_MS, expandWithYtDlp } from "./sources/ytdlp-playlist.ts";
 import { checkTesseract, setOcrConcurrency } from "./text/frame-text.ts";
 
 function fail(message: string): never {
@@ -56,6 +58,12 @@ const server = createExtractorServer({
   newcomerSlots: config.newcomerSlots,
   deadlineSeconds: config.deadlineSeconds,
   openSource: sourceOpener(config),
+  expandLink: (url, maxEntries) =>
+    expandWithYtDlp(url, {
+      policy: defaultPolicy(config.allowPrivate),
+      maxEntries,
+      deadlineMs: EXPAND_DEADLINE_MS,
+    }),
 });
 
 server.listen(config.port, config.host, () => {

@@ -38,6 +38,7 @@ import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
 import { defaultWaitingLimits, FairScheduler } from "./scheduler.ts";
 import type { OpenSource } from "./source-input.ts";
+import type { Expansion } from "./sources/ytdlp-playlist.ts";
 
 /** How an accepted job ended, for logs and tests. */
 export interface JobEnd {
@@ -71,6 +72,11 @@ export interface ExtractorServerOptions {
   fetch?: typeof fetch;
   /** Seconds a refused caller should wait. */
   retryAfterSeconds?: number;
+  /**
+   * POST /expand: a playlist or channel link → its videos' links (a batch of one link,
+   * extractor/sources/ytdlp-playlist.ts). Without it /expand answers 404.
+   */
+  expandLink?: (url: string, maxEntries: number) => Promise<Expansion>;
   /** Called when an accepted job has ended (tests wait on it). */
   onJobEnd?: (end: JobEnd) => void;
   /** Called when an accepted attempt takes its slot (tests count them and read its share). */
@@ -390,8 +396,48 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     }
   }
 
+  /** POST /expand {url, max_entries} → 200 Expansion, or 422 {error: JobError} (the link's fault). */
+  async function handleExpand(req: IncomingMessage, res: ServerResponse) {
+    if (!timingSafeEqual(digest(req.headers.authorization ?? ""), expectedAuth)) {
+      return reply(res, 401, { error: "unauthorized" });
+    }
+    const expandLink = options.expandLink;
+    if (!expandLink) return reply(res, 404, { error: "not found" });
+    let body: { url?: unknown; max_entries?: unknown };
+    try {
+      body = (await readJson(req)) as typeof body;
+    } catch (error) {
+      if (error instanceof BadBody) return reply(res, 400, { error: error.message });
+      throw error;
+    }
+    const { url, max_entries: max } = body ?? {};
+    if (
+      typeof url !== "string" ||
+      typeof max !== "number" ||
+      !Number.isSafeInteger(max) ||
+      max < 1 ||
+      max > 1000
+    ) {
+      return reply(res, 400, { error: "invalid request: url (string) and max_entries (1-1000)" });
+    }
+    try {
+      return reply(res, 200, await expandLink(url, max));
+    } catch (error) {
+      const jobError = toJobError(error);
+      log("info", "expand failed", { error: jobError.message });
+      return reply(res, 422, { error: jobError });
+    }
+  }
+
   const server = createServer((req, res) => {
     const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "POST" && path === "/expand") {
+      handleExpand(req, res).catch((error) => {
+        log("error", "expand request failed", { error: String(error) });
+        if (!res.headersSent) reply(res, 500, { error: "internal error" });
+      });
+      return;
+    }
     if (req.method === "GET" && path === "/healthz") {
       return reply(res, 200, { ok: true, ...load() });
     }

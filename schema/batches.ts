@@ -23,25 +23,32 @@ export const CreateBatchRequestSchema = z
       .array(z.string().min(1).max(MAX_URL_LENGTH))
       .min(1)
       .max(MAX_BATCH_URLS)
+      .optional()
       .openapi({
-        description: `The links, one job each, in this order (at most ${MAX_BATCH_URLS}, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item`,
+        description: `The links, one job each, in this order (at most ${MAX_BATCH_URLS}, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item. Send urls or url, not both`,
         example: ["https://example.com/a.mp4", "https://example.com/b.mp4"],
       }),
-    url: z.string().max(MAX_URL_LENGTH).optional().openapi({
+    url: z.string().min(1).max(MAX_URL_LENGTH).optional().openapi({
       format: "uri",
       description:
-        "Not accepted yet: one playlist or channel link to expand into items. Refused (InvalidUrl); send the videos' links as urls",
+        "Instead of urls: one playlist or channel link, expanded into its videos (one item each, in the list's order). A longer list than the plan's max_batch_items is truncated to its first max_batch_items videos, and the batch's playlist.note says so. A link to one video (an HLS or DASH master playlist too) is a batch of one item",
     }),
     ...JOB_OPTION_FIELDS,
   })
   .superRefine(
     (body, ctx) => {
-      if (body.url !== undefined) {
+      if (body.url !== undefined && body.urls !== undefined) {
         ctx.addIssue({
           code: "custom",
           message:
-            "a batch does not expand a playlist or channel link yet: send its videos' links as urls (a single video, an HLS master playlist too, is one link in urls)",
+            "send either urls (a list of links) or url (one playlist or channel link), not both",
           path: ["url"],
+        });
+      } else if (body.url === undefined && body.urls === undefined) {
+        ctx.addIssue({
+          code: "custom",
+          message: "urls (a list of links) or url (one playlist or channel link) is required",
+          path: ["urls"],
         });
       }
       checkCombinations(body, ctx);
@@ -98,6 +105,23 @@ export const BatchCountsSchema = z
   .openapi("BatchCounts", { description: "How many items are in each status" });
 export type BatchCounts = z.infer<typeof BatchCountsSchema>;
 
+/** A batch made of one playlist or channel link: what the link expanded to. */
+export const BatchPlaylistSchema = z
+  .object({
+    url: z.string().openapi({ description: "The link the batch was made of" }),
+    title: z.string().nullable().openapi({ description: "The list's title, as the site gives it" }),
+    items: z.number().int().openapi({ description: "Items the link gave" }),
+    truncated: z.boolean().openapi({
+      description:
+        "The list has more videos than the plan's max_batch_items: only its first max_batch_items became items",
+    }),
+    note: z.string().nullable().openapi({
+      description: "What happened to the link, in plain words (a truncated list, a single video)",
+    }),
+  })
+  .openapi("BatchPlaylist");
+export type BatchPlaylist = z.infer<typeof BatchPlaylistSchema>;
+
 export const BatchSummarySchema = z
   .object({
     id: z.uuid(),
@@ -109,6 +133,9 @@ export const BatchSummarySchema = z
     counts: BatchCountsSchema,
     credits_charged: z.number().int().openapi({
       description: "The sum charged for the items' jobs so far (each is charged as a job)",
+    }),
+    playlist: BatchPlaylistSchema.nullable().openapi({
+      description: "For a batch made of one link (url): what it expanded to; null for urls",
     }),
     created_at: z.iso.datetime(),
     completed_at: z.iso.datetime().nullable(),

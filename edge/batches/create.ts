@@ -3,7 +3,7 @@
 // run), the batch and its items written in one D1 batch under the plan's max_active_batches,
 // then fed: each item becomes an ordinary job through createJob as the account has room
 // (edge/batches/feed.ts). An Idempotency-Key makes a retried create return the first batch.
-import type { CreateBatchRequest } from "../../schema/batches.ts";
+import type { BatchPlaylist, CreateBatchRequest } from "../../schema/batches.ts";
 import type { Requester } from "../context.ts";
 import { isUniqueViolation } from "../credits.ts";
 import { sha256Hex } from "../crypto.ts";
@@ -12,7 +12,8 @@ import { checkPlanLimits, normaliseOptions } from "../jobs/options.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 import { checkSourceUrl, checkWebhookUrl } from "../sources.ts";
-import { itemJobRequest } from "./create-request.ts";
+import { itemJobRequest, storedOptions } from "./create-request.ts";
+import { expandBatchLink } from "./expand.ts";
 import { feedBatch } from "./feed.ts";
 import { activeBatchCount, batchByIdempotencyKey, insertBatch, type NewItem } from "./store.ts";
 
@@ -29,7 +30,8 @@ export async function createBatch(
     if (previous) return { batchId: previous, replayed: true };
   }
 
-  const { urls: links, url: _url, ...options } = body;
+  const { urls, url: link, ...options } = body;
+  const links = urls ?? [];
   if (links.length > plan.limits.max_batch_items) {
     throw new ApiError(
       "InvalidRequest",
@@ -39,10 +41,23 @@ export async function createBatch(
       },
     );
   }
-  // The options as every item's job will take them: refused once here, not once per item.
-  const jobOptions = normaliseOptions(itemJobRequest(options, links[0]), plan);
+  // The options as every item's job will take them: refused once here, not once per item,
+  // and before a playlist link is listed.
+  const jobOptions = normaliseOptions(itemJobRequest(options, links[0] ?? link ?? ""), plan);
   if (jobOptions.webhook_url !== undefined) checkWebhookUrl(jobOptions.webhook_url, c.env);
   checkPlanLimits(jobOptions, plan);
+  let playlist: BatchPlaylist | null = null;
+  if (link !== undefined) {
+    const expanded = await expandBatchLink(
+      c.env,
+      link,
+      plan.limits.max_batch_items,
+      plan.name,
+      c.account.id,
+    );
+    links.push(...expanded.links);
+    playlist = expanded.playlist;
+  }
 
   const items: NewItem[] = links.map((link) => ({ url: link, error: linkError(c.env, link) }));
   const batchId = crypto.randomUUID();
@@ -53,7 +68,7 @@ export async function createBatch(
       {
         id: batchId,
         accountId: c.account.id,
-        options: JSON.stringify(options),
+        options: storedOptions(options, playlist),
         webhookUrl: jobOptions.webhook_url ?? null,
         idempotencyKey: idempotencyKey ?? null,
         requestHash,
@@ -83,6 +98,7 @@ export async function createBatch(
     request: c.requestId,
     account: c.account.id,
     items: items.length,
+    ...(playlist ? { playlist_truncated: playlist.truncated } : {}),
   });
   await feedBatch(c.env, batchId);
   return { batchId, replayed: false };

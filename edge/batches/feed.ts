@@ -11,7 +11,7 @@ import { createJob } from "../jobs/create.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
 import { accountById } from "../storage/accounts.ts";
-import { type BatchOptions, itemJobRequest } from "./create-request.ts";
+import { type BatchOptions, itemJobRequest, readStoredOptions } from "./create-request.ts";
 import { completeIfDone } from "./lifecycle.ts";
 import { ACTIVE, batchById, pendingItems, setItemFailed, setItemJob } from "./store.ts";
 
@@ -34,7 +34,7 @@ export async function feedBatch(env: Env, batchId: string): Promise<void> {
     account,
     requestId: batch.request_id ?? undefined,
   };
-  const options = JSON.parse(batch.options) as BatchOptions;
+  const { options } = readStoredOptions(batch.options);
   const room = planOf(account).limits.max_active_jobs;
   feeding: for (;;) {
     const items = await pendingItems(env.DB, batchId, room);

@@ -10,6 +10,7 @@ import type {
   BatchSummary,
 } from "../../schema/batches.ts";
 import { ApiError } from "../errors.ts";
+import { readStoredOptions } from "./create-request.ts";
 import {
   type BatchRecord,
   batchById,
@@ -44,13 +45,15 @@ function summaryOf(row: BatchRecord, tallies: ItemTally[]): BatchSummary {
   let status: BatchStatus = "queued";
   if (row.state === COMPLETED) status = "completed";
   else if (started || ended > 0) status = "running";
+  const { options, playlist } = readStoredOptions(row.options);
   return {
     id: row.id,
     object: "batch",
     status,
-    options: JSON.parse(row.options) as Record<string, unknown>,
+    options: options as Record<string, unknown>,
     counts,
     credits_charged: credits,
+    playlist,
     created_at: row.created_at,
     completed_at: row.completed_at,
   };

@@ -119,7 +119,7 @@ const MAX_STDERR_BYTES = 64 * 1024;
 export async function resolveWithYtDlp(url: string, options: YtDlpOptions): Promise<ResolvedMedia> {
   const proxy = await startEgressProxy(options.policy);
   try {
-    const run = await runYtDlp(url, proxy.url, options);
+    const run = await runYtDlp(url, proxy.url, ["--no-playlist", "--dump-single-json"], options);
     if (run.code !== 0 || run.timedOut) {
       if (proxy.refusals.length > 0) throw refusedDestination(proxy.refusals[0]);
       if (run.timedOut)
@@ -167,19 +167,30 @@ function mediaHeaders(format: YtDlpFormat): Record<string, string> {
   return headers;
 }
 
-interface YtDlpRun {
+export interface YtDlpRun {
   code: number | null;
   stdout: string;
   stderr: string;
   timedOut: boolean;
+  /** Stdout passed maxBytes: yt-dlp was killed. */
+  overflowed: boolean;
 }
 
-function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise<YtDlpRun> {
+/**
+ * Runs yt-dlp through the egress proxy with the safe flags, `modeArgs` (what to print) and the
+ * configured extra arguments. Stdout past `maxBytes` (32 MiB by default) kills it.
+ */
+export function runYtDlp(
+  url: string,
+  proxyUrl: string,
+  modeArgs: string[],
+  options: { deadlineMs: number; signal?: AbortSignal; binary?: string; maxBytes?: number },
+): Promise<YtDlpRun> {
+  const maxBytes = options.maxBytes ?? MAX_JSON_BYTES;
   const args = [
     "--ignore-config",
     "--no-cache-dir",
-    "--no-playlist",
-    "--dump-single-json",
+    ...modeArgs,
     "--proxy",
     proxyUrl,
     "--socket-timeout",
@@ -205,6 +216,7 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
     let stdoutBytes = 0;
     let stderr = "";
     let timedOut = false;
+    let overflowed = false;
     const killGroup = () => {
       try {
         if (child.pid) process.kill(-child.pid, "SIGKILL");
@@ -223,8 +235,10 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
     options.signal?.addEventListener("abort", onAbort, { once: true });
     child.stdout.on("data", (chunk: Buffer) => {
       stdoutBytes += chunk.length;
-      if (stdoutBytes > MAX_JSON_BYTES) killGroup();
-      else stdout.push(chunk);
+      if (stdoutBytes > maxBytes) {
+        overflowed = true;
+        killGroup();
+      } else stdout.push(chunk);
     });
     child.stderr.on("data", (chunk: Buffer) => {
       if (stderr.length < MAX_STDERR_BYTES) stderr += chunk.toString("utf8");
@@ -236,7 +250,13 @@ function runYtDlp(url: string, proxyUrl: string, options: YtDlpOptions): Promise
     child.on("close", (code) => {
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
-      resolve({ code, stdout: Buffer.concat(stdout).toString("utf8"), stderr, timedOut });
+      resolve({
+        code,
+        stdout: Buffer.concat(stdout).toString("utf8"),
+        stderr,
+        timedOut,
+        overflowed,
+      });
     });
   });
 }

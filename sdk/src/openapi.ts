@@ -596,6 +596,19 @@ export interface components {
       failed: number;
       expired: number;
     };
+    /** @description For a batch made of one link (url): what it expanded to; null for urls */
+    BatchPlaylist: {
+      /** @description The link the batch was made of */
+      url: string;
+      /** @description The list's title, as the site gives it */
+      title: string | null;
+      /** @description Items the link gave */
+      items: number;
+      /** @description The list has more videos than the plan's max_batch_items: only its first max_batch_items became items */
+      truncated: boolean;
+      /** @description What happened to the link, in plain words (a truncated list, a single video) */
+      note: string | null;
+    } | null;
     BatchItemPage: {
       total: number;
       limit: number;
@@ -629,6 +642,7 @@ export interface components {
       counts: components["schemas"]["BatchCounts"];
       /** @description The sum charged for the items' jobs so far (each is charged as a job) */
       credits_charged: number;
+      playlist: components["schemas"]["BatchPlaylist"];
       /** Format: date-time */
       created_at: string;
       /** Format: date-time */
@@ -636,16 +650,16 @@ export interface components {
     };
     CreateBatchRequest: {
       /**
-       * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item
+       * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item. Send urls or url, not both
        * @example [
        *       "https://example.com/a.mp4",
        *       "https://example.com/b.mp4"
        *     ]
        */
-      urls: string[];
+      urls?: string[];
       /**
        * Format: uri
-       * @description Not accepted yet: one playlist or channel link to expand into items. Refused (InvalidUrl); send the videos' links as urls
+       * @description Instead of urls: one playlist or channel link, expanded into its videos (one item each, in the list's order). A longer list than the plan's max_batch_items is truncated to its first max_batch_items videos, and the batch's playlist.note says so. A link to one video (an HLS or DASH master playlist too) is a batch of one item
        */
       url?: string;
       /**

@@ -264,18 +264,106 @@ describe("a batch's limits, replays and owner", () => {
     expect((await call(h.stack, "GET", `/jobs/${job}`, { headers: b.auth })).status).toBe(404);
     await finished(created.body.id, a.auth);
   });
+});
 
-  it("refuses a playlist link alone, naming urls as what works", async () => {
+/** Serves an RSS feed of `links` at `path`: yt-dlp's generic extractor reads it as a playlist. */
+function serveFeed(path: string, links: string[]): string {
+  const items = links
+    .map((link, i) => `<item><title>v${i}</title><link>${link}</link><guid>v${i}</guid></item>`)
+    .join("");
+  const xml = `<?xml version="1.0"?><rss version="2.0"><channel><title>Local list</title>${items}</channel></rss>`;
+  h.videos.route(path, (_req, res) => {
+    res.writeHead(200, { "content-type": "application/rss+xml" });
+    res.end(xml);
+  });
+  return `${h.videos.origin}${path}`;
+}
+
+describe("a batch of one playlist link (url)", () => {
+  it("a playlist of 3 local videos: a batch of 3 completed jobs, in the list's order", async () => {
     const a = await h.newKey("starter");
+    const videos = [0, 1, 2].map((i) => serve(`/list/${i}.mp4`));
+    const before = await creditsAvailable(h.stack, a.auth);
     const res = await call(h.stack, "POST", "/batches", {
-      body: { url: "https://www.youtube.com/playlist?list=PL590L5WQmH8fJ54F369BLDSqIwcs-TCfs" },
+      body: { url: serveFeed("/list/feed.xml", videos), timestamps: [0.5] },
       headers: a.auth,
     });
-    expect(res.status).toBe(400);
-    // A problem with `url` is named InvalidUrl, as on jobs (edge/validation.ts).
-    expect(res.body.data.name).toBe("InvalidUrl");
-    const problem = res.body.data.errors.find((p: { param: string }) => p.param === "url");
-    expect(problem.message).toContain("send its videos' links as urls");
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.playlist).toMatchObject({ title: "Local list", items: 3, truncated: false });
+    expect(res.body.items.data.map((i: { url: string }) => i.url)).toEqual(videos);
+    const done = await finished(res.body.id, a.auth);
+    expect(done.counts).toMatchObject({ total: 3, completed: 3, failed: 0 });
+    expect(before - (await creditsAvailable(h.stack, a.auth))).toBe(3);
+    for (const path of ["/list/0.mp4", "/list/1.mp4", "/list/2.mp4"]) {
+      expect(h.videos.requests.some((r) => r.url.split("?")[0] === path)).toBe(true);
+    }
+  });
+
+  it("a list longer than max_batch_items is truncated to its first ones, and the batch says so", async () => {
+    const a = await h.newKey("free");
+    const videos = Array.from({ length: 12 }, (_, i) => serve(`/long/${i}.mp4`));
+    const res = await call(h.stack, "POST", "/batches", {
+      body: { url: serveFeed("/long/feed.xml", videos), timestamps: [0.5] },
+      headers: a.auth,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.counts.total).toBe(10);
+    expect(res.body.items.data.map((i: { url: string }) => i.url)).toEqual(videos.slice(0, 10));
+    expect(res.body.playlist).toMatchObject({ items: 10, truncated: true });
+    expect(res.body.playlist.note).toContain("first 10");
+    const done = await finished(res.body.id, a.auth);
+    expect(done.counts).toMatchObject({ total: 10, completed: 10 });
+    expect(done.playlist.truncated).toBe(true);
+    expect(h.videos.requests.some((r) => r.url.startsWith("/long/10.mp4"))).toBe(false);
+  });
+
+  it("an entry the edge refuses becomes a failed item without a job; the others run", async () => {
+    const a = await h.newKey("starter");
+    const good = serve("/badentry/0.mp4");
+    const res = await call(h.stack, "POST", "/batches", {
+      body: {
+        url: serveFeed("/badentry/feed.xml", ["ftp://example.com/a.mp4", good]),
+        timestamps: [0.5],
+      },
+      headers: a.auth,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    const [bad, ok] = res.body.items.data;
+    expect(bad).toMatchObject({ index: 1, status: "failed", job_id: null });
+    expect(bad.error.name).toBe("InvalidUrl");
+    expect(ok.job_id).toMatch(/^[0-9a-f-]{36}$/);
+    const done = await finished(res.body.id, a.auth);
+    expect(done.counts).toMatchObject({ total: 2, completed: 1, failed: 1 });
+  });
+
+  it("a link to one video is a batch of one item, with a note", async () => {
+    const a = await h.newKey("starter");
+    const link = serve("/single/only.mp4");
+    const res = await call(h.stack, "POST", "/batches", {
+      body: { url: link, timestamps: [0.5] },
+      headers: a.auth,
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect(res.body.items.data.map((i: { url: string }) => i.url)).toEqual([link]);
+    expect(res.body.playlist.note).toContain("one video");
+    await finished(res.body.id, a.auth);
+  });
+
+  it("refuses urls and url together, and neither, in the error shape; nothing created", async () => {
+    const a = await h.newKey("starter");
+    const both = await call(h.stack, "POST", "/batches", {
+      body: { url: serve("/both/a.mp4"), urls: [serve("/both/b.mp4")] },
+      headers: a.auth,
+    });
+    expect(both.status).toBe(400);
+    expect(
+      both.body.data.errors.find((p: { param: string }) => p.param === "url").message,
+    ).toContain("not both");
+    const neither = await call(h.stack, "POST", "/batches", {
+      body: { count: 2 },
+      headers: a.auth,
+    });
+    expect(neither.status).toBe(400);
     expect((await call(h.stack, "GET", "/batches", { headers: a.auth })).body.total).toBe(0);
   });
 });
