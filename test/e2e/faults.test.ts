@@ -194,6 +194,26 @@ it("waits while the extractor is down at dispatch, then runs the job", async () 
   expect(await chargeEntries(account, id)).toHaveLength(1);
 }, 180_000);
 
+it("a batch of one playlist link while the extractor is down: 503, nothing created or charged", async () => {
+  const account = await h.newKey("starter");
+  const before = (await call(h.stack, "GET", "/usage", { headers: account.auth })).body.credits;
+  await h.stack.stopExtractor();
+  try {
+    const res = await call(h.stack, "POST", "/batches", {
+      body: { url: "http://127.0.0.1:9/list/feed.xml", count: 2 },
+      headers: account.auth,
+    });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ code: 503, data: { name: "ServiceUnavailable" } });
+  } finally {
+    await h.stack.restartExtractor();
+  }
+  expect((await call(h.stack, "GET", "/batches", { headers: account.auth })).body.total).toBe(0);
+  expect((await call(h.stack, "GET", "/jobs", { headers: account.auth })).body.data).toEqual([]);
+  const after = (await call(h.stack, "GET", "/usage", { headers: account.auth })).body.credits;
+  expect(after).toEqual(before);
+});
+
 it("restarts an extractor killed with SIGKILL, logs it, and jobs run on the new one", async () => {
   const killed = h.stack.children.extractor;
   const restartsBefore = h.stack.extractorRestarts;
