@@ -7,6 +7,7 @@ import { downloadFailed, errorForStatus, notAVideoLink } from "./errors.ts";
 import type { MediaPlaylist, Playlist, Segment } from "./hls-playlist.ts";
 import { chooseVariant, PLAYLIST_BYTES, PlaylistProblem, parsePlaylist } from "./hls-playlist.ts";
 import { looksLikeTs } from "./hls-ts.ts";
+import { fetchPart } from "./hls-vod-origin.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
 import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
@@ -233,40 +234,6 @@ async function fetchPlaylist(url: URL, fetchOptions: FetchOptions) {
     );
   });
   return { text: body.toString("utf8"), url: response.url };
-}
-
-async function fetchPart(
-  url: URL,
-  range: { offset: number; length: number } | null,
-  maxBytes: number,
-  fetchOptions: FetchOptions,
-): Promise<Buffer> {
-  if (range && range.length > maxBytes) {
-    throw downloadFailed(
-      `an HLS segment of ${range.length} bytes is over the ${maxBytes}-byte limit`,
-    );
-  }
-  const response = await safeFetch(url, {
-    ...fetchOptions,
-    maxRedirects: 3,
-    headers: {
-      ...fetchOptions.headers,
-      ...(range ? { range: `bytes=${range.offset}-${range.offset + range.length - 1}` } : {}),
-    },
-  });
-  if (response.status >= 400) {
-    response.body.destroy();
-    throw errorForStatus(response.status, `${response.url.origin}${response.url.pathname}`);
-  }
-  if (range && response.status !== 206) {
-    response.body.destroy();
-    throw downloadFailed("an HLS byte-range segment was answered without a range");
-  }
-  return readBody(response.body, maxBytes).catch((error: unknown) => {
-    throw isOverLimit(error)
-      ? downloadFailed(`an HLS segment at ${url.pathname} is over the ${maxBytes}-byte limit`)
-      : error;
-  });
 }
 
 function wait(ms: number, signal?: AbortSignal): Promise<void> {
