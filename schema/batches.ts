@@ -55,7 +55,23 @@ export const CreateBatchRequestSchema = z
     },
     { when: (payload) => isPlainObject(payload.value) },
   )
-  .openapi("CreateBatchRequest");
+  .openapi("CreateBatchRequest", {
+    // urls or url, one of them: said in the document as well (required names no field alone).
+    anyOf: [
+      {
+        type: "object",
+        required: ["urls"],
+        properties: {
+          urls: { type: "array", minItems: 1, items: { type: "string", minLength: 1 } },
+        },
+      },
+      {
+        type: "object",
+        required: ["url"],
+        properties: { url: { type: "string", format: "uri" } },
+      },
+    ],
+  });
 export type CreateBatchRequest = z.infer<typeof CreateBatchRequestSchema>;
 
 /** A batch as the API shows it: queued until an item's job starts, completed once all ended. */

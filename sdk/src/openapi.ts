@@ -648,105 +648,113 @@ export interface components {
       /** Format: date-time */
       completed_at: string | null;
     };
-    CreateBatchRequest: {
-      /**
-       * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item. Send urls or url, not both
-       * @example [
-       *       "https://example.com/a.mp4",
-       *       "https://example.com/b.mp4"
-       *     ]
-       */
-      urls?: string[];
-      /**
-       * Format: uri
-       * @description Instead of urls: one playlist or channel link, expanded into its videos (one item each, in the list's order). A longer list than the plan's max_batch_items is truncated to its first max_batch_items videos, and the batch's playlist.note says so. A link to one video (an HLS or DASH master playlist too) is a batch of one item
-       */
-      url?: string;
-      /**
-       * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides. `live`: a live HLS playlist (.m3u8 without EXT-X-ENDLIST): with no `every`, its latest frame now; with `every` and `duration` (at most 600 s), that frame and one every `every` seconds of stream time as the stream plays, each with `captured_at`. Charged per started minute watched, like interval. Guide: /docs/live
-       * @enum {string}
-       */
-      mode?:
-        | "interval"
-        | "count"
-        | "timestamps"
-        | "scenes"
-        | "keyframes"
-        | "best"
-        | "slides"
-        | "live";
-      /** @description Seconds; default 1 (interval mode). live mode: stream seconds between frames */
-      every?: number;
-      /** @description live mode with every: seconds of the stream to watch, at most 600 */
-      duration?: number;
-      count?: number;
-      timestamps?: number[];
-      start?: number;
-      end?: number;
-      /**
-       * @description Default jpg
-       * @enum {string}
-       */
-      format?: "jpg" | "png" | "webp";
-      /** @description Short side; default 1080. `720` and `"720"` are the same */
-      resolution?:
-        | ("240" | "360" | "480" | "720" | "1080" | "1440" | "2160")
-        | (240 | 360 | 480 | 720 | 1080 | 1440 | 2160);
-      max_width?: number;
-      /**
-       * @description Default urls
-       * @enum {string}
-       */
-      output?: "urls" | "zip" | "both";
-      /** Format: uri */
-      webhook_url?: string;
-      /** @description scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5 (a cut is a scene score of at least 0.5 − 0.45 × sensitivity) */
-      sensitivity?: number;
-      /** @description Replace a black (or one-colour), blurred or repeated frame by the nearest good one within its window (candidates at 0, ±0.25, ±0.5, ±1, ±2 s, strictly within half the distance to the neighbouring frame; forward only in scenes mode). `timestamp` stays the asked moment; `moved_to` and `moved_reason` say where and why. Repeats are judged by a 64-bit dHash, at most 4 bits apart from the previous delivered frame. Free: a moved frame is still one frame */
-      skip?: ("black" | "blurry" | "duplicate")[];
-      /** @description Also make a contact sheet (tiles 320 px wide, up to 5 columns, each frame's time written on it) and a WebVTT thumbnail track (a sprite of the same grid and `.vtt` cues with `#xywh`, covering the whole video), as job.storyboard URLs and ZIP entries. Charged as one more delivered frame */
-      storyboard?: boolean;
-      /** @description Return the video's captions (WebVTT) and the text on screen at each frame */
-      captions?: boolean;
-      /** @description BCP 47 language of the captions; default the video's own */
-      captions_language?: string;
-      /** @description Read the text on screen in each delivered frame (OCR, Tesseract, on the frame at full size) into frames[].text: {content, confidence, language}. Any mode. 1 more credit per 10 frames read; about 0.3 s of work per 1080p frame and language */
-      text?: boolean;
-      /** @description With `text`: BCP 47 languages to read, at most 3; default ["en"] */
-      text_languages?: (
-        | "en"
-        | "de"
-        | "fr"
-        | "es"
-        | "it"
-        | "pt"
-        | "nl"
-        | "pl"
-        | "sv"
-        | "da"
-        | "nb"
-        | "fi"
-        | "cs"
-        | "tr"
-        | "ru"
-        | "uk"
-        | "el"
-        | "ar"
-        | "he"
-        | "hi"
-        | "ja"
-        | "ko"
-        | "zh-Hans"
-        | "zh-Hant"
-        | "vi"
-        | "id"
-        | "th"
-      )[];
-      animated?: components["schemas"]["AnimatedRequest"];
-      budget?: components["schemas"]["BudgetRequest"];
-      /** @description Default true: when your own earlier job had the same source (same final URL with the same ETag or Last-Modified and size, or the same platform video) and the same options (webhook_url aside), and is still within retention, this job is served its frames at new URLs, costs 0 credits and names it in `reused_from`. false always extracts (and charges) afresh */
-      reuse?: boolean;
-    };
+    CreateBatchRequest:
+      | {
+          /**
+           * @description The links, one job each, in this order (at most 100, and at most the plan's max_batch_items). A link that is not a supported public video becomes a failed item; the others still run. An HLS master playlist is one video: one item. Send urls or url, not both
+           * @example [
+           *       "https://example.com/a.mp4",
+           *       "https://example.com/b.mp4"
+           *     ]
+           */
+          urls?: string[];
+          /**
+           * Format: uri
+           * @description Instead of urls: one playlist or channel link, expanded into its videos (one item each, in the list's order). A longer list than the plan's max_batch_items is truncated to its first max_batch_items videos, and the batch's playlist.note says so. A link to one video (an HLS or DASH master playlist too) is a batch of one item
+           */
+          url?: string;
+          /**
+           * @description Inferred from count or timestamps when omitted. `scenes`: one frame per shot change, the first shot always included, each with its `scene_score`; `keyframes`: the stream's own keyframes. Both take `count` as an upper bound (scenes keeps the strongest cuts, keyframes spreads evenly) and are charged like timestamps: 1 credit per 10 delivered frames. `best`: the `count` (default 1) best-looking frames of the video or of `start`–`end`, best first, each with its `score` and `score_parts`, never two from one shot and at least a gap apart (the span over twice the count, at most 2 s); count is an upper bound, and it is charged like scenes. `slides`: one frame each time the picture settles on new content (a still stretch of at least 1 s is a slide; cross-fades, animations and a moving pointer are not changes), in time order, each with `slide: {start, end, repeat_of}`; a slide shown again is a frame again, with `repeat_of`. count is an upper bound keeping the most distinct slides; with `text`, the text read joins the picture in deciding repeats. Charged like scenes. Guide: /docs/slides. `live`: a live HLS playlist (.m3u8 without EXT-X-ENDLIST): with no `every`, its latest frame now; with `every` and `duration` (at most 600 s), that frame and one every `every` seconds of stream time as the stream plays, each with `captured_at`. Charged per started minute watched, like interval. Guide: /docs/live
+           * @enum {string}
+           */
+          mode?:
+            | "interval"
+            | "count"
+            | "timestamps"
+            | "scenes"
+            | "keyframes"
+            | "best"
+            | "slides"
+            | "live";
+          /** @description Seconds; default 1 (interval mode). live mode: stream seconds between frames */
+          every?: number;
+          /** @description live mode with every: seconds of the stream to watch, at most 600 */
+          duration?: number;
+          count?: number;
+          timestamps?: number[];
+          start?: number;
+          end?: number;
+          /**
+           * @description Default jpg
+           * @enum {string}
+           */
+          format?: "jpg" | "png" | "webp";
+          /** @description Short side; default 1080. `720` and `"720"` are the same */
+          resolution?:
+            | ("240" | "360" | "480" | "720" | "1080" | "1440" | "2160")
+            | (240 | 360 | 480 | 720 | 1080 | 1440 | 2160);
+          max_width?: number;
+          /**
+           * @description Default urls
+           * @enum {string}
+           */
+          output?: "urls" | "zip" | "both";
+          /** Format: uri */
+          webhook_url?: string;
+          /** @description scenes mode: 0 finds only hard cuts, 1 every small change; default 0.5 (a cut is a scene score of at least 0.5 − 0.45 × sensitivity) */
+          sensitivity?: number;
+          /** @description Replace a black (or one-colour), blurred or repeated frame by the nearest good one within its window (candidates at 0, ±0.25, ±0.5, ±1, ±2 s, strictly within half the distance to the neighbouring frame; forward only in scenes mode). `timestamp` stays the asked moment; `moved_to` and `moved_reason` say where and why. Repeats are judged by a 64-bit dHash, at most 4 bits apart from the previous delivered frame. Free: a moved frame is still one frame */
+          skip?: ("black" | "blurry" | "duplicate")[];
+          /** @description Also make a contact sheet (tiles 320 px wide, up to 5 columns, each frame's time written on it) and a WebVTT thumbnail track (a sprite of the same grid and `.vtt` cues with `#xywh`, covering the whole video), as job.storyboard URLs and ZIP entries. Charged as one more delivered frame */
+          storyboard?: boolean;
+          /** @description Return the video's captions (WebVTT) and the text on screen at each frame */
+          captions?: boolean;
+          /** @description BCP 47 language of the captions; default the video's own */
+          captions_language?: string;
+          /** @description Read the text on screen in each delivered frame (OCR, Tesseract, on the frame at full size) into frames[].text: {content, confidence, language}. Any mode. 1 more credit per 10 frames read; about 0.3 s of work per 1080p frame and language */
+          text?: boolean;
+          /** @description With `text`: BCP 47 languages to read, at most 3; default ["en"] */
+          text_languages?: (
+            | "en"
+            | "de"
+            | "fr"
+            | "es"
+            | "it"
+            | "pt"
+            | "nl"
+            | "pl"
+            | "sv"
+            | "da"
+            | "nb"
+            | "fi"
+            | "cs"
+            | "tr"
+            | "ru"
+            | "uk"
+            | "el"
+            | "ar"
+            | "he"
+            | "hi"
+            | "ja"
+            | "ko"
+            | "zh-Hans"
+            | "zh-Hant"
+            | "vi"
+            | "id"
+            | "th"
+          )[];
+          animated?: components["schemas"]["AnimatedRequest"];
+          budget?: components["schemas"]["BudgetRequest"];
+          /** @description Default true: when your own earlier job had the same source (same final URL with the same ETag or Last-Modified and size, or the same platform video) and the same options (webhook_url aside), and is still within retention, this job is served its frames at new URLs, costs 0 credits and names it in `reused_from`. false always extracts (and charges) afresh */
+          reuse?: boolean;
+        }
+      | {
+          urls: string[];
+        }
+      | {
+          /** Format: uri */
+          url: string;
+        };
     BatchList: {
       total: number;
       limit: number;
