@@ -2,13 +2,12 @@
 // same address policy, byte budget, deadline and agents, but no relay, since a live stream is
 // read a segment at a time as it plays (extractor/live.ts, decision 0360).
 import type { Platform } from "../../schema/platform.ts";
-import { asSourceError, downloadFailed } from "./errors.ts";
+import { asSourceError } from "./errors.ts";
+import { openFetchSession } from "./fetch-session.ts";
 import { LiveStream, notALiveStream } from "./hls-live.ts";
 import { openMedia } from "./open-media.ts";
 import type { AddressPolicy } from "./policy.ts";
-import { checkHop, defaultPolicy, hopPolicy } from "./policy.ts";
-import type { FetchOptions } from "./safe-fetch.ts";
-import { ByteBudget, createAgents } from "./safe-fetch.ts";
+import { checkHop, hopPolicy } from "./policy.ts";
 
 export interface OpenLiveOptions {
   resolution: number;
@@ -43,30 +42,7 @@ export async function openLiveSource(
       `a ${platform} link; mode live reads a direct link to a live HLS playlist (.m3u8)`,
     );
   }
-  const policy = options.policy ?? defaultPolicy(options.allowPrivate, options.serviceOrigin);
-  const lifetime = new AbortController();
-  const deadline = setTimeout(
-    () => lifetime.abort(downloadFailed(`the source took longer than ${options.deadlineMs} ms`)),
-    options.deadlineMs,
-  );
-  const signal = options.signal
-    ? AbortSignal.any([options.signal, lifetime.signal])
-    : lifetime.signal;
-  const agents = createAgents(policy);
-  const budget = new ByteBudget(options.maxBytes);
-  const fetchOptions: FetchOptions = {
-    policy,
-    agents,
-    budget,
-    signal,
-    answerTimeoutMs: options.answerTimeoutMs,
-  };
-  const release = () => {
-    clearTimeout(deadline);
-    lifetime.abort(new Error("source closed"));
-    agents.http.destroy();
-    agents.https.destroy();
-  };
+  const { policy, signal, budget, fetchOptions, release } = openFetchSession(options);
   try {
     checkHop(url, hopPolicy(url, policy));
     const opened = await openMedia(url, fetchOptions, true);

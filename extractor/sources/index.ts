@@ -14,6 +14,7 @@ import {
   privateContent,
   SourceError,
 } from "./errors.ts";
+import { openFetchSession } from "./fetch-session.ts";
 import { readDrivePage } from "./google-drive.ts";
 import { openHlsPlaylist } from "./hls-origin.ts";
 import { openHlsVod } from "./hls-vod-origin.ts";
@@ -21,12 +22,12 @@ import type { MinimumRate } from "./minimum-rate.ts";
 import type { Opened } from "./open-media.ts";
 import { openMedia } from "./open-media.ts";
 import type { AddressPolicy } from "./policy.ts";
-import { checkHop, defaultPolicy, hopPolicy } from "./policy.ts";
+import { checkHop, hopPolicy } from "./policy.ts";
 import type { ServedMedia } from "./ranged-origin.ts";
 import type { Relay } from "./relay.ts";
 import { startRelay } from "./relay.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
-import { ByteBudget, createAgents, readBody, safeFetch } from "./safe-fetch.ts";
+import { readBody, safeFetch } from "./safe-fetch.ts";
 import type { PlatformInfo, ResolvedMedia } from "./ytdlp.ts";
 import { resolveWithYtDlp } from "./ytdlp.ts";
 
@@ -96,31 +97,7 @@ export async function openSource(
   // (a Drive viewer page, say) from being fetched as if it were the file.
   const detected = detectSource(submittedUrl);
   const url = detected.ok && detected.platform === platform ? detected.url : submittedUrl;
-  const policy = options.policy ?? defaultPolicy(options.allowPrivate, options.serviceOrigin);
-  const lifetime = new AbortController();
-  const deadline = setTimeout(
-    () => lifetime.abort(downloadFailed(`the source took longer than ${options.deadlineMs} ms`)),
-    options.deadlineMs,
-  );
-  const signal = options.signal
-    ? AbortSignal.any([options.signal, lifetime.signal])
-    : lifetime.signal;
-  const agents = createAgents(policy);
-  const budget = new ByteBudget(options.maxBytes);
-  const fetchOptions: FetchOptions = {
-    policy,
-    agents,
-    budget,
-    signal,
-    answerTimeoutMs: options.answerTimeoutMs,
-    minRate: options.minRate,
-  };
-  const release = () => {
-    clearTimeout(deadline);
-    lifetime.abort(new Error("source closed"));
-    agents.http.destroy();
-    agents.https.destroy();
-  };
+  const { policy, signal, lifetime, budget, fetchOptions, release } = openFetchSession(options);
   let media: ServedMedia | null = null;
   try {
     checkHop(url, hopPolicy(url, policy));
