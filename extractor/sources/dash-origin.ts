@@ -12,13 +12,13 @@ import {
   segmentsFromSidx,
   videoRepresentations,
 } from "./dash-manifest.ts";
-import { downloadFailed, errorForStatus, notAVideoLink, noVideoFound } from "./errors.ts";
+import { notAVideoLink, noVideoFound } from "./errors.ts";
+import { fetchTextDocument } from "./fetch-text.ts";
 import { chooseVariant, PlaylistProblem } from "./hls-playlist.ts";
 import type { OpenedHls } from "./hls-vod-origin.ts";
 import { fetchPart, HlsVodMedia } from "./hls-vod-origin.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
-import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
 
 /** Largest sidx read for a SegmentBase representation (20,000 references are 240 KB). */
 const INDEX_BYTES = 1024 * 1024;
@@ -42,7 +42,10 @@ export async function openDashVod(
   const fetched =
     options.text !== undefined
       ? { text: options.text, url }
-      : await fetchManifest(url, fetchOptions);
+      : await fetchTextDocument(url, fetchOptions, {
+          name: "DASH manifest",
+          maxBytes: MANIFEST_BYTES,
+        });
   let manifest: Manifest;
   let chosen: { variant: DashRepresentation; note: string | null };
   try {
@@ -86,19 +89,4 @@ export async function openDashVod(
     opened: { kind: "media", media, contentLength: null, url: fetched.url },
     resolutionNote: chosen.note,
   };
-}
-
-async function fetchManifest(url: URL, fetchOptions: FetchOptions) {
-  const response = await safeFetch(url, { ...fetchOptions, maxRedirects: 3 });
-  if (response.status !== 200) {
-    response.body.destroy();
-    throw errorForStatus(response.status, `${response.url.origin}${response.url.pathname}`);
-  }
-  const body = await readBody(response.body, MANIFEST_BYTES).catch((error: unknown) => {
-    if (!isOverLimit(error)) throw error;
-    throw downloadFailed(
-      `the DASH manifest at ${response.url.pathname} is over ${MANIFEST_BYTES} bytes`,
-    );
-  });
-  return { text: body.toString("utf8"), url: response.url };
 }

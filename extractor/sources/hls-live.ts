@@ -3,14 +3,19 @@
 // and only the segments a job asks for are fetched, whole, each once. The bounds and the address
 // rules of VOD playlists apply to every reload (decision 0330): every URI a reload names is
 // judged before anything is fetched, every fetch goes through safeFetch.
-import { downloadFailed, errorForStatus, notAVideoLink } from "./errors.ts";
+import { downloadFailed, notAVideoLink } from "./errors.ts";
+import { fetchTextDocument } from "./fetch-text.ts";
 import type { MediaPlaylist, Playlist, Segment } from "./hls-playlist.ts";
-import { chooseVariant, PLAYLIST_BYTES, PlaylistProblem, parsePlaylist } from "./hls-playlist.ts";
+import {
+  chooseVariant,
+  PLAYLIST_DOCUMENT,
+  PlaylistProblem,
+  parsePlaylist,
+} from "./hls-playlist.ts";
 import { looksLikeTs } from "./hls-ts.ts";
 import { fetchPart } from "./hls-vod-origin.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
 import type { FetchOptions } from "./safe-fetch.ts";
-import { isOverLimit, readBody, safeFetch } from "./safe-fetch.ts";
 
 /** Largest live segment taken (as for VOD: a 10-second 4K segment is ~30 MB). */
 export const LIVE_SEGMENT_BYTES = 64 * 1024 * 1024;
@@ -196,7 +201,14 @@ async function readPlaylist(
   fetchOptions: FetchOptions,
   text?: string,
 ): Promise<{ playlist: Playlist; url: URL }> {
-  const fetched = text !== undefined ? { text, url } : await fetchPlaylist(url, fetchOptions);
+  const fetched =
+    text !== undefined
+      ? { text, url }
+      : await fetchTextDocument(url, fetchOptions, {
+          ...PLAYLIST_DOCUMENT,
+          // A live playlist changes under its URL: never a cached copy.
+          headers: { "cache-control": "no-cache" },
+        });
   let playlist: Playlist;
   try {
     playlist = parsePlaylist(fetched.text, fetched.url);
@@ -214,26 +226,6 @@ async function readPlaylist(
   // All of them before any is fetched: one private URI refuses the whole playlist.
   for (const uri of uris) checkHop(uri, hopPolicy(uri, fetchOptions.policy));
   return { playlist, url: fetched.url };
-}
-
-async function fetchPlaylist(url: URL, fetchOptions: FetchOptions) {
-  const response = await safeFetch(url, {
-    ...fetchOptions,
-    maxRedirects: 3,
-    // A live playlist changes under its URL: never a cached copy.
-    headers: { ...fetchOptions.headers, "cache-control": "no-cache" },
-  });
-  if (response.status !== 200) {
-    response.body.destroy();
-    throw errorForStatus(response.status, `${response.url.origin}${response.url.pathname}`);
-  }
-  const body = await readBody(response.body, PLAYLIST_BYTES).catch((error: unknown) => {
-    if (!isOverLimit(error)) throw error;
-    throw downloadFailed(
-      `the HLS playlist at ${response.url.pathname} is over ${PLAYLIST_BYTES} bytes`,
-    );
-  });
-  return { text: body.toString("utf8"), url: response.url };
 }
 
 function wait(ms: number, signal?: AbortSignal): Promise<void> {

@@ -4,6 +4,8 @@
 
 /** Most bytes one playlist may have (a 3-hour VOD of 2-second segments is ~300 KB). */
 export const PLAYLIST_BYTES = 4 * 1024 * 1024;
+/** How a playlist is fetched (sources/fetch-text.ts): named in errors, at most PLAYLIST_BYTES. */
+export const PLAYLIST_DOCUMENT = { name: "HLS playlist", maxBytes: PLAYLIST_BYTES };
 /** Most variants a master playlist may list (real ladders have under 20). */
 export const MAX_VARIANTS = 64;
 /** Most segments a media playlist may list (11 hours of 2-second segments). */

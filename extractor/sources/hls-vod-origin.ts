@@ -10,8 +10,14 @@
 // samples' own times come from each fragment's tfdt, so frames keep the playlist's times.
 // Every URI the playlists name is judged by the address rules before anything is fetched.
 import { downloadFailed, errorForStatus, notAVideoLink, noVideoFound } from "./errors.ts";
+import { fetchTextDocument } from "./fetch-text.ts";
 import type { ByteRange, MediaPlaylist, Playlist, Segment } from "./hls-playlist.ts";
-import { chooseVariant, PLAYLIST_BYTES, PlaylistProblem, parsePlaylist } from "./hls-playlist.ts";
+import {
+  chooseVariant,
+  PLAYLIST_DOCUMENT,
+  PlaylistProblem,
+  parsePlaylist,
+} from "./hls-playlist.ts";
 import { TsFragments } from "./hls-ts.ts";
 import type { Opened } from "./open-media.ts";
 import { checkHop, hopPolicy } from "./policy.ts";
@@ -72,7 +78,10 @@ export async function openHlsVod(
     return playlist;
   };
   const read = async (at: URL, text?: string) => {
-    const fetched = text !== undefined ? { text, url: at } : await fetchPlaylist(at, fetchOptions);
+    const fetched =
+      text !== undefined
+        ? { text, url: at }
+        : await fetchTextDocument(at, fetchOptions, PLAYLIST_DOCUMENT);
     try {
       return { playlist: judged(parsePlaylist(fetched.text, fetched.url)), url: fetched.url };
     } catch (error) {
@@ -114,21 +123,6 @@ export async function openHlsVod(
     opened: { kind: "media", media: served, contentLength: null, url: playlistUrl },
     resolutionNote,
   };
-}
-
-async function fetchPlaylist(url: URL, fetchOptions: FetchOptions) {
-  const response = await safeFetch(url, { ...fetchOptions, maxRedirects: 3 });
-  if (response.status !== 200) {
-    response.body.destroy();
-    throw errorForStatus(response.status, `${response.url.origin}${response.url.pathname}`);
-  }
-  const body = await readBody(response.body, PLAYLIST_BYTES).catch((error: unknown) => {
-    if (!isOverLimit(error)) throw error;
-    throw downloadFailed(
-      `the HLS playlist at ${response.url.pathname} is over ${PLAYLIST_BYTES} bytes`,
-    );
-  });
-  return { text: body.toString("utf8"), url: response.url };
 }
 
 interface Track {
