@@ -153,7 +153,7 @@ export const CATALOG = {
   credit_rules: {
     interval_and_count: `1 credit per started minute of processed video, ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included, 1 credit per further ${FRAMES_INCLUDED_PER_MINUTE} frames`,
     timestamps: `1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} frames`,
-    live: `like interval: 1 credit per started minute of the stream watched (every seconds per frame caught, at most the duration; the latest frame alone is 1 credit), ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included; the whole duration is held up front and the rest released; a stream that stalls fails, free`,
+    live: `like interval: 1 credit per started minute of the stream watched (each frame caught counts for the seconds between frames, at most the duration; the latest frame alone is 1 credit), ${FRAMES_INCLUDED_PER_MINUTE} frames per minute included; the whole duration is held up front and the rest released; a stream that stalls fails, free`,
     scenes_and_keyframes: `like timestamps: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames`,
     best: `like scenes: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames (the scoring pass is free)`,
     slides: `like scenes: 1 credit per ${TIMESTAMP_FRAMES_PER_CREDIT} delivered frames, one per slide shown (the grey pass that finds them is free); with text, the text rule's credit on top`,
