@@ -294,7 +294,8 @@ describe("pages for everyone", () => {
     expect(skip.shown).toBeGreaterThan(0);
     await screenshot(page, "skip-link-dark", { fullPage: false });
     await page.keyboard.press("Enter");
-    expect(new URL(page.url()).hash).toBe("#main");
+    // The jump lands after the key press returns: wait for it rather than read the URL at once.
+    await expect.poll(() => new URL(page.url()).hash).toBe("#main");
     await page.keyboard.press("Tab");
     expect(await page.evaluate(() => Boolean(document.activeElement?.closest("main")))).toBe(true);
     await context.close();
