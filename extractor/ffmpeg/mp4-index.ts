@@ -600,7 +600,7 @@ export async function sampleLayoutFromMp4(
 }
 
 /** Reads an H.264 sequence parameter set's bits (emulation prevention bytes removed). */
-class BitReader {
+export class BitReader {
   private readonly bytes: Uint8Array;
   private at = 0;
 
@@ -640,7 +640,9 @@ class BitReader {
 }
 
 // Profiles whose parameter sets carry chroma format, bit depth and scaling lists (H.264 7.3.2.1.1).
-const HIGH_PROFILES = new Set([100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135]);
+export const HIGH_PROFILES = new Set([
+  100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135,
+]);
 
 /** An SPS's frame_mbs_only_flag (1: every picture is a frame). */
 function spsFramesOnly(nal: Uint8Array): boolean {

@@ -3,6 +3,7 @@
 import type { HdrSource, Rational } from "./args.ts";
 import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
 import { type KeyframeRow, keyframesFromMp4, withByteReader } from "./mp4-index.ts";
+import { probeFromMp4 } from "./mp4-probe.ts";
 import { runTool } from "./process.ts";
 
 export interface VideoProbe {
@@ -87,7 +88,17 @@ interface FfprobeOutput {
   format?: { format_name?: string; duration?: string; start_time?: string; bit_rate?: string };
 }
 
+/**
+ * What the file holds: an MP4/MOV of the plain shape from its own index (mp4-probe.ts, decision
+ * 0286: no ffprobe run), anything else by ffprobe.
+ */
 export async function probeMedia(input: string, signal?: AbortSignal): Promise<MediaProbe> {
+  const indexed = await withByteReader(input, signal, probeFromMp4).catch(() => null);
+  return indexed ?? probeWithFfprobe(input, signal);
+}
+
+/** ffprobe's answer, whatever the container (what probeMedia falls back to). */
+export async function probeWithFfprobe(input: string, signal?: AbortSignal): Promise<MediaProbe> {
   const text = await runTool("ffprobe", probeArgs(input), { signal });
   return parseProbe(JSON.parse(text) as FfprobeOutput);
 }
