@@ -134,11 +134,13 @@ async function photographRunning() {
 
 describe("the jobs pages", { timeout: 180_000 }, () => {
   it("follows a running job: progress while it runs, then completed with its frames, no reload", async () => {
-    // 48 full-HD PNG frames take the extractor a few seconds of its own, after a slow fetch.
-    // Grain makes a file of real size, so its middle is many blocks the job must wait for.
+    // The origin paces the file over 4 s and holds its middle until the page has been seen
+    // running, so a small video is enough to watch (48 full-HD PNGs cost the extractor and the
+    // page's thumbnails tens of CPU-seconds for nothing the test checks; decision 0296).
+    // Grain makes its middle many blocks the job must wait for, as in a real upload.
     const file = await makeTestVideo({
-      width: 1920,
-      height: 1080,
+      width: 640,
+      height: 360,
       durationSeconds: 12,
       grain: true,
     });
