@@ -8,6 +8,7 @@ import { COMPLETED, FAILED, PROCESSING, QUEUED } from "../schema/job-status.ts";
 import { periodRenewalStatements } from "../schema/ledger.ts";
 import { JOB_KINDS, type JobMessage } from "../schema/messages.ts";
 import { reviewActiveBatches } from "./batches/ended.ts";
+import { sendOwedCompletions } from "./batches/lifecycle.ts";
 import { isUniqueViolation } from "./credits.ts";
 import { expire } from "./jobs/lifecycle.ts";
 import { prefixesToDelete } from "./jobs/reuse.ts";
@@ -165,6 +166,7 @@ export async function runScheduledMaintenance(env: Env, now: number) {
   await attempt("failing stuck jobs", () => failStuckJobs(env, now));
   // A batch whose feed a lost job-end hook missed is fed and checked again (decision 0340).
   await attempt("feeding batches", () => reviewActiveBatches(env, now));
+  await attempt("sending owed batch.completed events", () => sendOwedCompletions(env, now));
   await attempt("renewing plan credits", () => renewPlanCredits(env, now));
   await attempt("purging expired sign-ins", () => purgeExpiredSignIns(env, now));
   await attempt("pruning webhook deliveries", () => pruneOldDeliveries(env.DB, now));

@@ -436,6 +436,12 @@ export const batches = sqliteTable(
     requestId: text("request_id"),
     createdAt: createdAt(),
     completedAt: text("completed_at"),
+    /**
+     * When batch.completed was handed to the webhooks queue; null while a completed batch with a
+     * webhook_url still owes it (a send that failed after the state changed), so the cron sends
+     * it again (edge/batches/lifecycle.ts).
+     */
+    eventQueuedAt: text("event_queued_at"),
   },
   (t) => [
     index("batches_account").on(t.accountId, t.createdAt),

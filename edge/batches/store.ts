@@ -22,6 +22,7 @@ export interface BatchRecord {
   request_id: string | null;
   created_at: string;
   completed_at: string | null;
+  event_queued_at: string | null;
 }
 
 export interface NewItem {
@@ -264,4 +265,27 @@ export async function completeBatch(db: D1Database, batchId: string, now: string
     .bind(batchId, now, COMPLETED, ACTIVE, ITEM_PENDING)
     .run();
   return meta.changes === 1;
+}
+
+/** batch.completed is in the webhooks queue (lifecycle.ts, after its send returned). */
+export async function markEventQueued(db: D1Database, batchId: string, now: string) {
+  await db
+    .prepare("UPDATE batches SET event_queued_at = ?2 WHERE id = ?1 AND event_queued_at IS NULL")
+    .bind(batchId, now)
+    .run();
+}
+
+/**
+ * Completed batches with a webhook that still owe batch.completed, completed before `before`
+ * (a send that failed after completeBatch; the cron sends them again).
+ */
+export async function completedUnsent(db: D1Database, before: string, limit: number) {
+  const { results } = await db
+    .prepare(
+      `SELECT id FROM batches WHERE state = ?1 AND webhook_url IS NOT NULL
+         AND event_queued_at IS NULL AND completed_at < ?2 ORDER BY completed_at LIMIT ?3`,
+    )
+    .bind(COMPLETED, before, limit)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
 }

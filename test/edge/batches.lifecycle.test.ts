@@ -4,7 +4,12 @@
 // item waits or an item's job is unsettled.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { batchEventId, batchIdOfEvent, completeIfDone } from "../../edge/batches/lifecycle.ts";
+import {
+  batchEventId,
+  batchIdOfEvent,
+  completeIfDone,
+  sendOwedCompletions,
+} from "../../edge/batches/lifecycle.ts";
 import { createAccount } from "./support/api.ts";
 
 const LINK = "https://cdn.example.com/clips/talk.mp4";
@@ -55,6 +60,13 @@ async function stateOf(batchId: string) {
     .first<{ state: string; completed_at: string | null }>();
 }
 
+async function queuedAt(batchId: string) {
+  const row = await env.DB.prepare("SELECT event_queued_at FROM batches WHERE id = ?1")
+    .bind(batchId)
+    .first<{ event_queued_at: string | null }>();
+  return row?.event_queued_at;
+}
+
 describe("a batch's completion", () => {
   it("happens once, with one batch.completed, however many callers find it done at once", async () => {
     const batchId = await batchOf(["completed", "failed", "completed"]);
@@ -84,6 +96,54 @@ describe("a batch's completion", () => {
       expect(sent).toHaveLength(0);
       expect(await stateOf(batchId)).toEqual({ state: "active", completed_at: null });
     }
+  });
+
+  it("sends batch.completed from the cron when the send after the state change failed", async () => {
+    const batchId = await batchOf(["completed", "failed"]);
+    const failing = {
+      ...env,
+      WEBHOOKS_QUEUE: {
+        send: async () => {
+          throw new Error("queue unavailable");
+        },
+      },
+    } as unknown as Env;
+    await expect(completeIfDone(failing, batchId)).rejects.toThrow("queue unavailable");
+    expect((await stateOf(batchId))?.state).toBe("completed");
+    expect(await queuedAt(batchId)).toBeNull();
+    // The state changed once: a later caller that finds the batch done sends nothing.
+    const { env: recording, sent } = recordingEnv();
+    expect(await completeIfDone(recording, batchId)).toBe(false);
+    const ours = () =>
+      sent.filter((e) => (e as { batch_id?: string }).batch_id === batchId) as unknown[];
+    expect(ours()).toHaveLength(0);
+
+    // Within a minute the cron leaves it (the send may still be on its way); after, it sends it.
+    await sendOwedCompletions(recording, Date.now());
+    expect(ours()).toHaveLength(0);
+    await sendOwedCompletions(recording, Date.now() + 61_000);
+    expect(ours()).toEqual([
+      { event_id: `msg_batch_${batchId}_completed`, type: "batch.completed", batch_id: batchId },
+    ]);
+    expect(await queuedAt(batchId)).not.toBeNull();
+    // Once queued, never again.
+    await sendOwedCompletions(recording, Date.now() + 120_000);
+    expect(ours()).toHaveLength(1);
+  });
+
+  it("marks a sent batch.completed queued, and never resends a batch without a webhook", async () => {
+    const sentBatch = await batchOf(["completed"]);
+    const { env: recording, sent } = recordingEnv();
+    expect(await completeIfDone(recording, sentBatch)).toBe(true);
+    expect(await queuedAt(sentBatch)).not.toBeNull();
+    const quiet = await batchOf(["failed"]);
+    await env.DB.prepare("UPDATE batches SET webhook_url = NULL WHERE id = ?1").bind(quiet).run();
+    expect(await completeIfDone(recording, quiet)).toBe(true);
+    expect(await queuedAt(quiet)).toBeNull();
+    await sendOwedCompletions(recording, Date.now() + 61_000);
+    const ids = sent.map((e) => (e as { batch_id: string }).batch_id);
+    expect(ids.filter((id) => id === sentBatch)).toHaveLength(1);
+    expect(ids).not.toContain(quiet);
   });
 
   it("names its event so a resend from the delivery log finds the batch", () => {
