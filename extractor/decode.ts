@@ -12,6 +12,7 @@ import type { VideoProbe } from "./ffmpeg/probe.ts";
 import type { RunningTool } from "./ffmpeg/process.ts";
 import { logToolFailure, MediaToolError } from "./ffmpeg/process.ts";
 import { log } from "./log.ts";
+import type { ThumbnailRows } from "./output/thumbnails.ts";
 import { SlotTimeline } from "./slot-timeline.ts";
 import type { SlotTimes } from "./slots.ts";
 import { PTS_TOLERANCE_SECONDS, toSlotTimes } from "./slots.ts";
@@ -28,6 +29,12 @@ export interface DecodedFrame {
   slot: number;
   /** RGB24, width × height × 3 bytes; valid until release(). */
   pixels: Buffer;
+  /**
+   * The small picture ffmpeg made beside it when the picture steps ask for one (args.ts
+   * pictureChain), as RGB24 rows `rowWidth` pixels long whose first `width` are the picture;
+   * valid until release().
+   */
+  thumbnail?: ThumbnailRows | null;
   /** Hands the pixel buffer back for the next frame (call once it has been encoded). */
   release(): void;
   /** The delivered frame's own presentation time, seconds from the video's start. */
@@ -141,9 +148,12 @@ export class FrameBufferPool implements FrameBuffers {
   private readonly keep: number;
   private readonly listeners = new Set<(buffer: Buffer) => void>();
 
-  /** Buffers of RGB pictures of `size`; `keep` of them are kept for reuse. */
-  constructor(size: { width: number; height: number }, keep = 4) {
-    this.frameBytes = size.width * size.height * 3;
+  /**
+   * Buffers of RGB pictures of `size`, with room for the rows of its thumbnail when ffmpeg
+   * makes one (PictureSteps.thumbnail); `keep` of them are kept for reuse.
+   */
+  constructor(size: Pick<PictureSteps, "width" | "height" | "thumbnail">, keep = 4) {
+    this.frameBytes = size.width * (size.height + (size.thumbnail?.height ?? 0)) * 3;
     this.keep = keep;
     this.limit = largePicture(size) ? 1 : Number.POSITIVE_INFINITY;
   }
@@ -298,9 +308,15 @@ function deliveredFrame(
   const tailAllowance = Math.max(1, 3 / (context.video.frameRate ?? 30));
   const unvouchedErrors = errors.sawErrors && !errors.vouched;
   let given = false;
+  const { width, height, thumbnail } = context.picture;
+  const pictureBytes = width * height * 3;
   return {
     slot,
-    pixels,
+    // With a thumbnail, the buffer holds the frame's rows and then the thumbnail's.
+    pixels: thumbnail ? pixels.subarray(0, pictureBytes) : pixels,
+    thumbnail: thumbnail
+      ? { pixels: pixels.subarray(pictureBytes), rowWidth: width, ...thumbnail }
+      : null,
     release: () => {
       if (given) return;
       given = true;

@@ -16,7 +16,13 @@ import {
 } from "./encode.ts";
 import type { FrameSink, StoredObject } from "./output/frame-sink.ts";
 import { ARCHIVE_FILE_NAME, frameFileName } from "./output/frame-sink.ts";
-import { makeThumbnail, THUMBNAIL_CONTENT_TYPE, thumbnailFileName } from "./output/thumbnails.ts";
+import type { ThumbnailRows } from "./output/thumbnails.ts";
+import {
+  encodeThumbnail,
+  makeThumbnail,
+  THUMBNAIL_CONTENT_TYPE,
+  thumbnailFileName,
+} from "./output/thumbnails.ts";
 import { ZipWriter } from "./output/zip-writer.ts";
 import { imageTurns } from "./priority.ts";
 import type { SkipPicker } from "./quality/skip-picker.ts";
@@ -28,6 +34,8 @@ import type { FrameTextReader } from "./text/frame-text.ts";
 /** One picture to deliver, and for which frames of the job. */
 interface Delivery {
   pixels: Buffer;
+  /** Its thumbnail as ffmpeg scaled it, when it did (decode.ts); else made from `pixels`. */
+  thumbnail?: ThumbnailRows | null;
   pts: number | null;
   planned: PlannedFrame[];
   release: () => void;
@@ -149,7 +157,10 @@ export class FrameWriter {
         ? imageTurns.take(() => makeTile(delivery.pixels, width, height))
         : null,
       this.sink.keepsThumbnails && delivery.planned.length > 0
-        ? imageTurns.take(() => makeThumbnail(delivery.pixels, width, height))
+        ? imageTurns.take(() => {
+            const rows = delivery.thumbnail;
+            return rows ? encodeThumbnail(rows) : makeThumbnail(delivery.pixels, width, height);
+          })
         : null,
     ]);
     encoding.then(delivery.release, delivery.release);

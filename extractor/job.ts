@@ -269,14 +269,18 @@ async function runJob(
   progress?.extracting(plan.frames.length, () => pastEnd + okFrames(results));
   const zipped = job.options.output !== "urls" || plan.frames.length > ZIP_ALWAYS_ABOVE_FRAMES;
   if (wanted.length > 0) {
+    // ffmpeg scales the thumbnails a sink keeps beside the frames (decision 0283), except
+    // where a picker chooses among candidates: it keeps its own copies of the pictures.
+    const thumbnails = sink.keepsThumbnails === true && (job.options.skip ?? []).length === 0;
+    const picture = pictureSteps(video, size, { thumbnails });
     const context: DecodeContext = {
       input: job.input,
       video,
       durationSeconds: duration,
       bytesPerSecond: probe.bytesPerSecond ?? null,
-      picture: pictureSteps(video, size),
+      picture,
       signal,
-      buffers: new FrameBufferPool(size, 3),
+      buffers: new FrameBufferPool(picture, 3),
       ...(await readersByIndex(job, video, await mp4)),
     };
     const newWriter = () => {

@@ -2,11 +2,18 @@
 // of untagged video), from the probe and the output size: shared by job.ts and live.ts.
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
+import { THUMBNAIL_MAX_WIDTH, thumbnailSize } from "./output/thumbnails.ts";
 import type { OutputSize } from "./sizing.ts";
 
+/**
+ * With `thumbnails`, ffmpeg also scales each frame's thumbnail (args.ts pictureChain), for a
+ * sink that keeps them, when the frame is wider than a thumbnail (a narrower frame is its own
+ * thumbnail's picture).
+ */
 export function pictureSteps(
   video: VideoProbe,
   size: Pick<OutputSize, "width" | "height">,
+  { thumbnails = false }: { thumbnails?: boolean } = {},
 ): PictureSteps {
   return {
     hdr: video.hdr,
@@ -15,6 +22,10 @@ export function pictureSteps(
     height: size.height,
     // Untagged HD video is BT.709 in practice; ffmpeg would otherwise assume BT.601.
     fallbackMatrix: video.colorMatrix ? null : isHdSize(video) ? "bt709" : "bt601",
+    thumbnail:
+      thumbnails && size.width > THUMBNAIL_MAX_WIDTH
+        ? thumbnailSize(size.width, size.height)
+        : null,
   };
 }
 

@@ -34,3 +34,23 @@ export function makeThumbnail(pixels: Buffer, width: number, height: number): Pr
     .jpeg({ quality: 80 })
     .toBuffer();
 }
+
+/** A small RGB24 picture inside wider rows: `height` rows of `rowWidth` pixels each. */
+export interface ThumbnailRows {
+  pixels: Buffer;
+  rowWidth: number;
+  width: number;
+  height: number;
+}
+
+/**
+ * A JPEG thumbnail from the small picture ffmpeg scaled beside the frame (decode.ts
+ * ThumbnailRows; args.ts pictureChain): only its own pixels are read and encoded, ~1.4 ms at
+ * any frame size against ~7.4 ms (1080p) for makeThumbnail (decision 0283).
+ */
+export function encodeThumbnail(rows: ThumbnailRows): Promise<Buffer> {
+  return sharp(rows.pixels, { raw: { width: rows.rowWidth, height: rows.height, channels: 3 } })
+    .extract({ left: 0, top: 0, width: rows.width, height: rows.height })
+    .jpeg({ quality: 80 })
+    .toBuffer();
+}
