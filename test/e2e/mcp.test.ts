@@ -382,6 +382,15 @@ describe("the MCP server", () => {
     const restPricing = await call(h.stack, "GET", "/pricing");
     expect(pricing.structuredContent).toEqual(restPricing.body);
     expect(texts(pricing)[0]).toContain("starter $19/month");
+    // Every credit rule is in the text a model reads first, a repeat's 0 credits among them.
+    const rules = Object.entries(restPricing.body.credit_rules as Record<string, string>);
+    expect(rules.length).toBeGreaterThan(10);
+    for (const [name, rule] of rules) {
+      expect(texts(pricing)[0], name).toContain(`${name.replaceAll("_", " ")}: ${rule}`);
+    }
+    expect(texts(pricing)[0]).toContain(
+      "repeats: a repeat of your own job within retention costs 0 credits",
+    );
 
     // A small job's frames (426 or 427 × 240) are their own previews, byte for byte.
     const small = await callTool(client, "view_frames", { job_id: job.id });

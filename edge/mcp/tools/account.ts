@@ -53,11 +53,14 @@ export const getPricing = defineTool({
       (plan) => `${plan.name} $${plan.price_usd}/month: ${plan.credits_per_month} credits`,
     );
     const pack = CATALOG.packs[0];
-    const rules = CATALOG.credit_rules;
+    // Every rule, named as in credit_rules: a model reads the text first, and a rule left out of
+    // it (repeats at 0 credits, live, batches) is a cost it would guess.
+    const rules = Object.entries(CATALOG.credit_rules)
+      .map(([name, rule]) => `${name.replaceAll("_", " ")}: ${rule}`)
+      .join(". ");
     const text =
       `Plans: ${plans.join("; ")}. Pack: ${pack.credits} credits for $${pack.price_usd}, never expire. ` +
-      `Interval and count mode: ${rules.interval_and_count}. Timestamps mode: ${rules.timestamps}. ` +
-      `Charged ${rules.charged}.`;
+      `Credit rules. ${rules}.`;
     return toolResult(text, CATALOG);
   },
 });
