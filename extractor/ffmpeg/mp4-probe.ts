@@ -10,6 +10,7 @@
 // box), beside it only audio tracks, a constant frame rate, the edit list mp4-index.ts reads,
 // no cover art. Anything else answers null and ffprobe is asked as before.
 import type { HdrSource } from "./args.ts";
+import type { MediaProbe, VideoProbe } from "./media-probe.ts";
 import type { Box, ByteReader, VideoTrack } from "./mp4-index.ts";
 import {
   BitReader,
@@ -21,7 +22,6 @@ import {
   readMoov,
   version,
 } from "./mp4-index.ts";
-import type { MediaProbe, VideoProbe } from "./probe.ts";
 
 /** What ffprobe names the mov demuxer (format_name). */
 export const MOV_FORMAT_NAME = "mov,mp4,m4a,3gp,3g2,mj2";
