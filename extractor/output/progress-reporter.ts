@@ -1,14 +1,16 @@
 // Tells the edge what a running attempt is doing: its stage and the frames made so far
 // (POST {base}/internal/jobs/{kind}/{job_id}/progress, ProgressReportSchema, with the attempt's
 // token). The edge keeps it in the job's Durable Object, not in D1 (decision 0230), so a report
-// costs one light call. Sent every REPORT_EVERY_MS while the attempt runs, so the job's progress
-// is never more than about a second old, every WAITING_REPORT_EVERY_MS while it only waits for
-// a slot (decision 0282), and at once on a new stage. Nothing
-// goes in an attempt's first REPORT_EVERY_MS: an attempt that ends sooner (most sparse jobs on a
-// free slot) reports nothing, and its result says it all; under load those reports were a
-// good part of the edge's work (decision 0280). One call at a time; a slow edge only makes
-// reports sparser. Nothing here ever goes back: stages move
-// forward, frames_done keeps its highest count (a decode that starts over counts again from 0).
+// costs one light call. At most one report per REPORT_EVERY_MS tick while the attempt runs, so
+// the job's progress is never more than about a second old; a new stage goes at once only when
+// no report went within the last interval (leaving the room, say), otherwise the next tick
+// carries it (decision 0288). An attempt waiting for a slot says so once: its lease, not its
+// progress, tells the edge it is alive (decisions 0282, 0288). Nothing goes in an attempt's
+// first REPORT_EVERY_MS: an attempt that ends sooner (most sparse jobs on a free slot) reports
+// nothing, and its result says it all; under load those reports were a good part of the edge's
+// work (decision 0280). One call at a time; a slow edge only makes reports sparser. Nothing
+// here ever goes back: stages move forward, frames_done keeps its highest count (a decode that
+// starts over counts again from 0).
 // A refusal (the job ended, another attempt took over, or a bad report) stops the reports; the
 // lease loop decides whether the attempt itself stops.
 import { PROGRESS_STAGES, type ProgressStage } from "../../schema/api.ts";
@@ -16,12 +18,6 @@ import type { ProgressReport } from "../../schema/messages.ts";
 import { EdgeCallError, type EdgeClient } from "./edge-sink.ts";
 
 export const REPORT_EVERY_MS = 750;
-/**
- * While the attempt only waits in the room, its report changes nothing but the time: one every
- * this long says it is alive (its lease says so to the backstop), and its stage's change to
- * fetching still goes at once (decision 0282).
- */
-export const WAITING_REPORT_EVERY_MS = 5_000;
 /** The last report waits at most this long before the result is posted anyway. */
 const LAST_REPORT_MS = 2_000;
 
@@ -57,6 +53,7 @@ export class ProgressReporter implements ProgressSink {
   private sent = false;
   /** When the last report went (ms since the epoch; 0 before the first). */
   private sentAt = 0;
+  private readonly everyMs: number;
 
   constructor(
     client: EdgeClient,
@@ -66,9 +63,11 @@ export class ProgressReporter implements ProgressSink {
     this.client = client;
     this.attemptId = attempt.attemptId;
     this.path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/progress`;
+    this.everyMs = everyMs;
     this.timer = setInterval(() => {
       this.open = true;
-      if (this.current === "waiting" && Date.now() - this.sentAt < WAITING_REPORT_EVERY_MS) return;
+      // Waiting changes nothing but the time: said once, then only the lease speaks for it.
+      if (this.current === "waiting" && this.sent) return;
       this.send();
     }, everyMs);
     this.timer.unref?.();
@@ -77,7 +76,9 @@ export class ProgressReporter implements ProgressSink {
   stage(stage: ProgressStage): void {
     if (this.current !== null && rank(stage) <= rank(this.current)) return;
     this.current = stage;
-    if (this.open) this.send();
+    // At once only when the last report is an interval old (leaving the room); otherwise the
+    // next tick, at most an interval away, carries it with whatever else changed by then.
+    if (this.open && Date.now() - this.sentAt >= this.everyMs) this.send();
   }
 
   extracting(total: number, done: () => number): void {

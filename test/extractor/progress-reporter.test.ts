@@ -1,15 +1,11 @@
-// The progress reporter's cadence (extractor/output/progress-reporter.ts, decisions 0230 and
-// 0280), on a fake clock and counted: nothing in an attempt's first REPORT_EVERY_MS, so an
-// attempt that ends sooner costs the edge no report at all; after that, every tick (every
-// WAITING_REPORT_EVERY_MS while it only waits for a slot: decision 0282) and at once on a new
-// stage, and the last one before the result.
+// The progress reporter's cadence (extractor/output/progress-reporter.ts, decisions 0230, 0280
+// and 0288), on a fake clock and counted: nothing in an attempt's first REPORT_EVERY_MS, so an
+// attempt that ends sooner costs the edge no report at all; after that, waiting is said once,
+// a running attempt reports on every tick and no more often (a new stage goes at once only
+// when the last report is an interval old), and the last one goes before the result.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EdgeClient } from "../../extractor/output/edge-sink.ts";
-import {
-  ProgressReporter,
-  REPORT_EVERY_MS,
-  WAITING_REPORT_EVERY_MS,
-} from "../../extractor/output/progress-reporter.ts";
+import { ProgressReporter, REPORT_EVERY_MS } from "../../extractor/output/progress-reporter.ts";
 
 interface Sent {
   stage: string;
@@ -52,31 +48,49 @@ describe("progress cadence", () => {
     expect(sent).toEqual([]);
   });
 
-  it("from the first interval on: every tick, at once on a new stage, and the last before the result", async () => {
+  it("from the first interval on: waiting once, then one report a tick at most, the last before the result", async () => {
     const { client, sent } = fakeEdge();
     const reporter = new ProgressReporter(client, attempt);
+    const stages = () => sent.map((r) => r.stage);
     reporter.stage("waiting");
     await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
-    expect(sent.map((r) => r.stage)).toEqual(["waiting"]);
-    // Only waiting, nothing but the time changes: one report on the first tick at least
-    // WAITING_REPORT_EVERY_MS after the last.
-    const gap = Math.ceil(WAITING_REPORT_EVERY_MS / REPORT_EVERY_MS) * REPORT_EVERY_MS;
-    await vi.advanceTimersByTimeAsync(gap - REPORT_EVERY_MS);
-    expect(sent.map((r) => r.stage)).toEqual(["waiting"]);
-    await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
-    expect(sent.map((r) => r.stage)).toEqual(["waiting", "waiting"]);
-    // Leaving the room goes at once, and from then on every tick.
+    expect(stages()).toEqual(["waiting"]);
+    // Only waiting, nothing but the time changes: said once, however long it waits.
+    await vi.advanceTimersByTimeAsync(40 * REPORT_EVERY_MS);
+    expect(stages()).toEqual(["waiting"]);
+    // Leaving the room goes at once (the last report is more than an interval old).
+    await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS / 3);
     reporter.stage("fetching");
     await vi.advanceTimersByTimeAsync(0);
-    expect(sent.map((r) => r.stage)).toEqual(["waiting", "waiting", "fetching"]);
-    await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
-    expect(sent.map((r) => r.stage)).toEqual(["waiting", "waiting", "fetching", "fetching"]);
+    expect(stages()).toEqual(["waiting", "fetching"]);
+    // Stages within the interval wait for the next tick, which carries the latest of them.
+    reporter.stage("probing");
     let done = 0;
     reporter.extracting(24, () => done);
+    done = 3;
     await vi.advanceTimersByTimeAsync(0);
-    done = 10;
+    expect(stages()).toEqual(["waiting", "fetching"]);
     await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
-    expect(sent.at(-1)).toMatchObject({ stage: "extracting", frames_done: 10, frames_total: 24 });
+    expect(sent.length).toBe(3);
+    expect(sent.at(-1)).toMatchObject({ stage: "extracting", frames_done: 3, frames_total: 24 });
+    // Running: one report every tick, even when nothing moved but the time.
+    await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
+    expect(sent.length).toBe(4);
+    // New stages right after a tick's report wait for the next tick: one report for both.
+    done = 10;
+    reporter.stage("encoding");
+    reporter.stage("uploading");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(sent.length).toBe(4);
+    await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
+    expect(sent.length).toBe(5);
+    expect(sent.at(-1)).toMatchObject({ stage: "uploading", frames_done: 10, frames_total: 24 });
+    // Never more than one a tick, however many stages come: 12 ticks, 12 reports.
+    for (let tick = 0; tick < 12; tick++) {
+      done++;
+      await vi.advanceTimersByTimeAsync(REPORT_EVERY_MS);
+    }
+    expect(sent.length).toBe(17);
     await reporter.finish(24, true);
     expect(sent.at(-1)).toEqual({
       attempt_id: "a1",
@@ -85,6 +99,7 @@ describe("progress cadence", () => {
       frames_total: 24,
     });
     const count = sent.length;
+    expect(count).toBe(18);
     await vi.advanceTimersByTimeAsync(5 * REPORT_EVERY_MS);
     expect(sent.length).toBe(count);
   });
