@@ -6,6 +6,9 @@
 //   would otherwise get a third of two cores against two long runs. While newcomers run, every
 //   other run yields: its processes, running and to come, drop YIELD_STEPS further, so the
 //   newcomer's get most of the cores and it ends about as fast as alone. Runs are never paused.
+//   The newcomer's own processes run NEWCOMER_STEPS below the base (0 by default): at the base
+//   they weighed a third of the extractor's and the edge's busy threads, and its short job
+//   took twice its time alone while another account's batch was being taken in (decision 0288).
 // - Where the kernel groups processes by session (CONFIG_SCHED_AUTOGROUP, on by default in
 //   Debian's and most distributions' kernels, this machine's included), a process's niceness
 //   only weighs against the other processes of its own session, and each media process is a
@@ -20,6 +23,8 @@ import { availableParallelism, setPriority } from "node:os";
 
 /** Niceness added to a run's processes while a newcomer runs (weight about a tenth). */
 export const YIELD_STEPS = 10;
+/** Niceness taken off a newcomer run's processes (never below 0: no privilege needed). */
+export const NEWCOMER_STEPS = 5;
 const MAX_NICE = 19;
 
 let baseNice = 5;
@@ -35,10 +40,17 @@ export function mediaNice(): number {
 
 /** One run's share: the niceness its processes get, and those processes while they live. */
 export class RunPriority {
+  /** A run started beyond the slots for a tenant that ran nothing here (scheduler.ts). */
+  readonly newcomer: boolean;
   #yielding = false;
   readonly #pids = new Set<number>();
 
+  constructor(options: { newcomer?: boolean } = {}) {
+    this.newcomer = options.newcomer ?? false;
+  }
+
   get nice(): number {
+    if (this.newcomer) return Math.max(0, baseNice - NEWCOMER_STEPS);
     return Math.min(MAX_NICE, baseNice + (this.#yielding ? YIELD_STEPS : 0));
   }
 
@@ -48,7 +60,8 @@ export class RunPriority {
 
   /** Yields to newcomers, or stops: for its live processes and the ones it starts next. */
   setYielding(yielding: boolean): void {
-    if (yielding === this.#yielding) return;
+    // A newcomer is what the others yield to; it never yields itself.
+    if (yielding === this.#yielding || this.newcomer) return;
     this.#yielding = yielding;
     // Giving a share back (a lower niceness) needs privilege (CAP_SYS_NICE: the container's
     // root has it); without it only the run's next processes get it back.

@@ -171,8 +171,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           })
         : null;
     const admission = scheduler.admit(tenant, () => {
-      const priority = new RunPriority();
       const newcomer = scheduler.running > scheduler.limits.capacity;
+      const priority = new RunPriority({ newcomer });
       shares.set(priority, { newcomer });
       if (newcomer) newcomers++;
       rebalance();

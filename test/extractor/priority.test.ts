@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type RunningTool, startTool } from "../../extractor/ffmpeg/process.ts";
 import {
   mediaNice,
+  NEWCOMER_STEPS,
   RunPriority,
   reniceSessionGroup,
   sessionGroupNice,
@@ -72,6 +73,25 @@ describe("media processes' niceness", () => {
     }
   });
 
+  it("a newcomer's processes run NEWCOMER_STEPS below the base, never below 0, and never yield", () => {
+    const newcomer = new RunPriority({ newcomer: true });
+    expect(NEWCOMER_STEPS).toBe(5);
+    const tool = withRunPriority(newcomer, () => longFfmpeg());
+    expect(niceOf(tool)).toBe(0);
+    // The others yield to it; it never does (the server asks every run to, newcomers too).
+    newcomer.setYielding(true);
+    expect(newcomer.yielding).toBe(false);
+    expect(niceOf(tool)).toBe(0);
+    // Relative to the base: 7 → 2; and not below 0 from a base under NEWCOMER_STEPS.
+    setMediaNice(7);
+    expect(niceOf(withRunPriority(newcomer, () => longFfmpeg()))).toBe(2);
+    setMediaNice(3);
+    expect(newcomer.nice).toBe(0);
+    // A run that is not a newcomer keeps the base.
+    setMediaNice(5);
+    expect(niceOf(withRunPriority(new RunPriority(), () => longFfmpeg()))).toBe(5);
+  });
+
   it("never beyond 19, whatever the base", () => {
     setMediaNice(15);
     const run = new RunPriority();
@@ -96,6 +116,13 @@ describe.skipIf(!groups)("media processes' session groups", () => {
     expect(groupNiceOf(tool)).toBe(5 + YIELD_STEPS);
     run.setYielding(false);
     expect(groupNiceOf(tool)).toBe(5);
+  });
+
+  it("a newcomer's take its niceness too, under the others'", () => {
+    const newcomer = withRunPriority(new RunPriority({ newcomer: true }), () => longFfmpeg());
+    const other = longFfmpeg();
+    expect(groupNiceOf(newcomer)).toBe(5 - NEWCOMER_STEPS);
+    expect(groupNiceOf(other)).toBe(5);
   });
 
   it("never the group of a process that does not lead its own session (the extractor's)", () => {
