@@ -75,7 +75,7 @@ describe("the webhooks page", () => {
     expect(cells[1]).toContain(jobId.slice(0, 8));
     expect(cells[2]).toBe("1");
     expect(cells[3]).toBe(String(RECEIVER_STATUS));
-    await inBothSchemes(page, "webhooks-desktop");
+    await inBothSchemes(page, "webhooks-one-delivery-desktop");
 
     await rows
       .first()
@@ -99,7 +99,7 @@ describe("the webhooks page", () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(overflow).toBeLessThanOrEqual(PHONE.width);
     await page.goto(`${h.stack.baseUrl}/dashboard/webhooks`);
-    await inBothSchemes(page, "webhooks-phone");
+    await inBothSchemes(page, "webhooks-one-delivery-phone");
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(
       PHONE.width,
     );
