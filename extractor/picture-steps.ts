@@ -1,5 +1,7 @@
 // The picture steps of a decode (HDR tone mapping, rotation, output size, the colour matrix
 // of untagged video), from the probe and the output size: shared by job.ts and live.ts.
+
+import { largePicture } from "./decode.ts";
 import type { PictureSteps } from "./ffmpeg/args.ts";
 import type { VideoProbe } from "./ffmpeg/probe.ts";
 import { THUMBNAIL_MAX_WIDTH, thumbnailSize } from "./output/thumbnails.ts";
@@ -8,7 +10,9 @@ import type { OutputSize } from "./sizing.ts";
 /**
  * With `thumbnails`, ffmpeg also scales each frame's thumbnail (args.ts pictureChain), for a
  * sink that keeps them, when the frame is wider than a thumbnail (a narrower frame is its own
- * thumbnail's picture).
+ * thumbnail's picture) and no larger than 1440p: above, ffmpeg's stacked picture would be
+ * one more 25 MB picture in flight, where memory is bounded to one picture (decode.ts
+ * largePicture), and sharp makes the thumbnail from the frame as before.
  */
 export function pictureSteps(
   video: VideoProbe,
@@ -23,7 +27,7 @@ export function pictureSteps(
     // Untagged HD video is BT.709 in practice; ffmpeg would otherwise assume BT.601.
     fallbackMatrix: video.colorMatrix ? null : isHdSize(video) ? "bt709" : "bt601",
     thumbnail:
-      thumbnails && size.width > THUMBNAIL_MAX_WIDTH
+      thumbnails && size.width > THUMBNAIL_MAX_WIDTH && !largePicture(size)
         ? thumbnailSize(size.width, size.height)
         : null,
   };

@@ -170,6 +170,20 @@ describe("thumbnails scaled by ffmpeg", () => {
     expect(context.buffers.frameBytes).toBe(320 * 180 * 3);
   });
 
+  it("above 1440p, and without a sink that keeps thumbnails, ffmpeg makes none", async () => {
+    const probe = await probeMedia(await makeTestVideo({ width: 320, height: 180 }));
+    if (!probe.video) throw new Error("no video");
+    const steps = (width: number, height: number, thumbnails: boolean) =>
+      pictureSteps(
+        probe.video as NonNullable<typeof probe.video>,
+        { width, height },
+        { thumbnails },
+      ).thumbnail;
+    expect(steps(2560, 1440, true)).toEqual({ width: 320, height: 180 });
+    expect(steps(3840, 2160, true)).toBeNull();
+    expect(steps(1920, 1080, false)).toBeNull();
+  });
+
   it("encodeThumbnail reads only the thumbnail's own pixels of its rows", async () => {
     // 400-pixel rows: a 320×2 red picture, then 80 blue pixels of padding on each row.
     const rows = Buffer.alloc(400 * 2 * 3);
