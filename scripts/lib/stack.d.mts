@@ -40,6 +40,11 @@ export interface StackSettings {
   /** Run the edge from a copy of its sources, so edits in the tree do not restart it. */
   snapshot?: boolean;
   /**
+   * Run the worker bundled once per set of sources, without `wrangler dev`'s own bundling
+   * (the test suite's stacks; decision 0292). Edits in the tree do not restart it either.
+   */
+  prebuilt?: boolean;
+  /**
    * A `.dev.vars`-style file to hand the edge as well, when it exists (npm start: DEV_VARS,
    * the developer's own); the stack's secrets win on a clash.
    */

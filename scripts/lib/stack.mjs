@@ -17,6 +17,7 @@ import {
   readSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
@@ -107,19 +108,91 @@ function snapshotSources(stateDir) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   // Everything the worker's bundle imports: its code, the shapes, and the guides it serves.
-  for (const entry of [
-    "edge",
-    "schema",
-    "docs",
-    "wrangler.toml",
-    "tsconfig.json",
-    "package.json",
-  ]) {
+  for (const entry of EDGE_SOURCES) {
     if (existsSync(join(ROOT, entry)))
       cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"), "dir");
   return dir;
+}
+
+/**
+ * The worker bundled once by wrangler's own bundler (`wrangler deploy --dry-run --outdir`) into
+ * the temporary directory, named by a hash of what it is built from (a copy of the sources
+ * taken first, so an edit during the build cannot be stored under the wrong name), beside a
+ * wrangler.toml that runs it as it is (`no_bundle`): for test stacks (`prebuilt`), which each
+ * spent about 1.3 CPU-seconds bundling the same worker in `wrangler dev` (decision 0292).
+ * Returns the directory `wrangler dev` runs in. Processes that build it at once each build
+ * their own and keep whichever was renamed into place first (as migratedTemplate does).
+ */
+function prebuiltEdge() {
+  const staging = mkdtempSync(join(tmpdir(), "stills-edge-source-"));
+  try {
+    const source = snapshotSources(staging);
+    const hash = createHash("sha256");
+    for (const entry of EDGE_SOURCES) hashTree(hash, source, entry);
+    hash.update(readFileSync(join(ROOT, "package-lock.json")));
+    hash.update(readFileSync(join(ROOT, "node_modules/wrangler/package.json")));
+    const target = join(tmpdir(), `stills-edge-bundle-${hash.digest("hex").slice(0, 16)}`);
+    if (existsSync(join(target, "done"))) return target;
+    const out = join(staging, "bundle");
+    // NODE_ENV as `wrangler dev` defines it for the worker (deploy would say "production").
+    const run = wrangler(["deploy", "--dry-run", "--outdir", out], {
+      cwd: source,
+      env: { ...process.env, ...OFFLINE_ENV, NODE_ENV: "development" },
+    });
+    if (run.status !== 0)
+      throw new Error(`bundling the edge failed:\n${run.stdout}\n${run.stderr}`);
+    rmSync(join(out, "README.md"), { force: true });
+    rmSync(join(out, "index.js.map"), { force: true });
+    writeFileSync(
+      join(out, "wrangler.toml"),
+      unbundledConfig(readFileSync(join(source, "wrangler.toml"), "utf8")),
+    );
+    // The marker last: a directory without it is never used.
+    writeFileSync(join(out, "done"), "");
+    try {
+      renameSync(out, target);
+    } catch (err) {
+      // Another process put its own there first: the same bundle.
+      if (!existsSync(join(target, "done"))) throw err;
+    }
+    return target;
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** What the worker's bundle is built from (snapshotSources copies them). */
+const EDGE_SOURCES = ["edge", "schema", "docs", "wrangler.toml", "tsconfig.json", "package.json"];
+
+function hashTree(hash, root, entry) {
+  const path = join(root, entry);
+  if (!existsSync(path)) return;
+  if (!statSync(path).isDirectory()) {
+    hash.update(`${entry}\0`).update(readFileSync(path)).update("\0");
+    return;
+  }
+  for (const name of readdirSync(path).sort()) hashTree(hash, root, join(entry, name));
+}
+
+/**
+ * wrangler.toml for the bundle wrangler wrote: its entry is index.js, run without bundling,
+ * and the modules beside it (named `<hash>-<name>`) are found by rules: a first Text rule for
+ * the guides and the API reference's script by those names, falling through to the file's own
+ * (wrangler ignores a later rule of the same type without `fallthrough`).
+ */
+export function unbundledConfig(toml) {
+  const main = /^main = ".*"$/m;
+  const firstRule = /^\[\[rules\]\]$/m;
+  if (!main.test(toml) || !firstRule.test(toml))
+    throw new Error("wrangler.toml has no main or no [[rules]]: the test bundle cannot run it");
+  return toml
+    .replace(main, 'main = "index.js"\nno_bundle = true\nfind_additional_modules = true')
+    .replace(
+      firstRule,
+      '[[rules]]\ntype = "Text"\nglobs = ["**/*.md", "**/*-standalone.js"]\nfallthrough = true\n\n[[rules]]',
+    );
 }
 
 export function wrangler(args, options = {}) {
@@ -375,7 +448,8 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
  * (children's output kept, not printed), `onOutput` (every line both children write, as
  * (side, line), with the edge's info lines included: the one-grep trace test), `log` (where
  * the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge from a
- * copy of its sources, so edits in the tree do not restart it: tests).
+ * copy of its sources, so edits in the tree do not restart it: benchmarks) or `prebuilt` (run
+ * the worker bundled once per set of sources, prebuiltEdge: the test suite's stacks).
  */
 /**
  * Starts the stack; once more (with fresh ports) when a port picked by freePort was taken by
@@ -398,6 +472,7 @@ async function startStackOnce(settings = {}) {
     quiet = false,
     log: logOption,
     snapshot = false,
+    prebuilt = false,
     onOutput,
     devVars,
     logDir,
@@ -518,7 +593,7 @@ async function startStackOnce(settings = {}) {
       ...Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
     {
-      cwd: snapshot ? snapshotSources(stateDir) : ROOT,
+      cwd: prebuilt ? prebuiltEdge() : snapshot ? snapshotSources(stateDir) : ROOT,
       env: { ...env, ...OFFLINE_ENV },
       stdio: edgeStdio,
       detached: true,

@@ -64,8 +64,9 @@ export async function startHarness(
       PORT: String(await freePort()),
       STILLS_ALLOW_PRIVATE_NETWORK: "1",
       quiet: true,
-      // Other work in the tree must not rebuild the edge under a test (scripts/lib/stack.mjs).
-      snapshot: true,
+      // Other work in the tree must not rebuild the edge under a test, and the worker is
+      // bundled once per run, not once per stack (scripts/lib/stack.mjs, decision 0292).
+      prebuilt: true,
       log: (line) => stackLog.push(line),
       ...settings,
     });

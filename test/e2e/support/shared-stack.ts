@@ -31,8 +31,9 @@ export default async function setup(project: TestProject) {
     PORT: String(await freePort()),
     STILLS_ALLOW_PRIVATE_NETWORK: "1",
     quiet: true,
-    // Other work in the tree must not rebuild the edge under the suite (scripts/lib/stack.mjs).
-    snapshot: true,
+    // Other work in the tree must not rebuild the edge under the suite, and the worker is
+    // bundled once per run, not once per stack (scripts/lib/stack.mjs, decision 0292).
+    prebuilt: true,
     logDir: stateDir,
     log: (line: string) => console.error(`[shared stack] ${line}`),
   });
