@@ -120,6 +120,11 @@ export default defineConfig(async () => {
             include: STACK_FILES,
             exclude: OWN_STACK,
             globalSetup: ["test/e2e/support/shared-stack.ts"],
+            // One fork per worker, not per file (decision 0292): a fresh fork and its imports
+            // (vitest, the harness, playwright-core, the SDK) cost about half a CPU-second a
+            // file. The files share no module state: each makes its own accounts, keys, video
+            // server and browser, and none stubs globals, timers or the environment.
+            isolate: false,
             testTimeout: 120_000,
             hookTimeout: 180_000,
             maxWorkers: 3,
