@@ -85,6 +85,10 @@ function readProbe(moov: Buffer, fileSize: number): MediaProbe | null {
   const track = firstVideoTrack(moov);
   if (!track || !(movieScale > 0)) return null;
   const video = readVideo(moov, track);
+  // An edit that ends before the frames do (a trimmed file): ffmpeg's duration is the edit's.
+  const edit = mediaEditSeconds(moov, track.trak, movieScale);
+  const frames = video?.durationSeconds ?? 0;
+  if (edit !== null && Math.abs(edit - frames) > 1 / movieScale + 1e-9) return null;
   if (!video) return null;
   const seconds = movieDuration > 0 ? movieDuration / movieScale : video.durationSeconds;
   return {
@@ -163,6 +167,23 @@ function trackTiming(
     startTime: 0,
     frameRate: timescale / step,
   };
+}
+
+/** The edit list's media edit's length in seconds (movie timescale), null without one. */
+function mediaEditSeconds(moov: Buffer, trak: Box, movieScale: number): number | null {
+  const elst = path(moov, trak, "edts", "elst");
+  if (!elst) return null;
+  const wide = version(moov, elst) === 1;
+  const entry = wide ? 20 : 12;
+  const count = moov.readUInt32BE(elst.start + 4);
+  for (let i = 0; i < count; i++) {
+    const at = elst.start + 8 + i * entry;
+    if (at + entry > elst.end) return null;
+    const duration = wide ? Number(moov.readBigUInt64BE(at)) : moov.readUInt32BE(at);
+    const mediaTime = wide ? Number(moov.readBigInt64BE(at + 8)) : moov.readInt32BE(at + 4);
+    if (mediaTime !== -1) return duration / movieScale;
+  }
+  return null;
 }
 
 /** 16.16 fixed point. */

@@ -2,7 +2,7 @@
 // ffprobe's (the run it replaces), field by field, on real encoded files; and every shape it
 // does not read left to ffprobe.
 import { execFile } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -129,6 +129,14 @@ describe("the probe from an MP4's index", () => {
     ]);
     expect(await fromIndex(covered)).toBeNull();
     expect((await probeMedia(covered)).video?.streamIndex).toBe(0);
+    // An edit that ends before the frames do: ffmpeg's duration is the edit's.
+    const trimmed = Buffer.from(await readFile(video));
+    const elst = trimmed.indexOf("elst", 0, "latin1");
+    const segment = elst + 4 + 4 + 4;
+    trimmed.writeUInt32BE(trimmed.readUInt32BE(segment) - 500, segment);
+    const cut = join(dir, "trimmed.mp4");
+    await writeFile(cut, trimmed);
+    expect(await fromIndex(cut)).toBeNull();
     // A timecode track (tmcd).
     const timecode = await remux(video, "tmcd.mov", ["-timecode", "00:00:01:00"]);
     expect(await fromIndex(timecode)).toBeNull();
