@@ -65,6 +65,11 @@ export const CREATE_JOB_EXAMPLES = {
     summary: "zip: 10 PNG frames at 480p in one ZIP archive",
     value: { url: SAMPLE_URL, count: 10, format: "png", resolution: 480, output: "zip" },
   },
+  budget: {
+    summary:
+      "budget: as many frames as fit 4,000 of a Claude model's input tokens, at a legible size",
+    value: { url: SAMPLE_URL, budget: { tokens: 4000, model: "claude" } },
+  },
 } satisfies Record<string, Example>;
 
 export type CreateJobExampleName = keyof typeof CREATE_JOB_EXAMPLES;

@@ -18,6 +18,7 @@ const MODES = [
   "slides",
   "animated",
   "zip",
+  "budget",
 ];
 
 type Example = { summary: string; value: Record<string, unknown> & { url: string } };
@@ -124,6 +125,17 @@ describe("the create-job examples of the OpenAPI document", () => {
           expect(zip.status).toBe(200);
           // A ZIP begins with a local file header, PK\x03\x04.
           expect([...zip.bytes.slice(0, 4)]).toEqual([0x50, 0x4b, 0x03, 0x04]);
+          break;
+        }
+        case "budget": {
+          // Stills chose the count and the width; the estimate is the delivered frames' own cost.
+          const asked = value.budget as { tokens: number; model: string };
+          expect(job.budget).toMatchObject({ tokens: asked.tokens, model: asked.model });
+          expect(job.budget.frames).toBe(frames.length);
+          expect(frames.length).toBeGreaterThan(1);
+          expect(job.budget.tokens_estimated).toBe(job.budget.per_frame * frames.length);
+          expect(job.budget.tokens_estimated).toBeLessThanOrEqual(asked.tokens);
+          expect(job.budget.width).toBeGreaterThan(0);
           break;
         }
       }

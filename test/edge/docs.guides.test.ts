@@ -88,6 +88,7 @@ describe("the OpenAPI document's create-job examples", () => {
       "slides",
       "animated",
       "zip",
+      "budget",
     ]);
     for (const [name, example] of Object.entries(examples)) {
       expect(example.value.url, name).toBe(`${ORIGIN}/samples/intro.mp4`);
