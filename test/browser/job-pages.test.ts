@@ -315,14 +315,17 @@ describe("the jobs pages", { timeout: 180_000 }, () => {
     );
     await checkEveryWidth(page, "lightbox", { fullPage: false });
 
+    // Each key's effect is waited for before the next key: a press that lands while the page
+    // is still busy after the resizes above must not be read before it is applied.
     await page.keyboard.press("ArrowRight");
-    expect(await title.innerText()).toContain(
-      `Frame 2 · ${second.timestamp} s · pts ${second.pts}`,
-    );
+    await expect
+      .poll(() => title.innerText())
+      .toContain(`Frame 2 · ${second.timestamp} s · pts ${second.pts}`);
     expect(await image.getAttribute("src")).toBe(second.url);
     await page.keyboard.press("ArrowLeft");
+    await expect.poll(() => title.innerText()).toContain("Frame 1 ·");
     await page.keyboard.press("ArrowLeft");
-    expect(await title.innerText()).toContain(`Frame ${done.frames.length} ·`);
+    await expect.poll(() => title.innerText()).toContain(`Frame ${done.frames.length} ·`);
     await page.keyboard.press("Escape");
     await expect.poll(() => dialog.evaluate((d: HTMLDialogElement) => d.open)).toBe(false);
     // Focus goes back to the grid, on the frame the viewer showed last.
