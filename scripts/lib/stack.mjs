@@ -171,6 +171,19 @@ function prebuiltEdge() {
 }
 
 /**
+ * The stack's own copy of a prebuilt bundle (8–9 MB, milliseconds), which its `wrangler dev`
+ * runs in: wrangler watches the directory it runs and writes its own `.wrangler/` there, so
+ * stacks sharing one directory restarted each other's worker whenever one started (a start
+ * marks the bundle used), and a request in flight got "Your worker restarted mid-request".
+ */
+function ownCopyOf(bundle, stateDir) {
+  const dir = join(stateDir, "edge-bundle");
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(bundle, dir, { recursive: true, filter: (path) => !path.includes("/.wrangler") });
+  return dir;
+}
+
+/**
  * Removes the bundles of sources no stack has started in a day (about 9 MB each; every edit of
  * the edge makes a new one). A bundle in use is marked at each start, so none is removed under
  * a running suite.
@@ -617,7 +630,11 @@ async function startStackOnce(settings = {}) {
       ...Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
     ],
     {
-      cwd: prebuilt ? prebuiltEdge() : snapshot ? snapshotSources(stateDir) : ROOT,
+      cwd: prebuilt
+        ? ownCopyOf(prebuiltEdge(), stateDir)
+        : snapshot
+          ? snapshotSources(stateDir)
+          : ROOT,
       env: { ...env, ...OFFLINE_ENV },
       stdio: edgeStdio,
       detached: true,
