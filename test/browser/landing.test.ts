@@ -281,7 +281,13 @@ describe("the landing page", () => {
     const shifts: { value: number; moved: string[] }[] = await page.evaluate(
       () => (globalThis as any).__shifts,
     );
-    expect(shifts, JSON.stringify(shifts)).toEqual([]);
+    // A frame that arrived outside a reserved slot moves the rows below it: a score near 0.04
+    // at this size. Sub-pixel rounding of a line under load scores about 0.00001 (the brand
+    // link and the demo's meter were seen at 0.000006 and 0.00005): not a move anyone sees.
+    expect(
+      shifts.filter((shift) => shift.value >= 0.001),
+      JSON.stringify(shifts),
+    ).toEqual([]);
     // The page used the public demo endpoints and nothing else of the API.
     expect(new Set(apiCalls)).toEqual(new Set(["POST /v1/demo", `GET /v1/demo/${demo.id}`]));
     expect([...hosts]).toEqual([new URL(h.stack.baseUrl).host]);
