@@ -644,17 +644,39 @@ export const HIGH_PROFILES = new Set([
   100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135,
 ]);
 
-/** An SPS's frame_mbs_only_flag (1: every picture is a frame). */
-function spsFramesOnly(nal: Uint8Array): boolean {
+/** An SPS read as far as frame_mbs_only_flag, and the reader left just after it. */
+export interface SpsHead {
+  profile: number;
+  /** 1 is 4:2:0 (the value profiles without the field imply). */
+  chromaFormat: number;
+  bitDepthLumaMinus8: number;
+  bitDepthChromaMinus8: number;
+  widthInMbs: number;
+  heightInMapUnits: number;
+  /** 1: every picture is a frame, no field pictures. */
+  frameMbsOnly: boolean;
+  /** Positioned at direct_8x8_inference_flag, for a caller that reads on (the VUI). */
+  reader: BitReader;
+}
+
+/**
+ * H.264 7.3.2.1.1 from the NAL header up to frame_mbs_only_flag: the one walk through the
+ * scaling lists and picture order fields both the index (framesOnly) and the probe
+ * (mp4-probe.ts) need. Throws on a stream that breaks the syntax's bounds.
+ */
+export function readSpsHead(nal: Uint8Array): SpsHead {
   const r = new BitReader(nal.subarray(1));
   const profile = r.bits(8);
   r.bits(16); // constraint flags and level
   r.ue(); // seq_parameter_set_id
+  let chromaFormat = 1;
+  let bitDepthLumaMinus8 = 0;
+  let bitDepthChromaMinus8 = 0;
   if (HIGH_PROFILES.has(profile)) {
-    const chromaFormat = r.ue();
-    if (chromaFormat === 3) r.bit();
-    r.ue(); // bit depth, luma
-    r.ue(); // bit depth, chroma
+    chromaFormat = r.ue();
+    if (chromaFormat === 3) r.bit(); // separate_colour_plane_flag
+    bitDepthLumaMinus8 = r.ue();
+    bitDepthChromaMinus8 = r.ue();
     r.bit(); // qpprime_y_zero_transform_bypass_flag
     if (r.bit()) {
       for (let list = 0; list < (chromaFormat === 3 ? 12 : 8); list++) {
@@ -676,13 +698,24 @@ function spsFramesOnly(nal: Uint8Array): boolean {
     r.se();
     r.se();
     const cycle = r.ue();
+    if (cycle > 255) throw new Error("num_ref_frames_in_pic_order_cnt_cycle above 255");
     for (let i = 0; i < cycle; i++) r.se();
   }
   r.ue(); // max_num_ref_frames
   r.bit(); // gaps_in_frame_num_value_allowed_flag
-  r.ue(); // width in macroblocks
-  r.ue(); // height in map units
-  return r.bit() === 1;
+  const widthInMbs = r.ue() + 1;
+  const heightInMapUnits = r.ue() + 1;
+  const frameMbsOnly = r.bit() === 1;
+  return {
+    profile,
+    chromaFormat,
+    bitDepthLumaMinus8,
+    bitDepthChromaMinus8,
+    widthInMbs,
+    heightInMapUnits,
+    frameMbsOnly,
+    reader: r,
+  };
 }
 
 /**
@@ -700,7 +733,7 @@ function framesOnly(avcC: Uint8Array): boolean | null {
       const length = (avcC[at] << 8) | avcC[at + 1];
       const nal = avcC.subarray(at + 2, at + 2 + length);
       if (nal.length !== length || length < 4) return null;
-      frames &&= spsFramesOnly(nal);
+      frames &&= readSpsHead(nal).frameMbsOnly;
       at += 2 + length;
     }
     return frames;

@@ -13,13 +13,13 @@ import type { HdrSource } from "./args.ts";
 import type { MediaProbe, VideoProbe } from "./media-probe.ts";
 import type { Box, ByteReader, VideoTrack } from "./mp4-index.ts";
 import {
-  BitReader,
   boxesIn,
   child,
   firstVideoTrack,
-  HIGH_PROFILES,
   path,
   readMoov,
+  readSpsHead,
+  type SpsHead,
   version,
 } from "./mp4-index.ts";
 
@@ -232,44 +232,20 @@ function onlySps(avcC: Buffer): SpsFacts | null {
   return readSps(nal);
 }
 
-/** H.264 7.3.2.1.1 and E.1.1, as far as size, range and colour. */
+/** H.264 7.3.2.1.1 and E.1.1, as far as size, range and colour (the head: readSpsHead). */
 function readSps(nal: Uint8Array): SpsFacts | null {
-  const r = new BitReader(nal.subarray(1));
-  const profile = r.bits(8);
-  r.bits(16); // constraint flags and level
-  r.ue(); // seq_parameter_set_id
-  if (HIGH_PROFILES.has(profile)) {
-    if (r.ue() !== 1) return null; // chroma_format_idc: 4:2:0 only
-    if (r.ue() !== 0 || r.ue() !== 0) return null; // 8-bit luma and chroma only
-    r.bit(); // qpprime_y_zero_transform_bypass_flag
-    if (r.bit()) {
-      for (let list = 0; list < 8; list++) {
-        if (!r.bit()) continue;
-        let last = 8;
-        let next = 8;
-        for (let j = 0; j < (list < 6 ? 16 : 64) && next !== 0; j++) {
-          next = (last + r.se() + 256) % 256;
-          last = next === 0 ? last : next;
-        }
-      }
-    }
+  let head: SpsHead;
+  try {
+    head = readSpsHead(nal);
+  } catch {
+    return null;
   }
-  r.ue(); // log2_max_frame_num_minus4
-  const pocType = r.ue();
-  if (pocType === 0) r.ue();
-  else if (pocType === 1) {
-    r.bit();
-    r.se();
-    r.se();
-    const cycle = r.ue();
-    if (cycle > 255) return null;
-    for (let i = 0; i < cycle; i++) r.se();
-  }
-  r.ue(); // max_num_ref_frames
-  r.bit(); // gaps_in_frame_num_value_allowed_flag
-  const widthInMbs = r.ue() + 1;
-  const heightInMbs = r.ue() + 1;
-  if (r.bit() !== 1) return null; // frame_mbs_only_flag: no field pictures
+  // 8-bit 4:2:0 frames only: no other chroma format or depth, no field pictures.
+  if (head.chromaFormat !== 1 || head.bitDepthLumaMinus8 !== 0) return null;
+  if (head.bitDepthChromaMinus8 !== 0 || !head.frameMbsOnly) return null;
+  const r = head.reader;
+  const widthInMbs = head.widthInMbs;
+  const heightInMbs = head.heightInMapUnits;
   r.bit(); // direct_8x8_inference_flag
   let crop = [0, 0, 0, 0];
   if (r.bit()) crop = [r.ue(), r.ue(), r.ue(), r.ue()];
