@@ -134,6 +134,8 @@ const stack = await startStack({
   STILLS_ALLOW_PRIVATE_NETWORK: "1",
   quiet: true,
   snapshot: true,
+  // The extractor's and the edge's whole logs in this directory, to read a run's phases after.
+  ...(process.env.STILLS_BENCH_LOG_DIR ? { logDir: process.env.STILLS_BENCH_LOG_DIR } : {}),
 });
 
 const client = loadClient(stack);
@@ -183,11 +185,14 @@ const extractorSteps = (x) => {
   return steps.map(([what, t]) => `${what} +${((t - steps[0][1]) / 1000).toFixed(2)}`).join(", ");
 };
 
-/** Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, wrangler. */
+/**
+ * Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, wrangler, the
+ * bench's own process (its origin serves every job's bytes).
+ */
 const cpuLine = (cpu, wall) =>
   `  CPU-s: media ${cpu.media.toFixed(1)}, extractor ${cpu.extractor.toFixed(1)}, workerd ` +
-  `${cpu.workerd.toFixed(1)}, wrangler ${cpu.wrangler.toFixed(1)} (${wall.toFixed(1)} s × 2 cores = ` +
-  `${(2 * wall).toFixed(1)})`;
+  `${cpu.workerd.toFixed(1)}, wrangler ${cpu.wrangler.toFixed(1)}, bench ${cpu.bench.toFixed(1)} ` +
+  `(${wall.toFixed(1)} s × 2 cores = ${(2 * wall).toFixed(1)})`;
 
 const nearestRank = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);

@@ -174,7 +174,9 @@ export function loadClient(stack) {
   /**
    * CPU seconds so far (/proc/<pid>/stat, in clock ticks of 1/100 s): the extractor's own Node
    * (its JavaScript, sharp's threads), its media processes once ended (what it has reaped),
-   * workerd, and wrangler's Node in front of it.
+   * every workerd of the edge (wrangler dev runs two, and the worker's is not the first one
+   * found), wrangler's Node processes in front of them, and this process (the bench's origin,
+   * which serves every job's bytes, and its clients).
    */
   async function cpuSeconds() {
     const ticks = async (pid) => {
@@ -185,11 +187,23 @@ export function loadClient(stack) {
       // utime, stime, then cutime, cstime (children waited for): fields 14–17.
       return [(Number(f[11]) + Number(f[12])) / 100, (Number(f[13]) + Number(f[14])) / 100];
     };
-    workerd ??= await workerdPid();
     const [extractor, media] = await ticks(stack.children.extractor?.pid);
-    const [edge] = await ticks(workerd);
-    const [wrangler] = await ticks(stack.children.edge.pid);
-    return { extractor, media, workerd: edge, wrangler };
+    let edge = 0;
+    let [wrangler] = await ticks(stack.children.edge.pid);
+    for (const pid of await descendants(stack.children.edge.pid)) {
+      const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "");
+      const [own] = await ticks(pid);
+      if (comm.trim() === "workerd") edge += own;
+      else wrangler += own;
+    }
+    const bench = process.cpuUsage();
+    return {
+      extractor,
+      media,
+      workerd: edge,
+      wrangler,
+      bench: (bench.user + bench.system) / 1e6,
+    };
   }
 
   /**
