@@ -18,7 +18,7 @@ beforeAll(async () => {
   });
   longVideo = h.serveVideo(
     "/media/long.mp4",
-    await makeTestVideo({ width: 640, height: 360, fps: 30, durationSeconds: 90, gop: 60 }),
+    await makeTestVideo({ width: 320, height: 180, fps: 30, durationSeconds: 90, gop: 60 }),
   );
 });
 
