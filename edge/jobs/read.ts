@@ -28,6 +28,18 @@ export const WAIT_LIMIT_MS = 50_000;
  */
 const WAIT_SLICE_MS = 10_000;
 
+let testClock: { now: () => number; sliceMs: number } | undefined;
+
+/**
+ * Lets a test run a wait's 50 s in simulated time, as setLimiterClock does for the rate limits:
+ * the wait's deadline is read from `clock`, and each wait on the JobWaiter lasts at most
+ * `sliceMs` of real time, so a moved clock is seen within that. Undefined restores the real
+ * clock and the 10 s slices.
+ */
+export function setWaitClock(clock: (() => number) | undefined, sliceMs = 50) {
+  testClock = clock ? { now: clock, sliceMs } : undefined;
+}
+
 /**
  * A job row's stored options, read back through the schema they were written by. A row whose
  * options do not parse is corrupt: the job cannot be priced or extracted, so this throws.
@@ -137,11 +149,13 @@ async function waitUntilFinal<T extends { status: string }>(
   load: () => Promise<T>,
   limitMs: number,
 ) {
-  const deadline = Date.now() + limitMs;
+  const now = testClock?.now ?? Date.now;
+  const slice = testClock?.sliceMs ?? WAIT_SLICE_MS;
+  const deadline = now() + limitMs;
   const waiter = jobWaiter(env, "job", id);
   let row = first;
-  while (!isFinalStatus(row.status) && Date.now() < deadline) {
-    await waiter.wait(Math.min(WAIT_SLICE_MS, deadline - Date.now()));
+  while (!isFinalStatus(row.status) && now() < deadline) {
+    await waiter.wait(Math.min(slice, deadline - now()));
     row = await load();
   }
   return row;

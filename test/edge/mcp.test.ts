@@ -2,7 +2,8 @@
 // a job still running when the wait ends, and the small pieces the previews rest on. The whole
 // server against the real stack is test/e2e/mcp.test.ts.
 import { exports } from "cloudflare:workers";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { setWaitClock, WAIT_LIMIT_MS } from "../../edge/jobs/read.ts";
 import { decodeCursor, encodeCursor } from "../../edge/mcp/frame-pages.ts";
 import { jpegSize, toBase64 } from "../../edge/mcp/jpeg.ts";
 import { portableSchema } from "../../edge/mcp/portable-schema.ts";
@@ -55,7 +56,7 @@ async function allMessages(response: Response) {
 }
 
 afterEach(() => {
-  vi.useRealTimers();
+  setWaitClock(undefined);
 });
 
 describe("the /mcp endpoint", () => {
@@ -145,9 +146,11 @@ describe("the /mcp endpoint", () => {
   });
 
   it("returns a job still queued when the wait ends, with its id to poll", async () => {
-    // No extractor answers in this suite, so the job stays queued. The clock is moved on 10 s
-    // at a time (timers stay real: the rate limiter's object runs on them).
-    vi.useFakeTimers({ toFake: ["Date"] });
+    // No extractor answers in this suite, so the job stays queued. The wait's clock
+    // (setWaitClock) is moved on 5 s every 20 ms; every other clock and timer stays real.
+    const start = Date.now();
+    let now = start;
+    setWaitClock(() => now);
     const { auth } = await createAccount({ plan: "starter" });
     const call = mcp(
       {
@@ -165,11 +168,13 @@ describe("the /mcp endpoint", () => {
     call.finally(() => {
       settled = true;
     });
-    for (let i = 0; i < 200 && !settled; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      vi.setSystemTime(Date.now() + 10_000);
+    for (let i = 0; i < 500 && !settled; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      now += 5_000;
     }
     const { result } = await call;
+    // It waited the whole limit, on its clock, before it answered.
+    expect(now - start).toBeGreaterThanOrEqual(WAIT_LIMIT_MS);
     expect(result.isError).toBeFalsy();
     const job = result.structuredContent.job;
     expect(job.status).toBe("queued");
