@@ -10,7 +10,7 @@ import { expect } from "vitest";
 const ROOT = resolve(import.meta.dirname, "../../..");
 export const SCREENSHOTS = join(ROOT, "test/browser/screenshots");
 // Debian's headless shell (package chromium-headless-shell, the same Chromium version without
-// the browser's UI layer): the same pages at about a third less CPU than /usr/bin/chromium
+// the browser's UI layer): the same pages for about 40 % less CPU than /usr/bin/chromium
 // (decision 0297). Debian's chromium where the shell is not installed; CHROMIUM_PATH overrides.
 const HEADLESS_SHELL = "/usr/bin/chromium-headless-shell";
 const CHROMIUM =
