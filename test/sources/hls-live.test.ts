@@ -3,7 +3,9 @@
 // time as the stream plays, each with captured_at from EXT-X-PROGRAM-DATE-TIME; a stream that
 // ends early completes with what it caught, one that stalls fails; a VOD playlist, a file and a
 // private segment URI (in a later reload too) are refused. Frames are read back by the number
-// painted in each picture.
+// painted in each picture. Tests that wait for the stream run the origin and the live source on
+// one simulated clock (support/virtual-clock.ts): a wait moves it on at once; the real timer is
+// what test/e2e/live.test.ts runs through the stack.
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,6 +27,7 @@ import {
 import { PUBLIC_LOOPBACK, testPolicy } from "./support/policies.ts";
 import type { TestServer } from "./support/servers.ts";
 import { startTestServer } from "./support/servers.ts";
+import { type VirtualClock, virtualClock } from "./support/virtual-clock.ts";
 
 const origins: LiveOrigin[] = [];
 let output: string;
@@ -43,13 +46,20 @@ async function origin(options: Parameters<typeof startLiveOrigin>[0]) {
   return started;
 }
 
-async function runLive(url: string, options: JobOptions, policy = testPolicy()) {
+async function runLive(
+  url: string,
+  options: JobOptions,
+  policy = testPolicy(),
+  clock?: VirtualClock,
+) {
   const source = await openLiveSource(url, "direct", {
     resolution: options.resolution,
     allowPrivate: false,
     policy,
     maxBytes: 50_000_000,
     deadlineMs: 60_000,
+    now: clock?.now,
+    sleep: clock?.sleep,
   });
   const outcome = emptyOutcome(options);
   const directory = await mkdtemp(join(output, "job-"));
@@ -121,9 +131,15 @@ describe("mode live on a sliding playlist", () => {
   });
 
   it("every 2 s for 6 s: three frames in stream order, 2 s apart, as the stream plays", async () => {
-    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2 });
-    const started = Date.now();
-    const { outcome, numbers } = await runLive(stream.url, live({ every: 2, duration: 6 }));
+    const time = virtualClock();
+    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2, now: time.now });
+    const started = time.now();
+    const { outcome, numbers } = await runLive(
+      stream.url,
+      live({ every: 2, duration: 6 }),
+      testPolicy(),
+      time,
+    );
     expect(outcome.error).toBeNull();
     expect(outcome.status).toBe("completed");
     // The first is the newest frame when the job began (199), then 21.9 s and 23.9 s.
@@ -134,7 +150,7 @@ describe("mode live on a sliding playlist", () => {
       [19_900, 21_900, 23_900].map((ms) => new Date(LIVE_EPOCH_MS + ms).toISOString()),
     );
     // It waited for the stream: segment 11 (22-24 s) is on the list from clock 24 on.
-    expect(Date.now() - started).toBeGreaterThanOrEqual(3_500);
+    expect(time.now() - started).toBeGreaterThanOrEqual(3_500);
     // Only the segments holding the wanted times, each once.
     expect(stream.segmentsFetched()).toEqual([9, 10, 11]);
     expect(outcome.processed_seconds).toBe(6);
@@ -154,10 +170,16 @@ describe("mode live on a sliding playlist", () => {
   });
 
   it("a stream that ends (EXT-X-ENDLIST) mid-job completes with what it caught", async () => {
-    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2 });
+    const time = virtualClock();
+    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2, now: time.now });
     // The stream ends once segment 10 (20-22 s) is out: 21.9 s is caught, 23.9 s never airs.
-    setTimeout(() => stream.end(), 2_300);
-    const { outcome, numbers } = await runLive(stream.url, live({ every: 2, duration: 6 }));
+    time.at(2_300, () => stream.end());
+    const { outcome, numbers } = await runLive(
+      stream.url,
+      live({ every: 2, duration: 6 }),
+      testPolicy(),
+      time,
+    );
     expect(outcome.status).toBe("completed");
     expect(outcome.frames.map((f) => f.status)).toEqual(["ok", "ok", "error"]);
     expect(numbers).toEqual([199, 219, null]);
@@ -167,24 +189,36 @@ describe("mode live on a sliding playlist", () => {
   }, 30_000);
 
   it("a stream that stalls fails after 3 target durations (at least 6 s) with the reason", async () => {
-    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.5 });
+    const time = virtualClock();
+    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.5, now: time.now });
     stream.freeze();
-    const started = Date.now();
-    const error = await runLive(stream.url, live({ every: 2, duration: 6 })).catch((e) => e);
+    const started = time.now();
+    const error = await runLive(
+      stream.url,
+      live({ every: 2, duration: 6 }),
+      testPolicy(),
+      time,
+    ).catch((e) => e);
     expect(error.name).toBe("DownloadFailed");
     expect(error.message).toMatch(
       /^the live playlist gained no segment for \d+ s \(the wait is 6 s/,
     );
     expect(error.userMessage).toMatch(/stopped advancing/);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(6_000);
-    expect(Date.now() - started).toBeLessThan(12_000);
+    expect(time.now() - started).toBeGreaterThanOrEqual(6_000);
+    expect(time.now() - started).toBeLessThan(12_000);
   }, 30_000);
 });
 
 describe("mode live on MPEG-TS segments", () => {
   it("gives the newest frame and frames 2 s apart, each segment remuxed alone", async () => {
-    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2, ts: true });
-    const { outcome, numbers } = await runLive(stream.url, live({ every: 2, duration: 4 }));
+    const time = virtualClock();
+    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2, ts: true, now: time.now });
+    const { outcome, numbers } = await runLive(
+      stream.url,
+      live({ every: 2, duration: 4 }),
+      testPolicy(),
+      time,
+    );
     expect(outcome.error).toBeNull();
     expect(numbers).toEqual([199, 219]);
     const [first, second] = outcome.frames;
@@ -226,13 +260,17 @@ describe("what mode live refuses", () => {
   });
 
   it("a private segment that appears in a later reload is refused before it is fetched", async () => {
-    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2 });
-    setTimeout(
-      () =>
-        stream.setSegmentUri((i) => (i >= 10 ? `${privateHost.origin}/secret.m4s` : `s${i}.m4s`)),
-      500,
+    const time = virtualClock();
+    const stream = await origin({ host: PUBLIC_LOOPBACK, clock: 20.2, now: time.now });
+    time.at(500, () =>
+      stream.setSegmentUri((i) => (i >= 10 ? `${privateHost.origin}/secret.m4s` : `s${i}.m4s`)),
     );
-    const error = await runLive(stream.url, live({ every: 2, duration: 6 })).catch((e) => e);
+    const error = await runLive(
+      stream.url,
+      live({ every: 2, duration: 6 }),
+      testPolicy(),
+      time,
+    ).catch((e) => e);
     expect(error.message).toBe("refused destination: 127.0.0.1 is a loopback address");
     expect(stream.segmentsFetched()).toEqual([9]);
   }, 30_000);

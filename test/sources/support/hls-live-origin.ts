@@ -1,8 +1,8 @@
 // A live HLS origin on loopback for tests (decision 0360): fMP4 segments cut once by ffmpeg's
 // hls muxer from a video whose every frame carries its number (test/support/videos.ts), served
 // as a sliding window whose newest segment is the last one that ends by the origin's clock. The
-// clock runs with the wall clock from where the test set it, and can be frozen (a stall) or the
-// stream ended (EXT-X-ENDLIST).
+// clock runs with the wall clock (or a test's simulated one: `now`) from where the test set it,
+// and can be frozen (a stall) or the stream ended (EXT-X-ENDLIST).
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rename } from "node:fs/promises";
@@ -66,6 +66,8 @@ export interface LiveOriginOptions {
   ts?: boolean;
   /** The URI written for segment i (a hostile one, say); `s{i}.m4s` by default. */
   segmentUri?: (i: number) => string;
+  /** Milliseconds now, for a simulated clock (support/virtual-clock.ts); Date.now by default. */
+  now?: () => number;
 }
 
 export interface LiveOrigin {
@@ -88,12 +90,13 @@ export async function startLiveOrigin(options: LiveOriginOptions): Promise<LiveO
   const extension = options.ts ? "ts" : "m4s";
   const server = await startTestServer(options.host);
   const window = options.window ?? 5;
-  const startedAt = Date.now();
+  const now = options.now ?? Date.now;
+  const startedAt = now();
   let frozenAt: number | null = null;
   let ended = false;
   let segmentUri = options.segmentUri ?? ((i: number) => `s${i}.${extension}`);
   const clock = () =>
-    frozenAt ?? Math.min(options.clock + (Date.now() - startedAt) / 1000, LIVE_SEGMENTS * 2);
+    frozenAt ?? Math.min(options.clock + (now() - startedAt) / 1000, LIVE_SEGMENTS * 2);
   const playlist = () => {
     const available = Math.floor(clock() / LIVE_SEGMENT_SECONDS);
     const first = Math.max(0, available - window);
