@@ -16,7 +16,7 @@ import type { KeyframeHints } from "./decode-plan.ts";
 import { decodeAll, lookUpKeyframesEarly } from "./decode-plan.ts";
 import { DeadlineError, ExtractError, toJobError, withoutInternalUrls } from "./errors.ts";
 import type { Mp4Index } from "./ffmpeg/mp4-index.ts";
-import { mp4IndexFrom, withByteReader } from "./ffmpeg/mp4-index.ts";
+import { moovOf, mp4IndexOfMoov } from "./ffmpeg/mp4-index.ts";
 import type { SpanView } from "./ffmpeg/mp4-spans.ts";
 import { spanIndexOf, spanViewFor } from "./ffmpeg/mp4-spans.ts";
 import type { MediaProbe, VideoProbe } from "./ffmpeg/probe.ts";
@@ -406,7 +406,8 @@ const LIVE_ONLY = "mode live reads a live HLS playlist (.m3u8) only.";
  */
 function mp4IndexFor(job: ExtractionJob, signal: AbortSignal): Promise<Mp4Index | null> {
   if (!job.source?.hidingRelay) return Promise.resolve(null);
-  return withByteReader(job.input, signal, mp4IndexFrom).catch(() => null);
+  // The moov the probe and the keyframe lookup read too, read once (mp4-index.ts moovOf).
+  return moovOf(job.input, signal).then((found) => found && mp4IndexOfMoov(found));
 }
 
 /**

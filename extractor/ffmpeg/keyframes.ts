@@ -6,7 +6,7 @@
 // back to the sparse engine selects exactly that frame.
 import type { Rational } from "./args.ts";
 import { safeInputArgs } from "./args.ts";
-import { keyframeTicksFromMp4, withByteReader } from "./mp4-index.ts";
+import { fromMoovOf, keyframeTicksFromIndex } from "./mp4-index.ts";
 import type { VideoProbe } from "./probe.ts";
 import { runTool } from "./process.ts";
 
@@ -64,7 +64,7 @@ export async function listKeyframes(
   video: VideoProbe,
   signal?: AbortSignal,
 ): Promise<number[]> {
-  const indexed = await withByteReader(input, signal, keyframeTicksFromMp4);
+  const indexed = await fromMoovOf(input, signal, ({ moov }) => keyframeTicksFromIndex(moov));
   if (
     indexed &&
     indexed.streamIndex === video.streamIndex &&

@@ -371,6 +371,70 @@ export function keyframeTicksFromIndex(moov: Buffer): IndexedKeyframes | null {
   };
 }
 
+/** A file's moov, where its box starts when it is the file's sole one (readSoleMoov), its size. */
+export interface MoovRead {
+  moov: Buffer;
+  moovAt: number | null;
+  fileSize: number;
+}
+
+/** The moov read through `read`: the sole one's walk, else the first moov; null if none. */
+export async function readMoovOnce(read: ByteReader, size: number): Promise<MoovRead | null> {
+  const sole = await readSoleMoov(read, size);
+  const moov = sole?.moov ?? (await readMoov(read, size));
+  return moov ? { moov, moovAt: sole?.at ?? null, fileSize: size } : null;
+}
+
+// A relay input's moov, read once for the probe, the keyframe lookup and the sample layout that
+// a job starts together (each used to read it through the relay on its own: a HEAD and a few
+// ranged requests each). Kept a little while for a later lookup of the same job (listKeyframes),
+// a few inputs at once, and a large moov only while it is being read.
+const MOOV_READS_KEPT = 4;
+const MOOV_READ_KEPT_MS = 30_000;
+const MOOV_KEPT_BYTES = 8 * 1024 * 1024;
+const moovReads = new Map<string, Promise<MoovRead | null>>();
+
+/**
+ * The moov of `input` (readMoovOnce through openByteReader); null for any other file or on any
+ * failure. A relay's address (http://127.0.0.1, a token of its own per job) is read once and
+ * shared by every caller; a local file is read each time (it may be written again between
+ * jobs, and its reads cost no round trip).
+ */
+export function moovOf(input: string, signal?: AbortSignal): Promise<MoovRead | null> {
+  const read = () => withByteReader(input, signal, readMoovOnce).catch(() => null);
+  if (!/^https?:/.test(input)) return read();
+  const known = moovReads.get(input);
+  if (known) return known;
+  const reading = read();
+  if (moovReads.size >= MOOV_READS_KEPT) {
+    moovReads.delete(moovReads.keys().next().value as string);
+  }
+  moovReads.set(input, reading);
+  const forget = () => {
+    if (moovReads.get(input) === reading) moovReads.delete(input);
+  };
+  reading.then((found) => {
+    // A failed read (an aborted job, say) is not kept for the next caller.
+    if (!found || found.moov.length > MOOV_KEPT_BYTES) forget();
+    else setTimeout(forget, MOOV_READ_KEPT_MS).unref();
+  });
+  return reading;
+}
+
+/** `parse` of the moov of `input` (moovOf); null on any failure or any other shape. */
+export async function fromMoovOf<T>(
+  input: string,
+  signal: AbortSignal | undefined,
+  parse: (found: MoovRead) => T | null,
+): Promise<T | null> {
+  const found = await moovOf(input, signal);
+  try {
+    return found ? parse(found) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Reads the moov through `read` and answers `parse` of it; null on any failure. */
 async function fromMoov<T>(
   read: ByteReader,
@@ -578,14 +642,19 @@ export interface Mp4Index {
 
 /** The H.264 MP4's index read through `read`; null on any failure or any other shape. */
 export async function mp4IndexFrom(read: ByteReader, size: number): Promise<Mp4Index | null> {
+  const found = await readMoovOnce(read, size).catch(() => null);
+  return found && mp4IndexOfMoov(found);
+}
+
+/** The index of a moov already read (moovOf); null for any other shape. */
+export function mp4IndexOfMoov(found: MoovRead): Mp4Index | null {
+  const { moov, fileSize } = found;
   try {
-    const sole = await readSoleMoov(read, size);
-    const moov = sole?.moov ?? (await readMoov(read, size));
-    const layout = moov && sampleLayoutFromIndex(moov);
+    const layout = sampleLayoutFromIndex(moov);
     // Samples the file does not hold are an index that lies: not one to walk.
-    const inFile = layout?.offsets.every((at, i) => at + layout.sizes[i] <= size);
-    if (!moov || !layout || !inFile) return null;
-    return { layout, moov, moovAt: sole?.at ?? null, fileSize: size };
+    const inFile = layout?.offsets.every((at, i) => at + layout.sizes[i] <= fileSize);
+    if (!layout || !inFile) return null;
+    return { layout, moov, moovAt: found.moovAt, fileSize };
   } catch {
     return null;
   }

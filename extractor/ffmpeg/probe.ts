@@ -3,8 +3,8 @@
 import type { HdrSource, Rational } from "./args.ts";
 import { keyframeProbeArgs, packetScanArgs, probeArgs } from "./args.ts";
 import type { MediaProbe, VideoProbe } from "./media-probe.ts";
-import { type KeyframeRow, keyframesFromMp4, withByteReader } from "./mp4-index.ts";
-import { probeFromMp4 } from "./mp4-probe.ts";
+import { fromMoovOf, type KeyframeRow, keyframesFromIndex } from "./mp4-index.ts";
+import { probeFromMoov } from "./mp4-probe.ts";
 import { runTool } from "./process.ts";
 
 export type { MediaProbe, SubtitleProbe, VideoProbe } from "./media-probe.ts";
@@ -45,7 +45,9 @@ interface FfprobeOutput {
  * 0286: no ffprobe run), anything else by ffprobe.
  */
 export async function probeMedia(input: string, signal?: AbortSignal): Promise<MediaProbe> {
-  const indexed = await withByteReader(input, signal, probeFromMp4).catch(() => null);
+  const indexed = await fromMoovOf(input, signal, (found) =>
+    probeFromMoov(found.moov, found.fileSize),
+  );
   return indexed ?? probeWithFfprobe(input, signal);
 }
 
@@ -195,9 +197,7 @@ export async function probeKeyframesAt(
   signal?: AbortSignal,
 ): Promise<(KeyframeRow | null)[]> {
   if (times.length === 0) return [];
-  const indexed = await withByteReader(input, signal, (read, size) =>
-    keyframesFromMp4(read, size, times),
-  );
+  const indexed = await fromMoovOf(input, signal, ({ moov }) => keyframesFromIndex(moov, times));
   if (indexed && (stream === "v:0" || indexed[0]?.streamIndex === stream)) return indexed;
   const text = await runTool("ffprobe", keyframeProbeArgs(input, stream, times), { signal });
   return parseKeyframeRows(text, times.length);

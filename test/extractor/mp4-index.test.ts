@@ -18,9 +18,13 @@ import {
   type ByteReader,
   keyframesFromMp4,
   keyframeTicksFromMp4,
+  moovOf,
+  mp4IndexFrom,
+  mp4IndexOfMoov,
   openByteReader,
 } from "../../extractor/ffmpeg/mp4-index.ts";
-import { parseKeyframeRows, probeMedia } from "../../extractor/ffmpeg/probe.ts";
+import { probeFromMp4 } from "../../extractor/ffmpeg/mp4-probe.ts";
+import { parseKeyframeRows, probeKeyframesAt, probeMedia } from "../../extractor/ffmpeg/probe.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { makeTestVideo, type TestVideoSpec } from "../support/videos.ts";
 
@@ -183,5 +187,58 @@ describe("keyframes from an MP4's index", () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe("one read of the moov per relay input", () => {
+  it("serves the probe, the keyframe lookup and the index from one read, answering as each alone", async () => {
+    const video = await makeTestVideo({ fps: 30, gop: 60, bframes: 2, durationSeconds: 20 });
+    const server = await startTestServer();
+    server.route("/v.mp4", fileRoute(video, { ranges: true }));
+    try {
+      // Each alone, through its own reader: what the shared read must answer, and what one
+      // read of the moov costs in requests.
+      const url = `${server.origin}/v.mp4`;
+      const reader = await openByteReader(url);
+      if (!reader) throw new Error("no reader");
+      const aloneProbe = await probeFromMp4(reader.read, reader.size);
+      const aloneKeyframes = await keyframesFromMp4(reader.read, reader.size, TIMES);
+      const before = server.requests.length;
+      const aloneIndex = await mp4IndexFrom(reader.read, reader.size);
+      const oneRead = server.requests.length - before + 1; // its HEAD
+      expect(aloneProbe).not.toBeNull();
+      expect(aloneIndex).not.toBeNull();
+
+      // A job starts all three at once (job.ts): the moov is read once, for all of them.
+      const shared = `${url}?job=1`;
+      const start = server.requests.length;
+      const [probe, keyframes, found] = await Promise.all([
+        probeMedia(shared),
+        probeKeyframesAt(shared, "v:0", TIMES),
+        moovOf(shared),
+      ]);
+      expect(server.requests.length - start).toBe(oneRead);
+      expect(probe).toEqual(aloneProbe);
+      expect(keyframes).toEqual(aloneKeyframes);
+      if (!found) throw new Error("no moov");
+      const index = mp4IndexOfMoov(found);
+      expect(index?.moovAt).toBe(aloneIndex?.moovAt);
+      expect(index?.layout.offsets).toEqual(aloneIndex?.layout.offsets);
+      expect(index?.moov.equals(aloneIndex?.moov ?? Buffer.alloc(0))).toBe(true);
+      // A later lookup of the same input (listKeyframes) reads nothing more.
+      const later = server.requests.length;
+      await probeKeyframesAt(shared, "v:0", [1, 2]);
+      expect(server.requests.length).toBe(later);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("reads a local file each time (it may be written again between jobs)", async () => {
+    const video = await makeTestVideo({ fps: 30, gop: 60, bframes: 0, durationSeconds: 4 });
+    const first = await moovOf(video);
+    const second = await moovOf(video);
+    expect(first?.moov.equals(second?.moov ?? Buffer.alloc(0))).toBe(true);
+    expect(first).not.toBe(second);
   });
 });
