@@ -1,14 +1,17 @@
 // How much of the cores a run's media processes (ffmpeg, ffprobe) get (decision 0190).
-// - Every media process runs at EXTRACTOR_MEDIA_NICE (default 5): the extractor's own Node
+// - Every media process runs at EXTRACTOR_MEDIA_NICE (default 10): the extractor's own Node
 //   (the relay that feeds ffmpeg, the uploads) and, locally, the edge beside it stay responsive
 //   while decodes fill the cores. Work-conserving: a nice process still takes any idle core.
+//   At 5 a decode's group weighed a third of the edge's, and two or four of them took the
+//   edge's reads down to half of idle; at 10 each weighs a tenth (decision 0284).
 // - A run started beyond the slots for a tenant that ran nothing (a newcomer: scheduler.ts)
 //   would otherwise get a third of two cores against two long runs. While newcomers run, every
-//   other run yields: its processes, running and to come, drop YIELD_STEPS further, so the
-//   newcomer's get most of the cores and it ends about as fast as alone. Runs are never paused.
-//   The newcomer's own processes run NEWCOMER_STEPS below the base (0 by default): at the base
-//   they weighed a third of the extractor's and the edge's busy threads, and its short job
-//   took twice its time alone while another account's batch was being taken in (decision 0288).
+//   other run yields: its processes, running and to come, drop YIELD_STEPS further (to 19 at
+//   most), so the newcomer's get most of the cores and it ends about as fast as alone. Runs are
+//   never paused. The newcomer's own processes run at NEWCOMER_NICE (0), whatever the base: at
+//   the base they weighed a third of the extractor's and the edge's busy threads, and its short
+//   job took twice its time alone while another account's batch was being taken in (decisions
+//   0288, 0284).
 // - Where the kernel groups processes by session (CONFIG_SCHED_AUTOGROUP, on by default in
 //   Debian's and most distributions' kernels, this machine's included), a process's niceness
 //   only weighs against the other processes of its own session, and each media process is a
@@ -23,11 +26,11 @@ import { availableParallelism, setPriority } from "node:os";
 
 /** Niceness added to a run's processes while a newcomer runs (weight about a tenth). */
 export const YIELD_STEPS = 10;
-/** Niceness taken off a newcomer run's processes (never below 0: no privilege needed). */
-export const NEWCOMER_STEPS = 5;
+/** A newcomer run's processes: 0, level with the extractor's Node (no privilege needed). */
+export const NEWCOMER_NICE = 0;
 const MAX_NICE = 19;
 
-let baseNice = 5;
+let baseNice = 10;
 
 /** Set once at start from EXTRACTOR_MEDIA_NICE (extractor/main.ts); tests may set it. */
 export function setMediaNice(nice: number): void {
@@ -50,7 +53,7 @@ export class RunPriority {
   }
 
   get nice(): number {
-    if (this.newcomer) return Math.max(0, baseNice - NEWCOMER_STEPS);
+    if (this.newcomer) return NEWCOMER_NICE;
     return Math.min(MAX_NICE, baseNice + (this.#yielding ? YIELD_STEPS : 0));
   }
 

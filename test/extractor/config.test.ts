@@ -30,7 +30,7 @@ describe("extractor settings", () => {
       port: 8788,
       waitingLimit: 64,
       tenantWaitingLimit: 32,
-      mediaNice: 5,
+      mediaNice: 10,
       deadlineSeconds: 900,
       allowPrivate: false,
       mediaTools: { ffmpeg: "ffmpeg", ffprobe: "ffprobe" },

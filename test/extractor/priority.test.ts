@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type RunningTool, startTool } from "../../extractor/ffmpeg/process.ts";
 import {
   mediaNice,
-  NEWCOMER_STEPS,
+  NEWCOMER_NICE,
   RunPriority,
   reniceSessionGroup,
   sessionGroupNice,
@@ -46,14 +46,18 @@ function longFfmpeg(): RunningTool {
 const niceOf = (tool: RunningTool) => getPriority(tool.pid as number);
 
 describe("media processes' niceness", () => {
-  it("outside a run: the base (EXTRACTOR_MEDIA_NICE)", () => {
-    expect(mediaNice()).toBe(5);
+  it("outside a run: the base (EXTRACTOR_MEDIA_NICE, 10 unless set)", () => {
+    // The first test of the file: the module's default, before any test sets one.
+    expect(mediaNice()).toBe(10);
+    expect(niceOf(longFfmpeg())).toBe(10);
+    setMediaNice(5);
     expect(niceOf(longFfmpeg())).toBe(5);
     setMediaNice(7);
     expect(niceOf(longFfmpeg())).toBe(7);
   });
 
   it("a run's processes take its share; yielding lowers the live ones and the next ones", () => {
+    setMediaNice(5);
     const run = new RunPriority();
     const first = withRunPriority(run, () => longFfmpeg());
     expect(niceOf(first)).toBe(5);
@@ -73,18 +77,19 @@ describe("media processes' niceness", () => {
     }
   });
 
-  it("a newcomer's processes run NEWCOMER_STEPS below the base, never below 0, and never yield", () => {
+  it("a newcomer's processes run at 0 whatever the base, and never yield", () => {
+    setMediaNice(5);
     const newcomer = new RunPriority({ newcomer: true });
-    expect(NEWCOMER_STEPS).toBe(5);
+    expect(NEWCOMER_NICE).toBe(0);
     const tool = withRunPriority(newcomer, () => longFfmpeg());
     expect(niceOf(tool)).toBe(0);
     // The others yield to it; it never does (the server asks every run to, newcomers too).
     newcomer.setYielding(true);
     expect(newcomer.yielding).toBe(false);
     expect(niceOf(tool)).toBe(0);
-    // Relative to the base: 7 → 2; and not below 0 from a base under NEWCOMER_STEPS.
-    setMediaNice(7);
-    expect(niceOf(withRunPriority(newcomer, () => longFfmpeg()))).toBe(2);
+    // Not relative to the base: from 10 (the default) or 3 alike, 0.
+    setMediaNice(10);
+    expect(niceOf(withRunPriority(newcomer, () => longFfmpeg()))).toBe(0);
     setMediaNice(3);
     expect(newcomer.nice).toBe(0);
     // A run that is not a newcomer keeps the base.
@@ -109,6 +114,7 @@ describe.skipIf(!groups)("media processes' session groups", () => {
   const groupNiceOf = (tool: RunningTool) => sessionGroupNice(tool.pid as number);
 
   it("take the process's niceness, and follow a run that yields and takes its share back", () => {
+    setMediaNice(5);
     expect(groupNiceOf(longFfmpeg())).toBe(5);
     const run = new RunPriority();
     const tool = withRunPriority(run, () => longFfmpeg());
@@ -119,10 +125,11 @@ describe.skipIf(!groups)("media processes' session groups", () => {
   });
 
   it("a newcomer's take its niceness too, under the others'", () => {
+    setMediaNice(10);
     const newcomer = withRunPriority(new RunPriority({ newcomer: true }), () => longFfmpeg());
     const other = longFfmpeg();
-    expect(groupNiceOf(newcomer)).toBe(5 - NEWCOMER_STEPS);
-    expect(groupNiceOf(other)).toBe(5);
+    expect(groupNiceOf(newcomer)).toBe(NEWCOMER_NICE);
+    expect(groupNiceOf(other)).toBe(10);
   });
 
   it("never the group of a process that does not lead its own session (the extractor's)", () => {

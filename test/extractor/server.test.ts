@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   mediaNice,
-  NEWCOMER_STEPS,
+  NEWCOMER_NICE,
   type RunPriority,
   YIELD_STEPS,
 } from "../../extractor/priority.ts";
@@ -382,9 +382,9 @@ describe("scheduling (extractor/scheduler.ts)", () => {
     const share = (id: string) => shares.get(id);
     expect(share("job-b-1")).toMatchObject({ newcomer: true });
     expect(share("job-b-1")?.priority.yielding).toBe(false);
-    // And its own processes run NEWCOMER_STEPS below the base (decision 0288).
-    expect(share("job-b-1")?.priority.nice).toBe(mediaNice() - NEWCOMER_STEPS);
-    expect(share("job-a-1")?.priority.nice).toBe(mediaNice() + YIELD_STEPS);
+    // And its own processes run at 0, the others' at the base + 10, at most 19 (decision 0284).
+    expect(share("job-b-1")?.priority.nice).toBe(NEWCOMER_NICE);
+    expect(share("job-a-1")?.priority.nice).toBe(Math.min(19, mediaNice() + YIELD_STEPS));
     expect([share("job-a-1")?.priority.yielding, share("job-a-2")?.priority.yielding]).toEqual([
       true,
       true,
