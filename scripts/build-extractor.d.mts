@@ -2,4 +2,5 @@
 export const EXTRACTOR_BUNDLE_DIR: string;
 export const EXTRACTOR_MAIN: string;
 export const EXTRACTOR_CLI: string;
-export function buildExtractor(): Promise<void>;
+/** Builds both bundles unless those on disk were built from the sources as they are now. */
+export function buildExtractor(options?: { force?: boolean }): Promise<void>;
