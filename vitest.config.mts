@@ -28,25 +28,27 @@ const OWN_STACK = [
   "test/e2e/dev-vars.test.ts",
   "test/e2e/faults.test.ts",
   "test/e2e/lease.test.ts",
-  "test/e2e/quickstart.test.ts",
   "test/e2e/restart-in-flight.test.ts",
   "test/e2e/restart.test.ts",
-  "test/e2e/samples.test.ts",
   "test/e2e/setup.*.test.ts",
   "test/e2e/slow-origin.test.ts",
   "test/e2e/trace.test.ts",
   "test/browser/demo.test.ts",
   "test/browser/landing.test.ts",
 ];
+// Files run as `npm start` runs by default, with private addresses refused: they share one
+// stack started with that setting (the `stack-private` project; decision 0293).
+const PRIVATE_STACK = ["test/e2e/quickstart.test.ts", "test/e2e/samples.test.ts"];
+const PRIVATE_STACK_SETTINGS = { STILLS_ALLOW_PRIVATE_NETWORK: "0" };
 const STACK_FILES = ["test/e2e/**/*.test.ts", "test/browser/**/*.test.ts", "test/sdk/**/*.test.ts"];
 
-// Five projects in two groups that run one after the other (sequence.groupOrder); vitest runs
+// Six projects in two groups that run one after the other (sequence.groupOrder); vitest runs
 // a group's files two or three at a time (every project of a group names the same maxWorkers):
 // 0. the edge inside workerd with real D1/R2/Queues/Durable Objects, the pure Node files, and
 //    the extractor and the sources on real ffmpeg;
 // 1. the end-to-end and browser files on the real stack: those that share one stack, started
-//    once by test/e2e/support/shared-stack.ts, and those with stacks of their own
-//    (test/e2e/support/harness.ts).
+//    once by test/e2e/support/shared-stack.ts, two that share one with private addresses
+//    refused, and those with stacks of their own (test/e2e/support/harness.ts).
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("schema/migrations");
   return {
@@ -118,7 +120,7 @@ export default defineConfig(async () => {
             name: "stack",
             environment: "node",
             include: STACK_FILES,
-            exclude: OWN_STACK,
+            exclude: [...OWN_STACK, ...PRIVATE_STACK],
             globalSetup: ["test/e2e/support/shared-stack.ts"],
             // One fork per worker, not per file (decision 0292): a fresh fork and its imports
             // (vitest, the harness, playwright-core, the SDK) cost about half a CPU-second a
@@ -133,9 +135,27 @@ export default defineConfig(async () => {
         },
         {
           test: {
+            name: "stack-private",
+            environment: "node",
+            include: PRIVATE_STACK,
+            // startHarness gives a file asking for exactly these settings this shared stack.
+            globalSetup: ["test/e2e/support/shared-stack.ts"],
+            provide: { sharedStackSettings: PRIVATE_STACK_SETTINGS },
+            testTimeout: 120_000,
+            hookTimeout: 180_000,
+            maxWorkers: 3,
+            sequence: { groupOrder: 1 },
+          },
+        },
+        {
+          test: {
             name: "own-stack",
             environment: "node",
             include: OWN_STACK,
+            // One fork per worker, not per file (decision 0293), as the stack project: the
+            // stacks, servers and browsers a file starts are its own and stopped in its
+            // afterAll; no file stubs globals, timers or the environment.
+            isolate: false,
             testTimeout: 120_000,
             hookTimeout: 180_000,
             maxWorkers: 3,

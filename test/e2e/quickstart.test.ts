@@ -1,5 +1,6 @@
-// The README's quick start, run verbatim with bash on a fresh stack that refuses private
-// addresses (as `npm start` does): only the origin http://127.0.0.1:8787 is replaced by the
+// The README's quick start, run verbatim with bash on a stack started for the run that refuses
+// private addresses (as `npm start` does; the `stack-private` project's, shared with
+// samples.test.ts): only the origin http://127.0.0.1:8787 is replaced by the
 // test stack's, and STILLS_STATE_DIR names the stack's state for the admin command. The job it
 // creates must complete with 6 frames whose files are real JPEGs.
 import { spawn } from "node:child_process";

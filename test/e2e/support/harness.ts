@@ -44,16 +44,18 @@ export interface Harness {
  *   test/e2e/support/shared-stack.ts (vitest's globalSetup). Each file still gets its own
  *   accounts and keys (newKey) and its own video server, so files stay independent.
  * - `startHarness({ own: "why", ...settings })`: a stack of the file's own, for a file that
- *   kills, stops or restarts the stack's processes, or that needs other settings (any setting
- *   means a stack of its own). `own` says in one line why the file cannot share.
+ *   kills, stops or restarts the stack's processes, or that needs other settings (settings
+ *   other than those its project's shared stack was started with mean a stack of its own).
+ *   `own` says in one line why the file cannot share.
  */
 export async function startHarness(
   options: { own?: string } & Record<string, string> = {},
 ): Promise<Harness> {
   const { own, ...settings } = options;
   const shared = inject("sharedStack") as SharedStack | undefined;
-  // Settings of its own mean a stack of its own, as does a project without the shared one.
-  const ownStack = Boolean(own) || Object.keys(settings).length > 0 || !shared;
+  // Settings other than the shared stack's mean a stack of its own, as does a project without
+  // the shared one.
+  const ownStack = Boolean(own) || !shared || !sameSettings(settings, shared.settings ?? {});
   const stackLog: string[] = [];
   let stateDir: string | undefined;
   let stack: Stack;
@@ -102,6 +104,11 @@ export async function startHarness(
       if (stateDir) rmSync(stateDir, { recursive: true, force: true });
     },
   };
+}
+
+function sameSettings(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }
 
 /**

@@ -2,6 +2,8 @@
 // all of them, started once, instead of one boot per file (each took 10–20 s). Files get the
 // stack's addresses and secrets through `inject("sharedStack")` (startHarness does it); the
 // children's stderr goes to log files in the state directory, which files read for their tails.
+// A project may give its shared stack settings (`provide: { sharedStackSettings }` in
+// vitest.config.mts): files that ask startHarness for exactly those settings then share it.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -16,15 +18,20 @@ export interface SharedStack {
   secrets: { INTERNAL_TOKEN: string; FILE_URL_SECRET: string };
   secretsFile: string;
   logFiles: { edge: string; extractor: string };
+  /** The settings the stack was started with beyond the test defaults (none for most). */
+  settings: Record<string, string>;
 }
 
 declare module "vitest" {
   export interface ProvidedContext {
     sharedStack: SharedStack;
+    /** A project's settings for its shared stack (vitest.config.mts). */
+    sharedStackSettings?: Record<string, string>;
   }
 }
 
 export default async function setup(project: TestProject) {
+  const settings = project.getProvidedContext().sharedStackSettings ?? {};
   const stateDir = mkdtempSync(join(tmpdir(), "stills-shared-"));
   const stack: Stack = await startStack({
     STILLS_STATE_DIR: stateDir,
@@ -36,6 +43,7 @@ export default async function setup(project: TestProject) {
     prebuilt: true,
     logDir: stateDir,
     log: (line: string) => console.error(`[shared stack] ${line}`),
+    ...settings,
   });
   const { baseUrl, apiUrl, extractorUrl, secrets, secretsFile } = stack;
   const logFiles = stack.logFiles as SharedStack["logFiles"];
@@ -47,6 +55,7 @@ export default async function setup(project: TestProject) {
     secrets,
     secretsFile,
     logFiles,
+    settings,
   });
   return async () => {
     await stack.stop();
