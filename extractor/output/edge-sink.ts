@@ -17,6 +17,7 @@ import {
   SourceAnswerSchema,
   type SourceReport,
 } from "../../schema/messages.ts";
+import { log } from "../log.ts";
 import type { ArchiveUpload, FrameSink, StoredObject } from "./frame-sink.ts";
 
 /** R2 wants every part but the last to be at least 5 MiB. */
@@ -78,6 +79,7 @@ export class EdgeClient {
       if (attempt > 1) await sleep(retryDelayMs * 2 ** (attempt - 2));
       if (signal?.aborted) throw new EdgeCallError(`${method} ${path}: ${signal.reason}`, null);
       let response: Response;
+      const sentAt = performance.now();
       try {
         response = await this.options.fetch(`${baseUrl}${path}`, {
           method,
@@ -95,6 +97,12 @@ export class EdgeClient {
         continue;
       }
       const text = await response.text().catch(() => "");
+      // At EXTRACTOR_LOG=debug: what the extractor asks of the edge, and how long it waits.
+      log("debug", "edge.call", {
+        route: `${method} ${routeOf(path)}`,
+        status: response.status,
+        ms: Math.round(performance.now() - sentAt),
+      });
       if (response.ok) return text ? (JSON.parse(text) as unknown) : null;
       lastError = new EdgeCallError(
         `${method} ${path} answered ${response.status}: ${text.slice(0, 200)}`,
@@ -120,6 +128,13 @@ export class EdgeClient {
     });
     return SourceAnswerSchema.parse(answer);
   }
+}
+
+/** A call's path without its ids and keys, to count calls by route. */
+function routeOf(path: string): string {
+  return path
+    .replace(/^\/internal\/(files|uploads)\/.*/, "/internal/$1/{key}")
+    .replace(/\/[0-9a-f]{8}-[0-9a-f-]{27}(?=\/|$)/g, "/{id}");
 }
 
 export interface LeaseLoop {
