@@ -134,6 +134,111 @@ export function packBatches(
   return units;
 }
 
+/**
+ * Batches that all run at once (no more than `sideBySide`), their groups dealt out again so the
+ * batches end together: the longest group first, each to the batch with the least decoding so
+ * far that still has room, and each batch's groups back in time order. Cut in time order, one
+ * batch could hold most of the work (12 mid-GOP seeks of the bench: 10.1 against 11.9 s of
+ * decoding, the first run's core left waiting 0.05-0.19 s for the second); dealt out, their
+ * frames no longer come run after run, and decodeAll takes them from both in time order. Null
+ * where the plan is anything else (a single run among them, more batches than run at once, or
+ * groups that do not fit the batches' limits), which keeps its cut.
+ */
+export function dealtSideBySide(units: DecodeGroup[][], sideBySide: number): BatchGroup[][] | null {
+  if (units.length < 2 || units.length > sideBySide) return null;
+  if (units.some((unit) => unit.length < 2)) return null;
+  const groups = (units.flat() as BatchGroup[]).sort((a, b) => batchCost(b) - batchCost(a));
+  const dealt = units.map(() => ({ groups: [] as BatchGroup[], cost: 0, frames: 0 }));
+  for (const group of groups) {
+    const room = dealt.filter(
+      (batch) =>
+        batch.groups.length < BATCH_GROUPS && batch.frames + group.times.length <= BATCH_FRAMES,
+    );
+    if (room.length === 0) return null;
+    const lightest = room.reduce((a, b) => (b.cost < a.cost ? b : a));
+    lightest.groups.push(group);
+    lightest.cost += batchCost(group);
+    lightest.frames += group.times.length;
+  }
+  if (dealt.some((batch) => batch.groups.length < 2)) return null;
+  // Then one group for another between two batches, while that brings them closer (the
+  // longest-first deal leaves 0.25 s of decoding between bench-http's two; this, 0.05).
+  for (let swapped = true, rounds = 0; swapped && rounds < 100; rounds++) {
+    swapped = false;
+    for (const a of dealt) {
+      for (const b of dealt) {
+        if (a.cost <= b.cost) continue;
+        for (const [i, x] of a.groups.entries()) {
+          for (const [j, y] of b.groups.entries()) {
+            const moved = batchCost(x) - batchCost(y);
+            const fits =
+              a.frames - x.times.length + y.times.length <= BATCH_FRAMES &&
+              b.frames - y.times.length + x.times.length <= BATCH_FRAMES;
+            if (!fits || moved <= 0 || Math.abs(a.cost - b.cost - 2 * moved) >= a.cost - b.cost) {
+              continue;
+            }
+            a.groups[i] = y;
+            b.groups[j] = x;
+            a.cost -= moved;
+            b.cost += moved;
+            a.frames += y.times.length - x.times.length;
+            b.frames += x.times.length - y.times.length;
+            swapped = true;
+            break;
+          }
+          if (swapped) break;
+        }
+        if (swapped) break;
+      }
+      if (swapped) break;
+    }
+  }
+  return dealt.map((batch) => batch.groups.sort((a, b) => a.times[0] - b.times[0]));
+}
+
+/**
+ * The frames of units running side by side, in time order whichever unit decodes each: every
+ * unit's next frame is held until it is the earliest (a batch reads its pipe ahead, decode.ts,
+ * so a unit never waits on the other). Each frame's slot is its index in `times`, all the
+ * units' times in order.
+ */
+async function* inTimeOrder(
+  context: DecodeContext,
+  units: Unit[],
+  times: number[],
+): AsyncGenerator<DecodedFrame> {
+  const slotOf = new Map(times.map((t, i) => [t, i]));
+  const sources = units.map((unit) => ({ unit, frames: framesOf(context, unit) }));
+  const heads = sources.map(({ frames }) => frames.next());
+  for (const head of heads) head.catch(() => {});
+  const held: (DecodedFrame | null)[] = [];
+  try {
+    for (;;) {
+      const settled = await Promise.all(heads);
+      held.length = 0;
+      let earliest = -1;
+      for (const [k, next] of settled.entries()) {
+        held.push(next.done ? null : next.value);
+        if (next.done) continue;
+        const time = sources[k].unit.group.times[next.value.slot];
+        const best = held[earliest];
+        if (!best || time < sources[earliest].unit.group.times[best.slot]) earliest = k;
+      }
+      if (earliest < 0) return;
+      const frame = held[earliest] as DecodedFrame;
+      const time = sources[earliest].unit.group.times[frame.slot];
+      held[earliest] = null;
+      heads[earliest] = sources[earliest].frames.next();
+      heads[earliest].catch(() => {});
+      yield { ...frame, slot: slotOf.get(time) ?? frame.slot };
+    }
+  } finally {
+    // Frames taken from a unit and not handed on go back to the pool (the units themselves
+    // are stopped by decodeAll).
+    for (const frame of held) frame?.release();
+  }
+}
+
 // What one more input costs a batch besides its decoding (opening it, the moov, the seek), in
 // seconds of video decoded (~30 ms against ~50 ms per second of 1080p30, measured).
 const SEEK_COST_SECONDS = 0.6;
@@ -195,15 +300,27 @@ export async function decodeAll(
   } = await chooseGroups(context, times, strategy, keyframeHints ?? null);
   // At 4K a decoder alone holds ~190 MB (measured): run them one at a time to bound memory.
   const ahead = runsAhead ?? (largePicture(context.video) ? 0 : 1);
-  const groups = packBatches(chosen, batchableIn(context, keyframeOf), ahead + 1);
+  const packed = packBatches(chosen, batchableIn(context, keyframeOf), ahead + 1);
+  const dealt = dealtSideBySide(packed, ahead + 1);
+  const groups: DecodeGroup[][] = dealt ?? packed;
   log("debug", "decode plan", {
     times: times.length,
     runs: groups.length,
     keyframes_from: keyframesFrom,
+    ...(dealt ? { dealt: true } : {}),
   });
   const started: Unit[] = [];
   let nextGroup = 0;
   try {
+    if (dealt) {
+      for (const batch of dealt) started.push(startUnit(context, batch, true));
+      const all = [...new Set(started.flatMap((unit) => unit.group.times))].sort((a, b) => a - b);
+      await writer.writeAll(inTimeOrder(context, started, all), (frame: DecodedFrame) => {
+        return framesAt.get(all[frame.slot]) ?? [];
+      });
+      started.length = 0;
+      return;
+    }
     for (;;) {
       while (nextGroup < groups.length && started.length <= ahead) {
         started.push(startUnit(context, groups[nextGroup++], groups.length > 1));

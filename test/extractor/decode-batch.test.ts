@@ -93,6 +93,9 @@ describe("batched seeks", () => {
     const [plan] = logged("decode plan");
     expect(plan.times).toBe(12);
     expect(plan.runs).toBe(2);
+    // Dealt out so both end together (decode-plan.ts dealtSideBySide): their frames arrive
+    // interleaved, and are delivered in time order, each the exact one above.
+    expect(plan.dealt).toBe(true);
     // The keyframes came from the lookup made alongside the probe, not from a second ffprobe.
     expect(plan.keyframes_from).toBe("early lookup");
     expect(logged("batch group decoded alone")).toEqual([]);
