@@ -3,7 +3,8 @@
 // wait=true. Each round times the job against `ffmpeg -i FILE -vf fps=1/25 -f null -` on the
 // same file, the mean of the passes run just before and just after it, and counts the bytes
 // the origin itself sent for the job. The stack is warmed with a few jobs first.
-//   goals: API job ÷ fps pass ≤ 0.125; bytes sent ÷ file size ≤ 10 %. MET only if every round.
+//   goals: API job ÷ fps pass ≤ 0.125 (issue 11) and ≤ 0.075 (issue 41, the current one); bytes
+//   sent ÷ file size ≤ 10 %. MET only if every round.
 import { mkdtempSync, rmSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -171,7 +172,13 @@ try {
     digits: 1,
     unit: " %",
   });
-  allMet = fast && lean;
+  // Issue 41's goal for the same ratio (one sparse job nearer the floor): the one to meet now.
+  const nearFloor = reportGoal("issue 41: one sparse job through the API ÷ fps=1/25 pass", ratios, {
+    goal: "≤ 0.075",
+    meets: (v) => v <= 0.075,
+    digits: 3,
+  });
+  allMet = fast && lean && nearFloor;
 } finally {
   await stack.stop();
   await origin.close();

@@ -85,11 +85,10 @@ function readProbe(moov: Buffer, fileSize: number): MediaProbe | null {
   const track = firstVideoTrack(moov);
   if (!track || !(movieScale > 0)) return null;
   const video = readVideo(moov, track);
+  if (!video) return null;
   // An edit that ends before the frames do (a trimmed file): ffmpeg's duration is the edit's.
   const edit = mediaEditSeconds(moov, track.trak, movieScale);
-  const frames = video?.durationSeconds ?? 0;
-  if (edit !== null && Math.abs(edit - frames) > 1 / movieScale + 1e-9) return null;
-  if (!video) return null;
+  if (edit !== null && Math.abs(edit - video.durationSeconds) > 1 / movieScale + 1e-9) return null;
   const seconds = movieDuration > 0 ? movieDuration / movieScale : video.durationSeconds;
   return {
     formatName: MOV_FORMAT_NAME,

@@ -7,6 +7,8 @@ import sharp from "sharp";
 /** Thumbnails are at most this wide; narrower frames keep their own width (never upscaled). */
 export const THUMBNAIL_MAX_WIDTH = 320;
 export const THUMBNAIL_CONTENT_TYPE = "image/jpeg";
+/** How every thumbnail is encoded, whichever way its pixels were scaled. */
+const THUMBNAIL_JPEG = { quality: 80 } as const;
 
 /** thumb-0001.jpg: the thumbnail of frame 1, whatever the frame's own format. */
 export function thumbnailFileName(index: number): string {
@@ -31,7 +33,7 @@ export function makeThumbnail(pixels: Buffer, width: number, height: number): Pr
   const size = thumbnailSize(width, height);
   return sharp(pixels, { raw: { width, height, channels: 3 } })
     .resize({ ...size, fit: "fill", kernel: "linear" })
-    .jpeg({ quality: 80 })
+    .jpeg(THUMBNAIL_JPEG)
     .toBuffer();
 }
 
@@ -51,6 +53,6 @@ export interface ThumbnailRows {
 export function encodeThumbnail(rows: ThumbnailRows): Promise<Buffer> {
   return sharp(rows.pixels, { raw: { width: rows.rowWidth, height: rows.height, channels: 3 } })
     .extract({ left: 0, top: 0, width: rows.width, height: rows.height })
-    .jpeg({ quality: 80 })
+    .jpeg(THUMBNAIL_JPEG)
     .toBuffer();
 }
