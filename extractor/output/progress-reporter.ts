@@ -6,9 +6,9 @@
 // no report went within the last interval (leaving the room, say), otherwise the next tick
 // carries it (decision 0288). An attempt waiting for a slot says so once: its lease, not its
 // progress, tells the edge it is alive (decisions 0282, 0288). Nothing goes in an attempt's
-// first REPORT_EVERY_MS: an attempt that ends sooner (most sparse jobs on a free slot) reports
-// nothing, and its result says it all; under load those reports were a good part of the edge's
-// work (decision 0280). One call at a time; a slow edge only makes reports sparser. Nothing
+// first REPORT_EVERY_MS, nor in a run's first one once it leaves the room: a run that ends
+// sooner (most sparse jobs) reports nothing more, and its result says it all; under load those
+// reports were a good part of the edge's work (decisions 0280, 0284). One call at a time; a slow edge only makes reports sparser. Nothing
 // here ever goes back: stages move forward, frames_done keeps its highest count (a decode that
 // starts over counts again from 0).
 // A refusal (the job ended, another attempt took over, or a bad report) stops the reports; the
@@ -64,18 +64,35 @@ export class ProgressReporter implements ProgressSink {
     this.attemptId = attempt.attemptId;
     this.path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/progress`;
     this.everyMs = everyMs;
+    this.startTicks();
+  }
+
+  /** Ticks from now: the first report goes an interval from now, at the earliest. */
+  private startTicks(): void {
+    clearInterval(this.timer);
+    this.open = false;
     this.timer = setInterval(() => {
       this.open = true;
       // Waiting changes nothing but the time: said once, then only the lease speaks for it.
       if (this.current === "waiting" && this.sent) return;
       this.send();
-    }, everyMs);
+    }, this.everyMs);
     this.timer.unref?.();
   }
 
   stage(stage: ProgressStage): void {
     if (this.current !== null && rank(stage) <= rank(this.current)) return;
+    const leaving = this.current === "waiting";
     this.current = stage;
+    if (leaving) {
+      // Out of the room, the run starts as an attempt on a free slot does: nothing in its
+      // first interval, and a run that ends sooner sends no last report either (the job
+      // shows waiting until its result). Under load these were half the edge's calls
+      // (decision 0284).
+      this.sent = false;
+      this.startTicks();
+      return;
+    }
     // At once only when the last report is an interval old (leaving the room); otherwise the
     // next tick, at most an interval away, carries it with whatever else changed by then.
     if (this.open && Date.now() - this.sentAt >= this.everyMs) this.send();

@@ -642,8 +642,16 @@ describe("progress (extractor/output/progress-reporter.ts)", () => {
     expect(of(waiter).every((p) => p.stage === "waiting" && p.frames_total === null)).toBe(true);
     expect(of(holder).map((p) => p.stage)).toContain("fetching");
 
-    gated.release();
+    gated.releaseJob(holder);
     expect((await holderEnd).delivery).toBe("posted");
+    // Out of the room, the waiter's run reports once its own first interval has passed
+    // (decision 0284): held at its source until then, it has something to report.
+    await vi.waitFor(() => expect(gated.opened).toContain(waiter), { timeout: 5000, interval: 20 });
+    await vi.waitFor(() => expect(of(waiter).some((p) => p.stage !== "waiting")).toBe(true), {
+      timeout: 5000,
+      interval: 50,
+    });
+    gated.releaseJob(waiter);
     expect((await waiterEnd).delivery).toBe("posted");
     const result = edge.results.find((r) => r.job_id === waiter);
     const reports = of(waiter);
