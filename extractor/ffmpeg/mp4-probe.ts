@@ -88,7 +88,8 @@ function readProbe(moov: Buffer, fileSize: number): MediaProbe | null {
   if (!video) return null;
   // An edit that ends before the frames do (a trimmed file): ffmpeg's duration is the edit's.
   const edit = mediaEditSeconds(moov, track.trak, movieScale);
-  if (edit !== null && Math.abs(edit - video.durationSeconds) > 1 / movieScale + 1e-9) return null;
+  const frames = video.durationSeconds ?? 0;
+  if (edit !== null && Math.abs(edit - frames) > 1 / movieScale + 1e-9) return null;
   const seconds = movieDuration > 0 ? movieDuration / movieScale : video.durationSeconds;
   return {
     formatName: MOV_FORMAT_NAME,
