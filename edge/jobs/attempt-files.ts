@@ -23,7 +23,7 @@ export interface StoredFile {
 export async function storeAttemptFile(
   env: Env,
   key: string,
-  body: ReadableStream | ArrayBuffer,
+  body: ReadableStream | ArrayBuffer | Uint8Array,
   declaredBytes: number,
 ): Promise<StoredFile> {
   const object = await env.FILES.put(key, body, {
@@ -32,14 +32,19 @@ export async function storeAttemptFile(
   return { key, bytes: object?.size ?? declaredBytes };
 }
 
-/** A batch of one attempt's files, all checked by the caller before any is stored. */
+/**
+ * A batch of one attempt's files, all checked by the caller before any is stored: parts of a
+ * multipart body (File), or views of a framed one (schema/file-batch.ts), stored as they are.
+ */
 export function storeAttemptFiles(
   env: Env,
-  files: readonly { key: string; file: File }[],
+  files: readonly { key: string; file: File | Uint8Array }[],
 ): Promise<StoredFile[]> {
   return Promise.all(
     files.map(async ({ key, file }) =>
-      storeAttemptFile(env, key, await file.arrayBuffer(), file.size),
+      file instanceof Uint8Array
+        ? storeAttemptFile(env, key, file, file.byteLength)
+        : storeAttemptFile(env, key, await file.arrayBuffer(), file.size),
     ),
   );
 }

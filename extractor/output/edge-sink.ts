@@ -1,7 +1,7 @@
 // Frames and the ZIP go to the edge's /internal endpoints, which store them in R2:
 //   PUT  {base}/internal/files/{key}                          body = image      → {key, bytes}
 //   POST {base}/internal/file-batches/{kind}/{job_id}/{attempt_id}
-//             body = multipart/form-data, one file per field named by its file name
+//             body = schema/file-batch.ts: a manifest line {files:[{name,bytes}]}, then the bytes
 //                                                                          → {files: [{key, bytes}]}
 //   POST {base}/internal/uploads/{key}                                          → {upload_id}
 //   PUT  {base}/internal/uploads/{key}?upload_id=U&part=N      body = part       → {part, etag}
@@ -10,6 +10,7 @@
 //   POST {base}/internal/results                               ExtractResult     → 202
 // Every call carries the attempt's bearer token (valid for this job and attempt only) and is
 // retried on network errors and 5xx.
+import { encodeFileBatch, FILE_BATCH_TYPE } from "../../schema/file-batch.ts";
 import {
   type ExtractResult,
   type LeaseRenewal,
@@ -323,20 +324,19 @@ export class EdgeSink implements FrameSink {
       });
   }
 
-  /** One file as it always went (PUT, streamed); several as one multipart call. */
+  /** One file as it always went (PUT, streamed); several as one framed call. */
   private async upload(batch: QueuedFile[]): Promise<StoredObject[]> {
     if (batch.length === 1) {
       const [file] = batch;
       return [await this.putFrame(file.fileName, file.bytes, file.contentType)];
     }
-    const form = new FormData();
-    for (const file of batch) {
-      form.append(file.fileName, new Blob([file.bytes], { type: file.contentType }), file.fileName);
-    }
+    // Framed, not multipart (decision 0278): one buffer, read by the edge without parsing.
+    const body = encodeFileBatch(batch.map((file) => ({ name: file.fileName, bytes: file.bytes })));
     const answer = (await this.client.call(
       "POST",
       `/internal/file-batches/${this.prefix}`,
-      form,
+      body,
+      FILE_BATCH_TYPE,
     )) as { files?: Partial<StoredObject>[] } | null;
     const files = answer?.files;
     if (!Array.isArray(files) || files.length !== batch.length) {

@@ -1,9 +1,11 @@
-// Frames in one call: POST /internal/file-batches/{kind}/{job_id}/{attempt_id}, a multipart
-// body of files named by their file names (extractor/output/edge-sink.ts sends a job's frames
-// that way). The attempt is checked once for all of them, as a single upload checks it; a
+// Frames in one call: POST /internal/file-batches/{kind}/{job_id}/{attempt_id}, a framed body
+// (schema/file-batch.ts: a manifest line of names and lengths, then the bytes; what
+// extractor/output/edge-sink.ts sends, decision 0278) or a multipart body of files named by
+// their file names (what it sent before). The attempt is checked once for all of them, as a single upload checks it; a
 // batch that is not wholly files of ours stores nothing.
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
+import { encodeFileBatch, FILE_BATCH_TYPE } from "../../schema/file-batch.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
 import {
   dispatchedJob,
@@ -19,13 +21,28 @@ function batchOf(files: [name: string, bytes: string, type: string][]): FormData
   return form;
 }
 
-function send(request: ExtractRequest, body: BodyInit, token?: string, attemptId?: string) {
+function framed(files: [name: string, bytes: string][]): Uint8Array {
+  const encoder = new TextEncoder();
+  return encodeFileBatch(files.map(([name, text]) => ({ name, bytes: encoder.encode(text) })));
+}
+
+function send(
+  request: ExtractRequest,
+  body: BodyInit,
+  token?: string,
+  attemptId?: string,
+  contentType?: string,
+) {
   const prefix = `${request.kind}/${request.job_id}/${attemptId ?? request.attempt_id}`;
   return internal(
     `/internal/file-batches/${prefix}`,
-    { method: "POST", body },
+    { method: "POST", body, ...(contentType ? { headers: { "content-type": contentType } } : {}) },
     token ?? request.callback.token,
   );
+}
+
+function sendFramed(request: ExtractRequest, body: Uint8Array | string) {
+  return send(request, body, undefined, undefined, FILE_BATCH_TYPE);
 }
 
 async function storedUnder(request: ExtractRequest): Promise<string[]> {
@@ -127,4 +144,76 @@ it("stores nothing of a body that is not wholly files of ours, each named once",
     body: batchOf([["frame-0001.jpg", "JPEG", "image/jpeg"]]),
   });
   expect(bad.status).toBe(400);
+});
+
+it("stores a framed batch's files with their exact bytes, typed by name, and says so in order", async () => {
+  const job = await dispatchedJob(3);
+  const prefix = `job/${job.job_id}/${job.attempt_id}`;
+  // Bytes that a multipart parser or a text decoder would trip on: CRLFs, a boundary-like
+  // line, a NUL and invalid UTF-8.
+  const jpeg = new Uint8Array([0xff, 0xd8, 0x0d, 0x0a, 0x2d, 0x2d, 0x00, 0xc3, 0x28, 0xff, 0xd9]);
+  const thumb = new Uint8Array([0x0a, 0x0a, 0x7b, 0x7d]);
+  const body = encodeFileBatch([
+    { name: "frame-0002.jpg", bytes: jpeg },
+    { name: "thumb-0002.jpg", bytes: thumb },
+    { name: "captions.vtt", bytes: new TextEncoder().encode("WEBVTT\n") },
+  ]);
+  const answer = await sendFramed(job, body);
+  expect(answer.status).toBe(200);
+  expect(await answer.json()).toEqual({
+    files: [
+      { key: `${prefix}/frame-0002.jpg`, bytes: jpeg.length },
+      { key: `${prefix}/thumb-0002.jpg`, bytes: thumb.length },
+      { key: `${prefix}/captions.vtt`, bytes: 7 },
+    ],
+  });
+  for (const [name, bytes, type] of [
+    ["frame-0002.jpg", jpeg, "image/jpeg"],
+    ["thumb-0002.jpg", thumb, "image/jpeg"],
+    ["captions.vtt", new TextEncoder().encode("WEBVTT\n"), "text/vtt; charset=utf-8"],
+  ] as const) {
+    const object = (await env.FILES.get(`${prefix}/${name}`)) as R2ObjectBody;
+    expect(new Uint8Array(await object.arrayBuffer()), name).toEqual(bytes);
+    expect(object.httpMetadata?.contentType, name).toBe(type);
+  }
+});
+
+it("stores nothing of a framed body whose manifest is not whole, or not files of ours", async () => {
+  const job = await dispatchedJob(3);
+  const one = framed([["frame-0001.jpg", "JPEG"]]);
+  const bodies: [string, Uint8Array | string][] = [
+    ["no manifest line", "JPEG"],
+    ["a manifest that is not JSON", "{files:\nJPEG"],
+    ["a manifest of another shape", `${JSON.stringify({ "frame-0001.jpg": 4 })}\nJPEG`],
+    ["a byte short", one.subarray(0, one.length - 1)],
+    ["a byte over", new Uint8Array([...one, 0x41])],
+    ["a manifest line too long", `${" ".repeat(20_000)}{"files":[]}\n`],
+    ["a name with a slash", framed([["x/frame-0001.jpg", "JPEG"]])],
+    ["a name not a job's", framed([["evil.html", "<script>"]])],
+    [
+      "the same name twice",
+      framed([
+        ["frame-0001.jpg", "JPEG"],
+        ["frame-0001.jpg", "JPEG again"],
+      ]),
+    ],
+    ["an empty file", framed([["frame-0001.jpg", ""]])],
+    ["no files", framed([])],
+    [
+      "65 files",
+      framed(
+        Array.from({ length: 65 }, (_, i) => [`frame-${String(i + 1).padStart(4, "0")}.jpg`, "J"]),
+      ),
+    ],
+  ];
+  for (const [what, body] of bodies) {
+    const answer = await sendFramed(job, body);
+    expect(answer.status, what).toBe(400);
+    expect(await answer.json(), what).toMatchObject({ error: expect.any(String) });
+  }
+  // Neither framed nor multipart.
+  const plain = await send(job, one, undefined, undefined, "application/octet-stream");
+  expect(plain.status).toBe(400);
+  await plain.arrayBuffer();
+  expect(await storedUnder(job)).toEqual([]);
 });

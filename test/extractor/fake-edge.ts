@@ -4,7 +4,11 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { decodeFileBatch, FILE_BATCH_TYPE } from "../../schema/file-batch.ts";
 import type { ExtractResult, ProgressReport } from "../../schema/messages.ts";
+
+/** The types the edge gives a batch's files by name (edge/files.ts). */
+const TYPES: Record<string, string> = { jpg: "image/jpeg", png: "image/png", webp: "image/webp" };
 
 export interface FakeEdge {
   baseUrl: string;
@@ -98,6 +102,23 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
     }
     const batch = /^\/internal\/file-batches\/((?:job|demo)\/[^/]+\/[^/]+)$/.exec(path);
     if (batch && req.method === "POST") {
+      // Framed as the extractor sends it (schema/file-batch.ts), typed by name as the edge does.
+      if (String(req.headers["content-type"]) === FILE_BATCH_TYPE) {
+        const decoded = decodeFileBatch(
+          body.buffer.slice(body.byteOffset, body.byteOffset + body.length) as ArrayBuffer,
+        );
+        if ("error" in decoded) return json(400, decoded);
+        const stored = decoded.map((f) => ({
+          key: `${batch[1]}/${f.name}`,
+          bytes: f.bytes.length,
+        }));
+        for (const f of decoded) {
+          const type = TYPES[f.name.split(".").pop() ?? ""] ?? "application/octet-stream";
+          files.set(`${batch[1]}/${f.name}`, { bytes: Buffer.from(f.bytes), contentType: type });
+        }
+        edge.batches.push(stored.map((f) => f.key));
+        return json(200, { files: stored });
+      }
       const form = await new Request("http://edge/", {
         method: "POST",
         headers: { "content-type": String(req.headers["content-type"]) },

@@ -5,6 +5,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { type ZodError, z } from "zod";
+import { decodeFileBatch, FILE_BATCH_TYPE } from "../../../schema/file-batch.ts";
 import { parseFileKey, parseUploadKey } from "../../../schema/job-files.ts";
 import {
   LeaseRenewalSchema,
@@ -102,32 +103,42 @@ export async function putFrameFile(c: Context<InternalEnv>) {
 }
 
 /**
- * Several files of one attempt in one call: a multipart/form-data body whose every field is a
- * file, named by its file name (frame-0001.jpg). One check of the attempt and one request for
- * all of them, where each file took its own. Nothing is stored unless every field is a file
- * whose name makes a key of ours, each name once.
+ * Several files of one attempt in one call: a framed body (schema/file-batch.ts: a manifest
+ * line of names and lengths, then the bytes), or a multipart/form-data body whose every field
+ * is a file named by its file name (frame-0001.jpg), as an extractor sent before (decision
+ * 0278). One check of the attempt and one request for all of them, where each file took its
+ * own. Nothing is stored unless every file's name makes a key of ours, each name once.
  */
 export async function putFrameFiles(c: Context<InternalEnv>) {
   const prefix = c.get("filePrefix");
-  if (!/^multipart\/form-data;/i.test(c.req.header("content-type") ?? "")) {
-    return c.json({ error: "a batch is a multipart/form-data body" }, 400);
+  const type = c.req.header("content-type") ?? "";
+  let entries: { name: string; file: File | Uint8Array | string }[];
+  if (type.split(";")[0].trim().toLowerCase() === FILE_BATCH_TYPE) {
+    const decoded = decodeFileBatch(await c.req.arrayBuffer());
+    if ("error" in decoded) return c.json({ error: decoded.error }, 400);
+    entries = decoded.map((f) => ({ name: f.name, file: f.bytes }));
+  } else if (/^multipart\/form-data;/i.test(type)) {
+    const form = await c.req.raw.formData().catch(() => null);
+    if (!form) return c.json({ error: "the body is not readable multipart/form-data" }, 400);
+    entries = [...form.entries()].map(([name, file]) => ({ name, file }));
+  } else {
+    return c.json({ error: `a batch is a ${FILE_BATCH_TYPE} or multipart/form-data body` }, 400);
   }
-  const form = await c.req.raw.formData().catch(() => null);
-  if (!form) return c.json({ error: "the body is not readable multipart/form-data" }, 400);
-  const files: { key: string; file: File }[] = [];
-  for (const [name, value] of form.entries()) {
+  const files: { key: string; file: File | Uint8Array }[] = [];
+  const keys = new Set<string>();
+  for (const { name, file } of entries) {
     const key = `${prefix}/${name}`;
     const shown = JSON.stringify(name.slice(0, 80));
-    if (typeof value === "string" || parseUploadKey(key) === null) {
+    if (typeof file === "string" || parseUploadKey(key) === null) {
       return c.json({ error: `field ${shown} is not a file of ours` }, 400);
     }
-    if (files.some((f) => f.key === key)) {
-      return c.json({ error: `${shown} is in the batch twice` }, 400);
-    }
-    if (value.size <= 0 || value.size > MAX_FRAME_BYTES) {
+    if (keys.has(key)) return c.json({ error: `${shown} is in the batch twice` }, 400);
+    const size = file instanceof Uint8Array ? file.byteLength : file.size;
+    if (size <= 0 || size > MAX_FRAME_BYTES) {
       return c.json({ error: `${shown} is empty or over 64 MiB` }, 400);
     }
-    files.push({ key, file: value });
+    keys.add(key);
+    files.push({ key, file });
   }
   if (files.length === 0 || files.length > MAX_BATCH_FILES) {
     return c.json({ error: `a batch holds 1 to ${MAX_BATCH_FILES} files` }, 400);
