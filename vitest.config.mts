@@ -16,6 +16,7 @@ const UNIT = [
   "test/sources/url-safety.test.ts",
   "test/sources/ytdlp-info.test.ts",
   "test/sources/ytdlp.test.ts",
+  "test/scripts/npm-test.test.ts",
 ];
 
 // Files that start stacks of their own (they kill, stop or restart its processes, need other
