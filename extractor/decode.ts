@@ -184,40 +184,77 @@ export class FrameBufferPool implements FrameBuffers {
   }
 }
 
-// Up to 96 MiB of pictures of one size (16 at 1080p, 4 at 2160p), dropped after 30 s unused.
+// Up to 96 MiB of pictures (13 at 1080p with its thumbnail's rows, 4 at 2160p), dropped after
+// 30 s unused.
 const SPARE_FRAME_BYTES = 96 * 1024 * 1024;
 const SPARE_FRAMES_IDLE_MS = 30_000;
+// Pictures above 1440p (decode.ts largePicture) are kept only with none of another size.
+const LARGE_FRAME_BYTES = 2560 * 1440 * 3;
 
 /**
  * Picture buffers kept from one job for the next. Each job's pool used to allocate its own:
  * a sparse 1080p batch reads its six pictures ahead, so a job took ~12 fresh 6 MB buffers,
  * each mapped afresh by the kernel (the service sets malloc's mmap threshold to 1 MiB,
  * scripts/lib/stack.mjs), and their ~75 MB of external memory a job set off V8's old-space
- * collections. Only one picture size is kept: a job of another size (a 2160p one after 1080p
- * ones) starts with none, so what is kept never adds to a large job's peak.
+ * collections. Several sizes are kept at once, up to SPARE_FRAME_BYTES together, the size
+ * used longest ago given up first: under load, jobs of 1080p, 720p and 480p run side by side,
+ * and keeping one size only dropped the others' buffers at every turn (decision 0279).
+ * Pictures above 1440p are kept alone: a 2160p job after 1080p ones starts with none of
+ * theirs, and a smaller one's keeps drop its, so what is kept never adds to a large job's
+ * peak.
  */
 class SpareFrames {
-  private readonly kept: Buffer[] = [];
+  /** Buffers by their length, the size used last at the end. */
+  private readonly kept = new Map<number, Buffer[]>();
+  private keptBytes = 0;
   private idle: NodeJS.Timeout | null = null;
 
   take(frameBytes: number): Buffer | null {
-    if (this.kept[0]?.length !== frameBytes) this.kept.length = 0;
-    return this.kept.pop() ?? null;
+    if (frameBytes > LARGE_FRAME_BYTES) this.dropAllBut(frameBytes);
+    const buffers = this.kept.get(frameBytes);
+    const buffer = buffers?.pop() ?? null;
+    if (!buffers || !buffer) return null;
+    this.keptBytes -= frameBytes;
+    this.kept.delete(frameBytes);
+    if (buffers.length > 0) this.kept.set(frameBytes, buffers);
+    return buffer;
   }
 
   keep(buffer: Buffer): void {
-    if (this.kept[0] && this.kept[0].length !== buffer.length) this.kept.length = 0;
-    if ((this.kept.length + 1) * buffer.length > SPARE_FRAME_BYTES) return;
-    if (this.kept.includes(buffer)) return;
-    this.kept.push(buffer);
+    const size = buffer.length;
+    if (size > LARGE_FRAME_BYTES) this.dropAllBut(size);
+    else for (const other of this.kept.keys()) if (other > LARGE_FRAME_BYTES) this.drop(other);
+    const buffers = this.kept.get(size) ?? [];
+    if ((buffers.length + 1) * size > SPARE_FRAME_BYTES) return;
+    if (buffers.includes(buffer)) return;
+    // Room made from the sizes used longest ago (the Map's first keys).
+    for (const other of this.kept.keys()) {
+      if (this.keptBytes + size <= SPARE_FRAME_BYTES) break;
+      if (other !== size) this.drop(other);
+    }
+    if (this.keptBytes + size > SPARE_FRAME_BYTES) return;
+    buffers.push(buffer);
+    this.keptBytes += size;
+    this.kept.delete(size);
+    this.kept.set(size, buffers);
     if (this.idle) this.idle.refresh();
     else {
       this.idle = setTimeout(() => {
-        this.kept.length = 0;
+        this.kept.clear();
+        this.keptBytes = 0;
         this.idle = null;
       }, SPARE_FRAMES_IDLE_MS);
       this.idle.unref();
     }
+  }
+
+  private drop(size: number): void {
+    this.keptBytes -= size * (this.kept.get(size)?.length ?? 0);
+    this.kept.delete(size);
+  }
+
+  private dropAllBut(size: number): void {
+    for (const other of [...this.kept.keys()]) if (other !== size) this.drop(other);
   }
 }
 

@@ -1,7 +1,8 @@
 // Picture buffers kept from one job for the next (extractor/decode.ts FrameBufferPool and its
 // spare buffers): a job after another of the same picture size allocates none; a buffer given
 // back twice is handed out once; a delivered frame's buffer is given back once, however often
-// its release is called; a job of another size starts with none kept.
+// its release is called; jobs of several sizes taking turns keep each size's buffers (decision
+// 0279); a job above 1440p starts with none of another size kept.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DecodeRun, FrameBufferPool } from "../../extractor/decode.ts";
 import { probeMedia } from "../../extractor/ffmpeg/probe.ts";
@@ -9,6 +10,8 @@ import { makeTestVideo } from "../support/videos.ts";
 
 const SMALL = { width: 320, height: 180 };
 const OTHER = { width: 640, height: 360 };
+// Above 1440p (decode.ts largePicture).
+const LARGE = { width: 2560, height: 1442 };
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -72,11 +75,27 @@ describe("picture buffers across jobs", () => {
     expect(pool.take()).not.toBe(inUse);
   });
 
-  it("are dropped for a job of another size, and not handed back to the first size after", () => {
+  it("are kept for several sizes at once: jobs of two sizes taking turns allocate none after their first", () => {
     const small = job(SMALL, 4);
     const other = job(OTHER, 2);
     expect(other.every((buffer) => buffer.length === OTHER.width * OTHER.height * 3)).toBe(true);
-    const again = job(SMALL, 4);
-    expect(again.some((buffer) => small.includes(buffer))).toBe(false);
+    const allocate = vi.spyOn(Buffer, "allocUnsafe");
+    const smallAgain = job(SMALL, 4);
+    const otherAgain = job(OTHER, 2);
+    expect(allocate).not.toHaveBeenCalled();
+    expect(new Set([...small, ...smallAgain]).size).toBe(4);
+    expect(new Set([...other, ...otherAgain]).size).toBe(2);
+  });
+
+  it("give way to a picture above 1440p, which starts with none of another size kept", () => {
+    const small = job(SMALL, 4);
+    const large = job(LARGE, 1);
+    expect(large[0].length).toBe(LARGE.width * LARGE.height * 3);
+    // The small pictures were dropped when the large job took its first buffer.
+    const smallAgain = job(SMALL, 4);
+    expect(smallAgain.some((buffer) => small.includes(buffer))).toBe(false);
+    // And a smaller size kept drops the large one's.
+    const largeAgain = job(LARGE, 1);
+    expect(largeAgain[0] === large[0]).toBe(false);
   });
 });
