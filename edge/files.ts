@@ -6,7 +6,7 @@
 //   HMAC whose expiry is the job's expires_at and streams the object at /files/*.
 // Callers (REST, webhooks, dashboard thumbnails, MCP previews) only call fileLinker().
 import { env } from "cloudflare:workers";
-import { parseFileKey } from "../schema/job-files.ts";
+import { contentTypeOf, parseFileKey } from "../schema/job-files.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "./crypto.ts";
 import { R2Presigner, r2S3Settings } from "./storage/r2-presign.ts";
 
@@ -97,19 +97,6 @@ export async function checkFileSignature(
   const expected = toHex(await hmacSha256(secret, signingInput(key, Number(expiresParam))));
   if (!timingSafeEqualHex(expected, signature.toLowerCase())) return "bad-signature";
   return Number(expiresParam) * 1000 > now ? "ok" : "expired";
-}
-
-export const CONTENT_TYPES: Record<string, string> = {
-  jpg: "image/jpeg",
-  png: "image/png",
-  webp: "image/webp",
-  zip: "application/zip",
-  vtt: "text/vtt; charset=utf-8",
-};
-
-/** A stored file's content type, by its name's extension (a key's name, or the key). */
-export function contentTypeOf(name: string): string {
-  return CONTENT_TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream";
 }
 
 /**

@@ -148,7 +148,7 @@ export function dealtSideBySide(units: DecodeGroup[][], sideBySide: number): Bat
   if (units.length < 2 || units.length > sideBySide) return null;
   if (units.some((unit) => unit.length < 2)) return null;
   const groups = (units.flat() as BatchGroup[]).sort((a, b) => batchCost(b) - batchCost(a));
-  const dealt = units.map(() => ({ groups: [] as BatchGroup[], cost: 0, frames: 0 }));
+  const dealt: DealtBatch[] = units.map(() => ({ groups: [], cost: 0, frames: 0 }));
   for (const group of groups) {
     const room = dealt.filter(
       (batch) =>
@@ -163,37 +163,40 @@ export function dealtSideBySide(units: DecodeGroup[][], sideBySide: number): Bat
   if (dealt.some((batch) => batch.groups.length < 2)) return null;
   // Then one group for another between two batches, while that brings them closer (the
   // longest-first deal leaves 0.25 s of decoding between bench-http's two; this, 0.05).
-  for (let swapped = true, rounds = 0; swapped && rounds < 100; rounds++) {
-    swapped = false;
-    for (const a of dealt) {
-      for (const b of dealt) {
-        if (a.cost <= b.cost) continue;
-        for (const [i, x] of a.groups.entries()) {
-          for (const [j, y] of b.groups.entries()) {
-            const moved = batchCost(x) - batchCost(y);
-            const fits =
-              a.frames - x.times.length + y.times.length <= BATCH_FRAMES &&
-              b.frames - y.times.length + x.times.length <= BATCH_FRAMES;
-            if (!fits || moved <= 0 || Math.abs(a.cost - b.cost - 2 * moved) >= a.cost - b.cost) {
-              continue;
-            }
-            a.groups[i] = y;
-            b.groups[j] = x;
-            a.cost -= moved;
-            b.cost += moved;
-            a.frames += y.times.length - x.times.length;
-            b.frames += x.times.length - y.times.length;
-            swapped = true;
-            break;
-          }
-          if (swapped) break;
+  for (let rounds = 0; rounds < 100 && swapCloser(dealt); rounds++);
+  return dealt.map((batch) => batch.groups.sort((a, b) => a.times[0] - b.times[0]));
+}
+
+interface DealtBatch {
+  groups: BatchGroup[];
+  cost: number;
+  frames: number;
+}
+
+/** Swaps one group of a costlier batch for one of a cheaper one, where that narrows their gap. */
+function swapCloser(dealt: DealtBatch[]): boolean {
+  for (const a of dealt) {
+    for (const b of dealt) {
+      const gap = a.cost - b.cost;
+      if (gap <= 0) continue;
+      for (const [i, x] of a.groups.entries()) {
+        for (const [j, y] of b.groups.entries()) {
+          const moved = batchCost(x) - batchCost(y);
+          const shift = y.times.length - x.times.length;
+          const fits = a.frames + shift <= BATCH_FRAMES && b.frames - shift <= BATCH_FRAMES;
+          if (!fits || moved <= 0 || Math.abs(gap - 2 * moved) >= gap) continue;
+          a.groups[i] = y;
+          b.groups[j] = x;
+          a.cost -= moved;
+          b.cost += moved;
+          a.frames += shift;
+          b.frames -= shift;
+          return true;
         }
-        if (swapped) break;
       }
-      if (swapped) break;
     }
   }
-  return dealt.map((batch) => batch.groups.sort((a, b) => a.times[0] - b.times[0]));
+  return false;
 }
 
 /**

@@ -33,3 +33,19 @@ export function parseFileKey(
   if (!match) return null;
   return { kind: match[1] as "job" | "demo", jobId: match[2], name: match[3] };
 }
+
+const CONTENT_TYPES: Record<string, string> = {
+  jpg: "image/jpeg",
+  png: "image/png",
+  webp: "image/webp",
+  zip: "application/zip",
+  vtt: "text/vtt; charset=utf-8",
+};
+
+/**
+ * A stored file's content type, by its name's extension (a key's name, or the key): what the
+ * edge stores it with and serves it as (edge/files.ts, edge/jobs/attempt-files.ts).
+ */
+export function contentTypeOf(name: string): string {
+  return CONTENT_TYPES[name.split(".").pop() ?? ""] ?? "application/octet-stream";
+}

@@ -1,9 +1,9 @@
 // The files an attempt writes into R2 under its {kind}/{job_id}/{attempt_id}/ prefix: frames one
 // at a time or in a batch, and a ZIP as an R2 multipart upload. Who may write is decided first
 // (edge/jobs/attempts.ts mayWriteFiles); these only store, typed by name as /files/* serves them.
+import { contentTypeOf } from "../../schema/job-files.ts";
 import { edgeConfig } from "../config.ts";
 import { hmacSha256, timingSafeEqualHex, toHex } from "../crypto.ts";
-import { contentTypeOf } from "../files.ts";
 import type { AttemptRefusal } from "./attempts.ts";
 
 export const MAX_FRAME_BYTES = 64 * 1024 * 1024;

@@ -5,10 +5,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeFileBatch, FILE_BATCH_TYPE } from "../../schema/file-batch.ts";
+import { contentTypeOf } from "../../schema/job-files.ts";
 import type { ExtractResult, ProgressReport } from "../../schema/messages.ts";
-
-/** The types the edge gives a batch's files by name (edge/files.ts). */
-const TYPES: Record<string, string> = { jpg: "image/jpeg", png: "image/png", webp: "image/webp" };
 
 export interface FakeEdge {
   baseUrl: string;
@@ -113,8 +111,10 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
           bytes: f.bytes.length,
         }));
         for (const f of decoded) {
-          const type = TYPES[f.name.split(".").pop() ?? ""] ?? "application/octet-stream";
-          files.set(`${batch[1]}/${f.name}`, { bytes: Buffer.from(f.bytes), contentType: type });
+          files.set(`${batch[1]}/${f.name}`, {
+            bytes: Buffer.from(f.bytes),
+            contentType: contentTypeOf(f.name),
+          });
         }
         edge.batches.push(stored.map((f) => f.key));
         return json(200, { files: stored });
