@@ -38,6 +38,7 @@ const CONTENT_TYPES: Record<string, string> = {
   jpg: "image/jpeg",
   png: "image/png",
   webp: "image/webp",
+  gif: "image/gif",
   zip: "application/zip",
   vtt: "text/vtt; charset=utf-8",
 };

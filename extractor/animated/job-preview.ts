@@ -1,6 +1,7 @@
 // A job's moving preview: where it starts (asked, or around the best moment of the job's range),
 // checked before anything is decoded so a start past the end fails the job at once, uncharged;
 // then made (preview.ts) and stored beside the frames as preview.webp or preview.gif.
+import { contentTypeOf } from "../../schema/job-files.ts";
 import type { AnimatedOptions, ExtractResult } from "../../schema/messages.ts";
 import { ExtractError } from "../errors.ts";
 import type { PictureSteps } from "../ffmpeg/args.ts";
@@ -8,8 +9,6 @@ import type { VideoProbe } from "../ffmpeg/probe.ts";
 import { findBestMoment } from "../quality/moments.ts";
 import type { PreviewTimes } from "./preview.ts";
 import { makePreview, previewStartAround, previewTimes } from "./preview.ts";
-
-export const PREVIEW_CONTENT_TYPES = { webp: "image/webp", gif: "image/gif" } as const;
 
 export function previewFileName(format: AnimatedOptions["format"]): string {
   return `preview.${format}`;
@@ -67,7 +66,7 @@ export async function storePreview(
   const key = await store(
     previewFileName(options.format),
     made.bytes,
-    PREVIEW_CONTENT_TYPES[options.format],
+    contentTypeOf(previewFileName(options.format)),
   );
   return {
     key,

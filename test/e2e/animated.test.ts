@@ -38,6 +38,8 @@ afterAll(async () => {
 async function picturesOf(url: string) {
   const file = await download(url);
   expect(file.status).toBe(200);
+  // Served as what it is, so a browser shows it (a GIF was once application/octet-stream).
+  expect(file.type).toBe(url.includes("preview.gif") ? "image/gif" : "image/webp");
   const bytes = Buffer.from(file.bytes);
   const meta = await sharp(bytes, { animated: true }).metadata();
   const numbers: (number | null)[] = [];
