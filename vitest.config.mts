@@ -17,6 +17,7 @@ const UNIT = [
   "test/sources/ytdlp-info.test.ts",
   "test/sources/ytdlp.test.ts",
   "test/scripts/npm-test.test.ts",
+  "test/scripts/longest-first.test.ts",
 ];
 
 // Files that start stacks of their own (they kill, stop or restart its processes, need other
@@ -84,7 +85,8 @@ export default defineConfig(async () => {
             // One workerd per worker, not per file (decision 0291): a file's start was 5–7 s of
             // CPU (a workerd, the worker's modules, the migrations). Files stay independent by
             // their own accounts and ids; test/edge/support/fake-extractor.ts keeps an earlier
-            // file's jobs away from this file's stand-ins.
+            // file's jobs away from this file's stand-ins. The sequencer runs these files back
+            // to back (decision 0295): a worker that turns to another project's file is stopped.
             isolate: false,
             setupFiles: [
               "test/edge/support/apply-migrations.ts",
