@@ -12,6 +12,25 @@ const LARGE_BYTES = 32 * 1024 * 1024;
 let publicServer: TestServer;
 let privateServer: TestServer;
 
+/**
+ * A server on the private loopback address and one on the public, on the same port. The
+ * private address is the busy one (every stack and client of the suite uses 127.0.0.1), so its
+ * server takes a free port first and the public one follows; a port another process took on
+ * the public address in between means another try. (Binding the public one first once failed
+ * a run with EADDRINUSE: a client socket of another test held that port on 127.0.0.1.)
+ */
+async function serversOnOnePort(): Promise<{ twin: TestServer; rightful: TestServer }> {
+  for (let attempt = 1; ; attempt += 1) {
+    const twin = await startTestServer(PRIVATE_LOOPBACK);
+    try {
+      return { twin, rightful: await startTestServer(PUBLIC_LOOPBACK, twin.port) };
+    } catch (error) {
+      await twin.close();
+      if (attempt >= 5 || (error as NodeJS.ErrnoException).code !== "EADDRINUSE") throw error;
+    }
+  }
+}
+
 beforeAll(async () => {
   publicServer = await startTestServer(PUBLIC_LOOPBACK);
   privateServer = await startTestServer(PRIVATE_LOOPBACK);
@@ -122,13 +141,14 @@ describe("safeFetch address rules", () => {
     const rebinding = () => (++calls % 2 === 1 ? [PUBLIC_LOOPBACK] : [PRIVATE_LOOPBACK]);
     const policy = testPolicy({ "rebind.test": rebinding });
     // Same port on both loopback addresses, so a connection to the wrong one would succeed.
-    const twin = await startTestServer(PRIVATE_LOOPBACK, publicServer.port);
+    const { twin, rightful } = await serversOnOnePort();
     twin.route("/hello", (_req, res) => res.end("REBOUND"));
+    rightful.route("/hello", (_req, res) => res.end("hello from public"));
     try {
       const outcomes: string[] = [];
       for (let i = 0; i < 6; i += 1) {
         try {
-          const response = await safeFetch(`http://rebind.test:${publicServer.port}/hello`, {
+          const response = await safeFetch(`http://rebind.test:${rightful.port}/hello`, {
             policy,
           });
           outcomes.push((await readBody(response.body, 100)).toString());
@@ -142,6 +162,7 @@ describe("safeFetch address rules", () => {
       expect(twin.requests.length).toBe(0);
     } finally {
       await twin.close();
+      await rightful.close();
     }
   });
 
