@@ -329,7 +329,10 @@ async function waitForHttp(url, child, timeoutMs) {
     try {
       const res = await fetch(url);
       await res.body?.cancel();
-      if (res.status < 500) return;
+      // 2xx only: /healthz and /v1/pricing answer 200. Another process that took the port
+      // between freePort's pick and the child's bind (another stack's extractor, once) answers
+      // 404, and the child then exits with "Address already in use": startStack tries again.
+      if (res.ok) return;
     } catch {}
     await new Promise((r) => setTimeout(r, 200));
   }
