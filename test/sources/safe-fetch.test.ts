@@ -17,7 +17,7 @@ let privateServer: TestServer;
  * private address is the busy one (every stack and client of the suite uses 127.0.0.1), so its
  * server takes a free port first and the public one follows; a port another process took on
  * the public address in between means another try. (Binding the public one first once failed
- * a run with EADDRINUSE: a client socket of another test held that port on 127.0.0.1.)
+ * a run with EADDRINUSE: another process held that port on 127.0.0.1.)
  */
 async function serversOnOnePort(): Promise<{ twin: TestServer; rightful: TestServer }> {
   for (let attempt = 1; ; attempt += 1) {

@@ -31,11 +31,9 @@ export interface FileFacts {
  * then the longest first. A file never timed goes by vitest's order against any other.
  */
 export function runOrder<T>(files: T[], facts: (file: T) => FileFacts): T[] {
-  const known = new Map(files.map((file) => [file, facts(file)]));
-  const of = (file: T) => known.get(file) as FileFacts;
   return [...files].sort((x, y) => {
-    const a = of(x);
-    const b = of(y);
+    const a = facts(x);
+    const b = facts(y);
     if (a.group !== b.group) return a.group - b.group;
     if (a.backToBack !== b.backToBack) return a.backToBack ? -1 : 1;
     if (!a.last || !b.last) return a.rank - b.rank;
@@ -114,7 +112,9 @@ export default class LongestFirst extends BaseSequencer {
     const of = (spec: TestSpecification) => facts.get(spec) as FileFacts & { waits: boolean };
     const groups = new Map<number, TestSpecification[]>();
     for (const spec of runOrder(base, of)) {
-      groups.set(of(spec).group, [...(groups.get(of(spec).group) ?? []), spec]);
+      const group = groups.get(of(spec).group) ?? [];
+      group.push(spec);
+      groups.set(of(spec).group, group);
     }
     return [...groups.values()].flatMap((group) =>
       spreadWaiters(group, of, group[0].project.config.maxWorkers),
