@@ -49,6 +49,8 @@ export const ROOT = resolve(import.meta.dirname, "../..");
 export const DEV_VARS = join(ROOT, ".dev.vars");
 // wrangler runs on this process's Node (22), whatever `node` the PATH finds first.
 const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
+/** Runs a prebuilt bundle under Miniflare, without wrangler (test stacks; decision 0370). */
+const EDGE_HOST = join(ROOT, "scripts/lib/edge-host.mjs");
 
 /** With these wrangler makes no outbound connection at all (TOOLCHAIN.md). */
 export const OFFLINE_ENV = {
@@ -122,9 +124,10 @@ function snapshotSources(stateDir) {
  * the temporary directory, named by a hash of what it is built from (a copy of the sources
  * taken first, so an edit during the build cannot be stored under the wrong name), beside a
  * wrangler.toml that runs it as it is (`no_bundle`): for test stacks (`prebuilt`), which each
- * spent about 1.3 CPU-seconds bundling the same worker in `wrangler dev` (decision 0292).
- * Returns the directory `wrangler dev` runs in. Processes that build it at once each build
- * their own and keep whichever was renamed into place first (as migratedTemplate does).
+ * spent about 1.3 CPU-seconds bundling the same worker in `wrangler dev` (decision 0292), and
+ * with wrangler's options for it (edge-host.mjs runs it under Miniflare; decision 0370).
+ * Returns the bundle's directory. Processes that build it at once each build their own and
+ * keep whichever was renamed into place first (as migratedTemplate does).
  */
 function prebuiltEdge() {
   const staging = mkdtempSync(join(tmpdir(), "stills-edge-source-"));
@@ -134,6 +137,7 @@ function prebuiltEdge() {
     for (const entry of EDGE_SOURCES) hashTree(hash, source, entry);
     hash.update(readFileSync(join(ROOT, "package-lock.json")));
     hash.update(readFileSync(join(ROOT, "node_modules/wrangler/package.json")));
+    hash.update(readFileSync(EDGE_HOST));
     const target = join(tmpdir(), `stills-edge-bundle-${hash.digest("hex").slice(0, 16)}`);
     if (existsSync(join(target, "done"))) {
       // Marks it used, so pruneEdgeBundles leaves it alone.
@@ -156,6 +160,14 @@ function prebuiltEdge() {
       join(out, "wrangler.toml"),
       unbundledConfig(readFileSync(join(source, "wrangler.toml"), "utf8")),
     );
+    // The worker's options as wrangler reads them from that wrangler.toml, for edge-host.mjs.
+    const options = spawnSync(process.execPath, [EDGE_HOST, "--write-options", out], {
+      cwd: ROOT,
+      env: { ...process.env, ...OFFLINE_ENV },
+      encoding: "utf8",
+    });
+    if (options.status !== 0)
+      throw new Error(`reading the edge's options failed:\n${options.stdout}\n${options.stderr}`);
     // The marker last: a directory without it is never used.
     writeFileSync(join(out, "done"), "");
     try {
@@ -168,19 +180,6 @@ function prebuiltEdge() {
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }
-}
-
-/**
- * The stack's own copy of a prebuilt bundle (8–9 MB, milliseconds), which its `wrangler dev`
- * runs in: wrangler watches the directory it runs and writes its own `.wrangler/` there, so
- * stacks sharing one directory restarted each other's worker whenever one started (a start
- * marks the bundle used), and a request in flight got "Your worker restarted mid-request".
- */
-function ownCopyOf(bundle, stateDir) {
-  const dir = join(stateDir, "edge-bundle");
-  rmSync(dir, { recursive: true, force: true });
-  cpSync(bundle, dir, { recursive: true, filter: (path) => !path.includes("/.wrangler") });
-  return dir;
 }
 
 /**
@@ -489,7 +488,8 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
  * (side, line), with the edge's info lines included: the one-grep trace test), `log` (where
  * the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge from a
  * copy of its sources, so edits in the tree do not restart it: benchmarks) or `prebuilt` (run
- * the worker bundled once per set of sources, prebuiltEdge: the test suite's stacks).
+ * the worker bundled once per set of sources, prebuiltEdge, under Miniflare without wrangler:
+ * the test suite's stacks; edge-host.mjs).
  */
 /**
  * Starts the stack; once more (with fresh ports) when a port picked by freePort was taken by
@@ -602,47 +602,61 @@ async function startStackOnce(settings = {}) {
   const proxy = await spawnClientAddressProxy({ port, upstream: workerUrl });
   const firstExtractor = extractor.start();
   const edgeStdio = stdioFor("edge");
-  const edge = spawn(
-    process.execPath,
-    [
-      WRANGLER,
-      "dev",
-      "--local",
-      "--ip",
-      "127.0.0.1",
-      "--port",
-      String(workerPort),
-      "--inspector-port",
-      String(await freePort()),
-      "--persist-to",
-      stateDir,
-      "--show-interactive-dev-session=false",
-      // "log", not "info": wrangler ranks the worker's console.log below info, and would hide
-      // the edge's step lines (edge/log.ts) and the local sign-in mail.
-      "--log-level",
-      (quiet || logFiles) && !onOutput ? "error" : "log",
-      // `npm start` also reads the developer's own .dev.vars (Stripe test keys, say), which
-      // wrangler skips once any --env-file is given; a later file wins, so ours is last. Only
-      // when it exists: wrangler hands --env-file to Node too, which refuses a missing file.
-      ...(devVars && existsSync(devVars) ? ["--env-file", devVars] : []),
-      "--env-file",
-      secretsFile,
-      // Lets the consumer return while waitUntil holds the extractor call (local only).
-      "--compatibility-flag",
-      "queue_consumer_no_wait_for_wait_until",
-      ...Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-    ],
-    {
-      cwd: prebuilt
-        ? ownCopyOf(prebuiltEdge(), stateDir)
-        : snapshot
-          ? snapshotSources(stateDir)
-          : ROOT,
-      env: { ...env, ...OFFLINE_ENV },
-      stdio: edgeStdio,
-      detached: true,
-    },
-  );
+  const logLevel = (quiet || logFiles) && !onOutput ? "error" : "log";
+  // Lets the consumer return while waitUntil holds the extractor call (local only).
+  const localFlags = ["--compatibility-flag", "queue_consumer_no_wait_for_wait_until"];
+  const varArgs = Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  if (prebuilt && devVars) throw new Error("a prebuilt stack takes no .dev.vars");
+  const edgeArgs = prebuilt
+    ? [
+        EDGE_HOST,
+        "--bundle",
+        prebuiltEdge(),
+        "--port",
+        String(workerPort),
+        "--persist-to",
+        stateDir,
+        "--secrets-file",
+        secretsFile,
+        "--log-level",
+        logLevel,
+        ...localFlags,
+        ...varArgs,
+      ]
+    : [
+        WRANGLER,
+        "dev",
+        "--local",
+        "--ip",
+        "127.0.0.1",
+        "--port",
+        String(workerPort),
+        "--inspector-port",
+        String(await freePort()),
+        "--persist-to",
+        stateDir,
+        "--show-interactive-dev-session=false",
+        // "log", not "info": wrangler ranks the worker's console.log below info, and would hide
+        // the edge's step lines (edge/log.ts) and the local sign-in mail.
+        "--log-level",
+        logLevel,
+        // `npm start` also reads the developer's own .dev.vars (Stripe test keys, say), which
+        // wrangler skips once any --env-file is given; a later file wins, so ours is last. Only
+        // when it exists: wrangler hands --env-file to Node too, which refuses a missing file.
+        ...(devVars && existsSync(devVars) ? ["--env-file", devVars] : []),
+        "--env-file",
+        secretsFile,
+        ...localFlags,
+        ...varArgs,
+      ];
+  const edge = spawn(process.execPath, edgeArgs, {
+    cwd: snapshot && !prebuilt ? snapshotSources(stateDir) : ROOT,
+    env: { ...env, ...OFFLINE_ENV },
+    stdio: edgeStdio,
+    // The edge's processes (wrangler or edge-host.mjs, and their workerd) are one group, ended
+    // together.
+    detached: true,
+  });
   closeStdio(edgeStdio);
   captured("edge", edge);
   const edgeTail = keepTail(edge);
@@ -656,7 +670,7 @@ async function startStackOnce(settings = {}) {
     return child;
   };
   const stop = async () => {
-    // wrangler runs workerd as its child: end the whole group.
+    // wrangler or edge-host.mjs runs workerd as its child: end the whole group.
     if (!exited(edge)) {
       try {
         process.kill(-edge.pid, "SIGTERM");

@@ -1,5 +1,6 @@
-// The end-to-end harness: the real stack (wrangler dev + extractor) on free ports with its own
-// state directory, test videos served from 127.0.0.1, and a client that speaks only HTTP.
+// The end-to-end harness: the real stack (the edge under Miniflare + extractor) on free ports
+// with its own state directory, test videos served from 127.0.0.1, and a client that speaks
+// only HTTP.
 import { createHmac } from "node:crypto";
 import { once } from "node:events";
 import { mkdtempSync, rmSync } from "node:fs";

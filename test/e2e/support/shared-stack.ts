@@ -1,7 +1,8 @@
-// vitest's globalSetup for the e2e and browser files: one stack (wrangler dev + extractor) for
-// all of them, started once, instead of one boot per file (each took 10–20 s). Files get the
-// stack's addresses and secrets through `inject("sharedStack")` (startHarness does it); the
-// children's stderr goes to log files in the state directory, which files read for their tails.
+// vitest's globalSetup for the e2e and browser files: one stack (the edge under Miniflare +
+// extractor) for all of them, started once, instead of one boot per file (each took 10–20 s).
+// Files get the stack's addresses and secrets through `inject("sharedStack")` (startHarness does
+// it); the children's stderr goes to log files in the state directory, which files read for
+// their tails.
 // A project may give its shared stack settings (`provide: { sharedStackSettings }` in
 // vitest.config.mts): files that ask startHarness for exactly those settings then share it.
 import { mkdtempSync, rmSync } from "node:fs";
