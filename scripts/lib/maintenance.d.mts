@@ -1,5 +1,9 @@
 // Types of maintenance.mjs for the TypeScript tests.
-export function readMaintenanceSchedule(options: { root: string; devVars: string }): {
+export function readMaintenanceSchedule(options: {
+  root: string;
+  devVars: string;
+  env?: Record<string, string | undefined>;
+}): {
   crons: string[];
   leaseSeconds: number;
 };

@@ -35,17 +35,19 @@ function tableValue(toml, table, key) {
 }
 
 /**
- * What the schedule needs, read as `wrangler dev` reads it: the crons of wrangler.toml's
- * top-level [triggers], and JOB_LEASE_SECONDS from the developer's .dev.vars, else
- * wrangler.toml's [vars], else the edge's default.
+ * What the schedule needs, read as the edge gets it: the crons of wrangler.toml's top-level
+ * [triggers], and JOB_LEASE_SECONDS from `npm start`'s environment (startStack hands it to the
+ * edge as a `--var`, which wins), else the developer's .dev.vars, else wrangler.toml's [vars],
+ * else the edge's default.
  */
-export function readMaintenanceSchedule({ root, devVars }) {
+export function readMaintenanceSchedule({ root, devVars, env = process.env }) {
   const toml = readFileSync(join(root, "wrangler.toml"), "utf8");
   const crons = tableValue(toml, "triggers", "crons") ?? [];
   let lease = tableValue(toml, "vars", "JOB_LEASE_SECONDS");
   try {
     lease = parseEnv(readFileSync(devVars, "utf8")).JOB_LEASE_SECONDS ?? lease;
   } catch {}
+  if (env.JOB_LEASE_SECONDS) lease = env.JOB_LEASE_SECONDS;
   const leaseSeconds = Number(lease ?? DEFAULT_LEASE_SECONDS);
   return {
     crons,

@@ -8,7 +8,7 @@
 // busy or unreachable extractor leaves one, waiting for a message the restart drops): the
 // cron hands it back too (decision 0180), and it ends within the same minute.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import type http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -208,8 +208,19 @@ it("a job in flight when npm start is stopped ends within a minute of the next s
 }, 300_000);
 
 it("reads the schedule as wrangler.toml says it, and stops at a cron it cannot read", () => {
-  const schedule = readMaintenanceSchedule({ root: ROOT, devVars: join(stateDir, "none") });
+  const none = join(stateDir, "none");
+  const schedule = readMaintenanceSchedule({ root: ROOT, devVars: none, env: {} });
   expect(schedule).toEqual({ crons: ["*/10 * * * *"], leaseSeconds: 30 });
+  // The lease the edge runs with: .dev.vars over wrangler.toml, and npm start's environment
+  // (handed to the edge as a --var, which wins) over both.
+  const devVars = join(stateDir, "lease.dev.vars");
+  writeFileSync(devVars, "JOB_LEASE_SECONDS=45\n");
+  const lease = (file: string, env: Record<string, string>) =>
+    readMaintenanceSchedule({ root: ROOT, devVars: file, env }).leaseSeconds;
+  expect(lease(devVars, {})).toBe(45);
+  expect(lease(devVars, { JOB_LEASE_SECONDS: "60" })).toBe(60);
+  expect(lease(none, { JOB_LEASE_SECONDS: "12" })).toBe(12);
+  expect(lease(none, { JOB_LEASE_SECONDS: "soon" })).toBe(30);
   const at = Date.parse("2026-11-28T08:31:20Z");
   const next = (cron: string) => nextCronTime(cron, at).toISOString();
   expect(next("*/10 * * * *")).toBe("2026-11-28T08:40:00.000Z");
