@@ -87,13 +87,13 @@ export function stackQuery(
   stack: StackAddress,
   sql: string,
   params?: (string | number | null)[],
-): Promise<Record<string, any>[]>;
+): Promise<Record<string, unknown>[]>;
 export function stackExecute(stack: StackAddress, script: string): Promise<void>;
 export function splitSqlScript(script: string): string[];
 export function readTail(file: string, lines?: number): string;
 export function executeLocalSql(script: string, stateDir?: string): void;
 export function queryLocal(sql: string, stateDir?: string): Record<string, unknown>[];
-export function readLocalD1(sql: string, stateDir?: string): Record<string, any>[];
+export function readLocalD1(sql: string, stateDir?: string): Record<string, unknown>[];
 export function executeLocalD1(script: string, stateDir?: string): void;
 
 /** glibc malloc settings of the extractor's Node, as the image sets them. */

@@ -9,12 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Harness, startHarness } from "../e2e/support/harness.ts";
 import { columnSum, csvObjects } from "../support/csv.ts";
 import { makeTestVideo } from "../support/videos.ts";
-import {
-  checkEveryWidth,
-  collectPageErrors,
-  DESKTOP,
-  launchBrowser,
-} from "./support/browser.ts";
+import { checkEveryWidth, collectPageErrors, DESKTOP, launchBrowser } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
 let h: Harness;

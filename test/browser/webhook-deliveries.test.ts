@@ -9,11 +9,9 @@ import { makeTestVideo } from "../support/videos.ts";
 import {
   collectPageErrors,
   DESKTOP,
-  expectAccessible,
   inBothSchemes,
   launchBrowser,
   PHONE,
-  screenshot,
 } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 

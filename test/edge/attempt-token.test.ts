@@ -4,7 +4,6 @@
 import { env } from "cloudflare:workers";
 import { expect, it } from "vitest";
 import { attemptToken } from "../../edge/jobs/attempt-token.ts";
-import type { ExtractRequest } from "../../schema/messages.ts";
 import { dispatchedJob, frameBytes, internal, uploadAttempt } from "./support/pipeline.ts";
 
 function put(key: string, token: string) {

@@ -9,7 +9,7 @@ import { ipSubject } from "../../edge/middleware/rate-limit.ts";
 import type { ExtractRequest, JobMessage } from "../../schema/messages.ts";
 import { detectSource } from "../../schema/platform.ts";
 import { api, balanceOf, createAccount, ORIGIN } from "./support/api.ts";
-import { extractorCalls, setExtractor, setOutbound } from "./support/fake-extractor.ts";
+import { extractorCalls, setExtractor } from "./support/fake-extractor.ts";
 import { internal, postResult, uploadAttempt } from "./support/pipeline.ts";
 
 const VIDEO = "https://cdn.example.com/clips/talk.mp4";

@@ -1,6 +1,6 @@
 // Links are judged at creation by their form: platform detection and address rules, and no
 // request to the link (the extractor is the one that fetches it).
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { api, createAccount } from "./support/api.ts";
 import { setOutbound } from "./support/fake-extractor.ts";
 
