@@ -49,9 +49,20 @@ beforeAll(async () => {
   await page.addInitScript(() => {
     const w = globalThis as any;
     w.__shifts = [];
+    w.__moved = [];
     new PerformanceObserver((list) => {
       for (const entry of list.getEntries() as any[]) {
-        if (!entry.hadRecentInput) w.__shifts.push(entry.value);
+        if (entry.hadRecentInput) continue;
+        w.__shifts.push(entry.value);
+        // What moved, and from where to where, so a failure names it.
+        for (const source of entry.sources ?? []) {
+          const { x: x0, y: y0, height: h0 } = source.previousRect;
+          const { x, y, height } = source.currentRect;
+          w.__moved.push(
+            `${entry.value}: ${source.node?.nodeName}#${source.node?.id}.${source.node?.className} ` +
+              `(${x0},${y0} h${h0}) -> (${x},${y} h${height})`,
+          );
+        }
       }
     }).observe({ type: "layout-shift", buffered: true });
   });
@@ -172,7 +183,8 @@ describe("the landing page's demo", () => {
     }
     expect(await allowanceShown()).toMatchObject({ remaining: LIMIT - 1, limit: LIMIT });
     const shifts: number[] = await page.evaluate(() => (globalThis as any).__shifts);
-    expect(shifts).toEqual([]);
+    const moved: string[] = await page.evaluate(() => (globalThis as any).__moved);
+    expect(shifts, moved.join("\n")).toEqual([]);
     await screenshot(page, "demo-sample-desktop");
     expect(await seriousViolations(page)).toEqual([]);
   });

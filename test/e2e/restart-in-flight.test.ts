@@ -38,7 +38,11 @@ afterAll(async () => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-/** `npm start` as a person runs it; resolves once it says where it listens. */
+/**
+ * `npm start` as a person runs it; resolves once it says where it listens and when maintenance
+ * runs. The two lines come on two pipes (stdout, stderr), so the second can arrive after the
+ * first by more than a poll: a busy full run read the output between them.
+ */
 async function npmStart(env: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [join(ROOT, "scripts/start.mjs")], {
     cwd: ROOT,
@@ -54,7 +58,10 @@ async function npmStart(env: NodeJS.ProcessEnv) {
   });
   await new Promise<void>((resolve, reject) => {
     const check = setInterval(() => {
-      if (text.includes("Stills API listening on")) {
+      if (
+        text.includes("Stills API listening on") &&
+        text.includes("maintenance (the worker's cron)")
+      ) {
         clearInterval(check);
         resolve();
       } else if (child.exitCode !== null) {
