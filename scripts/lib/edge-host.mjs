@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, matchesGlob, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { parseArgs, parseEnv } from "node:util";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 /** The bundle's options from wrangler, written beside it. */
@@ -81,7 +81,7 @@ async function serve(args) {
           compatibilityFlags: [...options.compatibilityFlags, ...args["compatibility-flag"]],
           bindings: {
             ...options.bindings,
-            ...readEnvFile(args["secrets-file"]),
+            ...parseEnv(readFileSync(args["secrets-file"], "utf8")),
             ...vars(args.var),
           },
           ...modulesOf(bundle, options.modulesRules),
@@ -117,16 +117,6 @@ function modulesOf(bundle, rules) {
     if (rule) modules.push({ type: rule.type, path: join(bundle, name) });
   }
   return { modules, modulesRoot: bundle, modulesRules: undefined };
-}
-
-/** NAME=value lines (the stack's secrets file, written by writeEdgeSecrets). */
-function readEnvFile(file) {
-  const values = {};
-  for (const line of readFileSync(file, "utf8").split("\n")) {
-    const at = line.indexOf("=");
-    if (at > 0) values[line.slice(0, at)] = line.slice(at + 1);
-  }
-  return values;
 }
 
 /** `--var NAME:value` pairs, as wrangler takes them. */

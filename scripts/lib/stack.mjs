@@ -487,9 +487,9 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
  * (children's output kept, not printed), `onOutput` (every line both children write, as
  * (side, line), with the edge's info lines included: the one-grep trace test), `log` (where
  * the stack's own lines go; console.error unless quiet) and `snapshot` (run the edge from a
- * copy of its sources, so edits in the tree do not restart it: benchmarks) or `prebuilt` (run
- * the worker bundled once per set of sources, prebuiltEdge, under Miniflare without wrangler:
- * the test suite's stacks; edge-host.mjs).
+ * copy of its sources, so edits in the tree do not restart it) or `prebuilt` (run the worker
+ * bundled once per set of sources, prebuiltEdge, under Miniflare without wrangler: the test
+ * suite's stacks and the benchmarks; edge-host.mjs).
  */
 /**
  * Starts the stack; once more (with fresh ports) when a port picked by freePort was taken by
@@ -518,6 +518,8 @@ async function startStackOnce(settings = {}) {
     logDir,
     ...variables
   } = settings;
+  // Before anything starts, so a wrong call leaves nothing running.
+  if (prebuilt && devVars) throw new Error("a prebuilt stack takes no .dev.vars");
   const log = logOption ?? (quiet ? () => {} : (line) => console.error(line));
   const env = { ...process.env, ...variables };
   requireTools(env);
@@ -606,7 +608,6 @@ async function startStackOnce(settings = {}) {
   // Lets the consumer return while waitUntil holds the extractor call (local only).
   const localFlags = ["--compatibility-flag", "queue_consumer_no_wait_for_wait_until"];
   const varArgs = Object.entries(edgeVars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
-  if (prebuilt && devVars) throw new Error("a prebuilt stack takes no .dev.vars");
   const edgeArgs = prebuilt
     ? [
         EDGE_HOST,
