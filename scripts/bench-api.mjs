@@ -77,6 +77,8 @@ const stack = await startStack({
   PORT: String(await freePort()),
   STILLS_ALLOW_PRIVATE_NETWORK: "1",
   quiet: true,
+  // The edge under Miniflare as the tests run it, with no `wrangler dev` proxy in front (decision 0371).
+  prebuilt: true,
 });
 // A real completed job to read: six frames of a short clip served from loopback.
 const clip = join(stateDir, "clip.mp4");

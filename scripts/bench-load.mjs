@@ -133,7 +133,8 @@ const stack = await startStack({
   PORT: String(await freePort()),
   STILLS_ALLOW_PRIVATE_NETWORK: "1",
   quiet: true,
-  snapshot: true,
+  // The edge under Miniflare as the tests run it, with no `wrangler dev` proxy in front (decision 0371).
+  prebuilt: true,
   // The extractor's and the edge's whole logs in this directory, to read a run's phases after.
   ...(process.env.STILLS_BENCH_LOG_DIR ? { logDir: process.env.STILLS_BENCH_LOG_DIR } : {}),
 });
@@ -186,12 +187,13 @@ const extractorSteps = (x) => {
 };
 
 /**
- * Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, wrangler, the
- * bench's own process (its origin serves every job's bytes).
+ * Where a workload's CPU went: ffmpeg and ffprobe, the extractor's Node, workerd, the edge's Node
+ * host (edge-host.mjs, or wrangler under `wrangler dev`), the bench's own process (its origin
+ * serves every job's bytes).
  */
 const cpuLine = (cpu, wall) =>
   `  CPU-s: media ${cpu.media.toFixed(1)}, extractor ${cpu.extractor.toFixed(1)}, workerd ` +
-  `${cpu.workerd.toFixed(1)}, wrangler ${cpu.wrangler.toFixed(1)}, bench ${cpu.bench.toFixed(1)} ` +
+  `${cpu.workerd.toFixed(1)}, host ${cpu.host.toFixed(1)}, bench ${cpu.bench.toFixed(1)} ` +
   `(${wall.toFixed(1)} s × 2 cores = ${(2 * wall).toFixed(1)})`;
 
 const nearestRank = (values, p) => {

@@ -174,9 +174,9 @@ export function loadClient(stack) {
   /**
    * CPU seconds so far (/proc/<pid>/stat, in clock ticks of 1/100 s): the extractor's own Node
    * (its JavaScript, sharp's threads), its media processes once ended (what it has reaped),
-   * every workerd of the edge (wrangler dev runs two, and the worker's is not the first one
-   * found), wrangler's Node processes in front of them, and this process (the bench's origin,
-   * which serves every job's bytes, and its clients).
+   * every workerd of the edge (`wrangler dev` runs two, and the worker's is not the first one
+   * found), the Node process that hosts them (edge-host.mjs, or wrangler's), and this process
+   * (the bench's origin, which serves every job's bytes, and its clients).
    */
   async function cpuSeconds() {
     const ticks = async (pid) => {
@@ -189,19 +189,19 @@ export function loadClient(stack) {
     };
     const [extractor, media] = await ticks(stack.children.extractor?.pid);
     let edge = 0;
-    let [wrangler] = await ticks(stack.children.edge.pid);
+    let [host] = await ticks(stack.children.edge.pid);
     for (const pid of await descendants(stack.children.edge.pid)) {
       const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "");
       const [own] = await ticks(pid);
       if (comm.trim() === "workerd") edge += own;
-      else wrangler += own;
+      else host += own;
     }
     const bench = process.cpuUsage();
     return {
       extractor,
       media,
       workerd: edge,
-      wrangler,
+      host,
       bench: (bench.user + bench.system) / 1e6,
     };
   }
