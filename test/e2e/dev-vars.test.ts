@@ -49,7 +49,17 @@ it("a webhook secret in the developer's .dev.vars reaches the edge, and the stac
     headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
     body: JSON.stringify({ url: `${videos.origin}/v.mp4`, count: 2 }),
   });
-  const job = (await created.json()) as { status: string; frames: { status: string }[] };
-  expect(job.status).toBe("completed");
+  const job = (await created.json()) as {
+    status: string;
+    error: unknown;
+    frames: { status: string }[];
+  };
+  // A failure says why: the job's error and what the edge and the extractor last wrote.
+  const why = [
+    `error: ${JSON.stringify(job.error)}`,
+    `edge:\n${stack.logTail("edge")}`,
+    `extractor:\n${stack.logTail("extractor")}`,
+  ].join("\n");
+  expect(job.status, why).toBe("completed");
   expect(job.frames.map((f) => f.status)).toEqual(["ok", "ok"]);
 }, 120_000);
