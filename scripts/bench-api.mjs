@@ -12,7 +12,7 @@ import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median, reportGoal } from "./bench-goals.mjs";
-import { executeLocalSql, freePort, startStack } from "./lib/stack.mjs";
+import { executeLocalSql, startBenchStack } from "./lib/stack.mjs";
 
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 5));
@@ -72,14 +72,7 @@ function summarise({ latencies, seconds, errors }) {
 }
 
 const stateDir = mkdtempSync(join(tmpdir(), "stills-bench-api-"));
-const stack = await startStack({
-  STILLS_STATE_DIR: stateDir,
-  PORT: String(await freePort()),
-  STILLS_ALLOW_PRIVATE_NETWORK: "1",
-  quiet: true,
-  // The edge under Miniflare as the tests run it, with no `wrangler dev` proxy in front (decision 0371).
-  prebuilt: true,
-});
+const stack = await startBenchStack(stateDir);
 // A real completed job to read: six frames of a short clip served from loopback.
 const clip = join(stateDir, "clip.mp4");
 execFileSync("ffmpeg", [

@@ -18,7 +18,7 @@ import {
   serveFile,
   waitForJobFinished,
 } from "./bench-goals.mjs";
-import { createKey, freePort, startStack } from "./lib/stack.mjs";
+import { createKey, startBenchStack } from "./lib/stack.mjs";
 
 const OUT = join(import.meta.dirname, "..", "bench", "out");
 const SOURCE = join(OUT, "http-5min-1080p30.mp4");
@@ -55,14 +55,7 @@ await generateVideo(SOURCE, {
 
 const origin = await serveFile(SOURCE);
 const stateDir = mkdtempSync(join(tmpdir(), "stills-bench-http-"));
-const stack = await startStack({
-  STILLS_STATE_DIR: stateDir,
-  PORT: String(await freePort()),
-  STILLS_ALLOW_PRIVATE_NETWORK: "1",
-  quiet: true,
-  // The edge under Miniflare as the tests run it, with no `wrangler dev` proxy in front (decision 0371).
-  prebuilt: true,
-});
+const stack = await startBenchStack(stateDir);
 
 /** One job through the API; checks every frame is the one on screen at its time. */
 async function apiJob(key) {

@@ -13,7 +13,7 @@ import {
   serveFile,
   waitForJobFinished,
 } from "./bench-goals.mjs";
-import { createKey, freePort, startStack } from "./lib/stack.mjs";
+import { createKey, startBenchStack } from "./lib/stack.mjs";
 
 const OUT = join(import.meta.dirname, "..", "bench", "out");
 const SOURCE = join(OUT, "latency-12s-720p30.mp4");
@@ -23,14 +23,7 @@ await generateVideo(SOURCE, { size: "1280x720", seconds: 12, extra: ["-preset", 
 
 const origin = await serveFile(SOURCE);
 const stateDir = mkdtempSync(join(tmpdir(), "stills-bench-latency-"));
-const stack = await startStack({
-  STILLS_STATE_DIR: stateDir,
-  PORT: String(await freePort()),
-  STILLS_ALLOW_PRIVATE_NETWORK: "1",
-  quiet: true,
-  // The edge under Miniflare as the tests run it, with no `wrangler dev` proxy in front (decision 0371).
-  prebuilt: true,
-});
+const stack = await startBenchStack(stateDir);
 
 async function apiJob(key) {
   const started = performance.now();

@@ -42,7 +42,7 @@ import { parseArgs } from "node:util";
 import { generateVideo, median, reportGoal, runTimed, serveFile } from "./bench-goals.mjs";
 import { loadClient } from "./lib/load-client.mjs";
 import { byHand, jobProblems, KINDS, seededRandom } from "./lib/load-jobs.mjs";
-import { freePort, startStack } from "./lib/stack.mjs";
+import { startBenchStack } from "./lib/stack.mjs";
 
 const { values: flags } = parseArgs({
   options: {
@@ -128,13 +128,7 @@ const memoryDir = "/dev/shm";
 const stateOnDisk = flags["state-on-disk"] || !existsSync(memoryDir);
 const stateDir = mkdtempSync(join(stateOnDisk ? tmpdir() : memoryDir, "stills-bench-load-"));
 console.log(`the stack's state: ${stateOnDisk ? "on disk" : "in memory"} (${stateDir})`);
-const stack = await startStack({
-  STILLS_STATE_DIR: stateDir,
-  PORT: String(await freePort()),
-  STILLS_ALLOW_PRIVATE_NETWORK: "1",
-  quiet: true,
-  // The edge under Miniflare as the tests run it, with no `wrangler dev` proxy in front (decision 0371).
-  prebuilt: true,
+const stack = await startBenchStack(stateDir, {
   // The extractor's and the edge's whole logs in this directory, to read a run's phases after.
   ...(process.env.STILLS_BENCH_LOG_DIR ? { logDir: process.env.STILLS_BENCH_LOG_DIR } : {}),
 });

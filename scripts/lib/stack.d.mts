@@ -69,6 +69,7 @@ export const RESTART_BACKOFF: { firstMs: number; maxMs: number; resetAfterMs: nu
 export function restartDelayMs(failuresInARow: number): number;
 export function freePort(): Promise<number>;
 export function startStack(settings?: StackSettings): Promise<Stack>;
+export function startBenchStack(stateDir: string, settings?: StackSettings): Promise<Stack>;
 export function writeEdgeSecrets(stateDir: string, secrets: Record<string, string>): string;
 export function createKey(options: {
   email: string;

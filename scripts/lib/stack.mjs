@@ -507,6 +507,22 @@ export async function startStack(settings = {}) {
   }
 }
 
+/**
+ * A benchmark's stack: its state in `stateDir`, on a free port, loopback sources allowed, the
+ * children's output kept, and the edge under Miniflare as the tests run it, with no
+ * `wrangler dev` proxy in front (decision 0371). `settings` add to these.
+ */
+export async function startBenchStack(stateDir, settings = {}) {
+  return startStack({
+    STILLS_STATE_DIR: stateDir,
+    PORT: String(await freePort()),
+    STILLS_ALLOW_PRIVATE_NETWORK: "1",
+    quiet: true,
+    prebuilt: true,
+    ...settings,
+  });
+}
+
 async function startStackOnce(settings = {}) {
   const {
     quiet = false,
