@@ -34,6 +34,7 @@ const OWN_STACK = [
   "test/e2e/restart.test.ts",
   "test/e2e/setup.*.test.ts",
   "test/e2e/slow-origin.test.ts",
+  "test/e2e/stack-lifeline.test.ts",
   "test/e2e/trace.test.ts",
   "test/browser/demo.test.ts",
   "test/browser/landing.test.ts",

@@ -39,6 +39,11 @@ export interface ExtractorConfig {
   ytdlpExtraArgs: string[];
   /** EXTRACTOR_LOG: the lowest level logged. */
   logLevel: LogSetting;
+  /**
+   * EXTRACTOR_STOP_WITH_PARENT=1: stdin is a pipe the process that started us holds open (the
+   * local stack, scripts/lib/stack.mjs); stop when it closes, as on SIGTERM.
+   */
+  stopWithParent: boolean;
 }
 
 const count = (fallback: number) => z.coerce.number().int().min(1).default(fallback);
@@ -70,6 +75,7 @@ const environment = z.object({
   STILLS_YTDLP: z.string().default("yt-dlp"),
   STILLS_YTDLP_EXTRA_ARGS: z.string().default(""),
   EXTRACTOR_LOG: z.enum(["debug", "info", "silent"]).default("info"),
+  EXTRACTOR_STOP_WITH_PARENT: z.enum(["0", "1"]).default("0"),
 });
 
 /** The memory this process may use: the machine's, or its cgroup's limit when lower. */
@@ -128,5 +134,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): ExtractorConfi
     ytdlp: e.STILLS_YTDLP,
     ytdlpExtraArgs: e.STILLS_YTDLP_EXTRA_ARGS.split(/\s+/).filter(Boolean),
     logLevel: e.EXTRACTOR_LOG,
+    stopWithParent: e.EXTRACTOR_STOP_WITH_PARENT === "1",
   };
 }

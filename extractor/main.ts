@@ -77,11 +77,16 @@ server.listen(config.port, config.host, () => {
   });
 });
 
-for (const signal of ["SIGTERM", "SIGINT"] as const) {
-  process.on(signal, () => {
-    log("info", "extractor stopping", { signal });
-    server.close(() => process.exit(0));
-    // Running jobs are abandoned after a grace period; the queue redelivers them.
-    setTimeout(() => process.exit(0), 10_000).unref();
-  });
+function stop(why: string): void {
+  log("info", "extractor stopping", { signal: why });
+  server.close(() => process.exit(0));
+  // Running jobs are abandoned after a grace period; the queue redelivers them.
+  setTimeout(() => process.exit(0), 10_000).unref();
+}
+for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => stop(signal));
+// The local stack's lifeline: its end (the stack's process gone, even killed) stops us too.
+if (config.stopWithParent) {
+  process.stdin.once("end", () => stop("parent gone"));
+  process.stdin.once("error", () => stop("parent gone"));
+  process.stdin.resume();
 }

@@ -10,6 +10,8 @@
 //   edge-host.mjs --write-options <bundle>       wrangler's options for the bundle, as JSON
 //   edge-host.mjs --bundle <dir> --port <n> --persist-to <dir> --secrets-file <file>
 //                 [--log-level error|log] [--compatibility-flag <flag>]… [--var NAME:value]…
+//                 [--exit-with-parent]   (stdin is a pipe the starting process holds: its end,
+//                                         even when that process is killed, stops this host)
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, matchesGlob, resolve } from "node:path";
@@ -32,6 +34,7 @@ const { values } = parseArgs({
     "log-level": { type: "string", default: "log" },
     "compatibility-flag": { type: "string", multiple: true, default: [] },
     var: { type: "string", multiple: true, default: [] },
+    "exit-with-parent": { type: "boolean", default: false },
   },
 });
 
@@ -95,6 +98,11 @@ async function serve(args) {
   };
   process.once("SIGTERM", stop);
   process.once("SIGINT", stop);
+  if (args["exit-with-parent"]) {
+    process.stdin.once("end", stop);
+    process.stdin.once("error", stop);
+    process.stdin.resume();
+  }
   try {
     await miniflare.ready;
   } catch (err) {

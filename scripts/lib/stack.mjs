@@ -573,14 +573,19 @@ async function startStackOnce(settings = {}) {
   const logFiles = logDir
     ? { edge: join(logDir, "edge.log"), extractor: join(logDir, "extractor.log") }
     : undefined;
-  const stdioFor = (side) =>
-    onOutput
-      ? ["ignore", "pipe", "pipe"]
+  // stdin is the child's lifeline where it reads one: a pipe this process holds and never
+  // writes. When this process ends, even killed, the pipe closes and the child stops, instead of
+  // holding its port and state as an orphan (the extractor and edge-host.mjs; wrangler does not).
+  const stdioFor = (side, lifeline) => {
+    const stdin = lifeline ? "pipe" : "ignore";
+    return onOutput
+      ? [stdin, "pipe", "pipe"]
       : logFiles
-        ? ["ignore", "ignore", openSync(logFiles[side], "a")]
+        ? [stdin, "ignore", openSync(logFiles[side], "a")]
         : quiet
-          ? ["ignore", "ignore", "pipe"]
-          : ["ignore", "inherit", "inherit"];
+          ? [stdin, "ignore", "pipe"]
+          : [stdin, "inherit", "inherit"];
+  };
   const closeStdio = (stdio) => {
     if (typeof stdio[2] === "number") closeSync(stdio[2]);
   };
@@ -601,10 +606,11 @@ async function startStackOnce(settings = {}) {
     EXTRACTOR_PORT: String(extractorPort),
     EXTRACTOR_HOST: "127.0.0.1",
     ...extractorMallocEnv(env),
+    EXTRACTOR_STOP_WITH_PARENT: "1",
   };
   const extractor = superviseExtractor({
     spawnChild: () => {
-      const stdio = stdioFor("extractor");
+      const stdio = stdioFor("extractor", true);
       const child = spawn(process.execPath, [EXTRACTOR_MAIN], {
         cwd: ROOT,
         env: extractorEnv,
@@ -619,7 +625,7 @@ async function startStackOnce(settings = {}) {
   // First, so a port already taken stops the start before any child runs.
   const proxy = await spawnClientAddressProxy({ port, upstream: workerUrl });
   const firstExtractor = extractor.start();
-  const edgeStdio = stdioFor("edge");
+  const edgeStdio = stdioFor("edge", prebuilt);
   const logLevel = (quiet || logFiles) && !onOutput ? "error" : "log";
   // Lets the consumer return while waitUntil holds the extractor call (local only).
   const localFlags = ["--compatibility-flag", "queue_consumer_no_wait_for_wait_until"];
@@ -637,6 +643,7 @@ async function startStackOnce(settings = {}) {
         secretsFile,
         "--log-level",
         logLevel,
+        "--exit-with-parent",
         ...localFlags,
         ...varArgs,
       ]

@@ -37,6 +37,8 @@ describe("extractor settings", () => {
       ytdlp: "yt-dlp",
       ytdlpExtraArgs: [],
       logLevel: "info",
+      // Only the local stack's children, whose stdin is its lifeline, stop when stdin closes.
+      stopWithParent: false,
     });
   });
 
@@ -81,6 +83,7 @@ describe("extractor settings", () => {
       STILLS_YTDLP_EXTRA_ARGS: "  --proxy  socks5://127.0.0.1:1080 ",
       EXTRACTOR_LOG: "debug",
       STILLS_ALLOW_PRIVATE_NETWORK: "1",
+      EXTRACTOR_STOP_WITH_PARENT: "1",
     });
     expect(config.mediaTools).toEqual({
       ffmpeg: "/opt/ffmpeg/bin/ffmpeg",
@@ -90,6 +93,7 @@ describe("extractor settings", () => {
     expect(config.ytdlpExtraArgs).toEqual(["--proxy", "socks5://127.0.0.1:1080"]);
     expect(config.logLevel).toBe("debug");
     expect(config.allowPrivate).toBe(true);
+    expect(config.stopWithParent).toBe(true);
   });
 
   it("refuse bad values with their names, and a missing token", () => {
@@ -99,6 +103,9 @@ describe("extractor settings", () => {
     expect(() =>
       loadConfig({ ...TOKEN, EXTRACTOR_PORT: "70000", STILLS_ALLOW_PRIVATE_NETWORK: "yes" }),
     ).toThrow(/EXTRACTOR_PORT .*; STILLS_ALLOW_PRIVATE_NETWORK /);
+    expect(() => loadConfig({ ...TOKEN, EXTRACTOR_STOP_WITH_PARENT: "yes" })).toThrow(
+      /^extractor settings: EXTRACTOR_STOP_WITH_PARENT /,
+    );
     expect(() => loadConfig({})).toThrow(/INTERNAL_TOKEN is not set/);
   });
 

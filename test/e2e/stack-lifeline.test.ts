@@ -1,0 +1,121 @@
+// A local stack whose process dies, even by SIGKILL (a killed `vitest`, a closed terminal), takes
+// its extractor, its edge host and the host's workerd with it: each child reads a pipe the
+// stack's process holds as its stdin, and stops when that pipe closes (scripts/lib/stack.mjs).
+// Before, they stayed as orphans holding their ports and state.
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, expect, it } from "vitest";
+import { ROOT } from "../../scripts/lib/stack.mjs";
+
+const stateDir = mkdtempSync(join(tmpdir(), "stills-lifeline-"));
+let starter: ChildProcess | undefined;
+const started: number[] = [];
+
+afterAll(() => {
+  starter?.kill("SIGKILL");
+  // A failed run leaves nothing behind either.
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+/** Alive: it exists and is not a zombie waiting for a parent that is gone. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Every descendant of `pid`, from /proc/<pid>/task/<tid>/children. */
+function descendants(pid: number): number[] {
+  const found: number[] = [];
+  let tasks: string[] = [];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return found;
+  }
+  for (const tid of tasks) {
+    let children = "";
+    try {
+      children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8");
+    } catch {}
+    for (const child of children.split(" ").filter(Boolean).map(Number)) {
+      found.push(child, ...descendants(child));
+    }
+  }
+  return found;
+}
+
+function comm(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return "?";
+  }
+}
+
+it("stops the extractor, the edge host and its workerd when the process that started them is killed", async () => {
+  // The stack's process: startStack as the tests' shared stack and the benchmarks call it.
+  const script = `
+    import { freePort, startStack } from ${JSON.stringify(join(ROOT, "scripts/lib/stack.mjs"))};
+    const stack = await startStack({
+      STILLS_STATE_DIR: ${JSON.stringify(stateDir)},
+      PORT: String(await freePort()),
+      quiet: true,
+      prebuilt: true,
+    });
+    console.log(JSON.stringify({
+      edge: stack.children.edge.pid,
+      extractor: stack.children.extractor.pid,
+      extractorUrl: stack.extractorUrl,
+      baseUrl: stack.baseUrl,
+    }));
+    setInterval(() => {}, 60_000);
+  `;
+  starter = spawn(process.execPath, ["--input-type=module", "-e", script], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    starter?.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString("utf8");
+      const end = out.indexOf("\n");
+      if (end >= 0) resolve(out.slice(0, end));
+    });
+    starter?.once("exit", (code) => reject(new Error(`the stack's process exited (${code})`)));
+  });
+  const stack = JSON.parse(line) as {
+    edge: number;
+    extractor: number;
+    extractorUrl: string;
+    baseUrl: string;
+  };
+  const workerds = descendants(stack.edge).filter((pid) => comm(pid) === "workerd");
+  const pids = [stack.edge, stack.extractor, ...workerds];
+  started.push(...pids);
+  expect(workerds.length).toBeGreaterThan(0);
+  expect(pids.filter(alive)).toEqual(pids);
+  expect((await fetch(`${stack.extractorUrl}/healthz`)).status).toBe(200);
+  expect((await fetch(`${stack.baseUrl}/v1/pricing`)).status).toBe(200);
+
+  starter.kill("SIGKILL");
+
+  // The extractor lets running jobs go (none here) and exits; the host disposes of workerd.
+  const deadline = Date.now() + 20_000;
+  while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(
+    pids.filter(alive).map((pid) => `${pid} ${comm(pid)}`),
+    "still running after the stack's process was killed",
+  ).toEqual([]);
+  await expect(fetch(`${stack.extractorUrl}/healthz`)).rejects.toThrow();
+}, 90_000);
