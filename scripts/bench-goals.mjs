@@ -4,8 +4,9 @@
 // timed from this process. Not a part of its own: bench.mjs lists the parts.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { readdir, readFile, rename } from "node:fs/promises";
+import { readFile, rename } from "node:fs/promises";
 import http from "node:http";
+import { descendants } from "./lib/stack.mjs";
 
 /** Rounds of each part, unless BENCH_ROUNDS says otherwise (at least 5). */
 export const ROUNDS = Math.max(5, Number(process.env.BENCH_ROUNDS ?? 5));
@@ -180,16 +181,9 @@ export async function waitForJobFinished(stack, jobId) {
  */
 export async function treeRssKb(pid) {
   let total = 0;
-  try {
-    const status = await readFile(`/proc/${pid}/status`, "utf8");
+  for (const one of [pid, ...(await descendants(pid))]) {
+    const status = await readFile(`/proc/${one}/status`, "utf8").catch(() => "");
     total += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-    for (const tid of await readdir(`/proc/${pid}/task`)) {
-      const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
-      for (const child of children.split(" ").filter(Boolean))
-        total += await treeRssKb(Number(child));
-    }
-  } catch {
-    // The process ended while we looked.
   }
   return total;
 }

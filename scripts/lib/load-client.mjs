@@ -3,10 +3,10 @@
 // route, every finished job and account checked (scripts/lib/load-jobs.mjs holds the rules),
 // the authenticated read from a few clients, and the memory of the extractor's process tree
 // and workerd sampled every 100 ms from /proc.
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { treeRssKb } from "../bench-goals.mjs";
 import { jobProblems } from "./load-jobs.mjs";
-import { createKey, stackQuery, stackSql } from "./stack.mjs";
+import { createKey, descendants, stackQuery, stackSql } from "./stack.mjs";
 
 const JOB_DEADLINE_MS = 300_000;
 const READ_CLIENTS = 4;
@@ -134,20 +134,6 @@ export function loadClient(stack) {
   }
 
   // --- memory: the extractor's process tree and workerd, every 100 ms ---
-  async function descendants(pid) {
-    const found = [];
-    try {
-      for (const tid of await readdir(`/proc/${pid}/task`)) {
-        const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
-        for (const child of children.split(" ").filter(Boolean)) {
-          found.push(Number(child), ...(await descendants(Number(child))));
-        }
-      }
-    } catch {
-      // The process ended while we looked.
-    }
-    return found;
-  }
   async function workerdPid() {
     for (const pid of await descendants(stack.children.edge.pid)) {
       const comm = await readFile(`/proc/${pid}/comm`, "utf8").catch(() => "");

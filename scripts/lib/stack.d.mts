@@ -68,6 +68,7 @@ export const DEV_VARS: string;
 export const RESTART_BACKOFF: { firstMs: number; maxMs: number; resetAfterMs: number };
 export function restartDelayMs(failuresInARow: number): number;
 export function freePort(): Promise<number>;
+export function descendants(pid: number): Promise<number[]>;
 export function startStack(settings?: StackSettings): Promise<Stack>;
 export function startBenchStack(stateDir: string, settings?: StackSettings): Promise<Stack>;
 export function writeEdgeSecrets(stateDir: string, secrets: Record<string, string>): string;

@@ -22,6 +22,7 @@ import {
   utimesSync,
   writeFileSync,
 } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -58,6 +59,25 @@ export const OFFLINE_ENV = {
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   WRANGLER_HIDE_BANNER: "true",
 };
+
+/**
+ * Every process below `pid` (its children, theirs, …) from /proc: what a stack's children
+ * started (the edge host's workerd, the extractor's media processes). None once it has ended.
+ */
+export async function descendants(pid) {
+  const found = [];
+  try {
+    for (const tid of await readdir(`/proc/${pid}/task`)) {
+      const children = await readFile(`/proc/${pid}/task/${tid}/children`, "utf8");
+      for (const child of children.split(" ").filter(Boolean)) {
+        found.push(Number(child), ...(await descendants(Number(child))));
+      }
+    }
+  } catch {
+    // The process ended while we looked.
+  }
+  return found;
+}
 
 export function freePort() {
   return new Promise((resolvePort, reject) => {

@@ -3,11 +3,11 @@
 // stack's process holds as its stdin, and stops when that pipe closes (scripts/lib/stack.mjs).
 // Before, they stayed as orphans holding their ports and state.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { ROOT } from "../../scripts/lib/stack.mjs";
+import { descendants, ROOT } from "../../scripts/lib/stack.mjs";
 
 const stateDir = mkdtempSync(join(tmpdir(), "stills-lifeline-"));
 let starter: ChildProcess | undefined;
@@ -32,27 +32,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Every descendant of `pid`, from /proc/<pid>/task/<tid>/children. */
-function descendants(pid: number): number[] {
-  const found: number[] = [];
-  let tasks: string[] = [];
-  try {
-    tasks = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return found;
-  }
-  for (const tid of tasks) {
-    let children = "";
-    try {
-      children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8");
-    } catch {}
-    for (const child of children.split(" ").filter(Boolean).map(Number)) {
-      found.push(child, ...descendants(child));
-    }
-  }
-  return found;
 }
 
 function comm(pid: number): string {
@@ -100,7 +79,7 @@ it("stops the extractor, the edge host and its workerd when the process that sta
     extractorUrl: string;
     baseUrl: string;
   };
-  const workerds = descendants(stack.edge).filter((pid) => comm(pid) === "workerd");
+  const workerds = (await descendants(stack.edge)).filter((pid) => comm(pid) === "workerd");
   const pids = [stack.edge, stack.extractor, ...workerds];
   started.push(...pids);
   expect(workerds.length).toBeGreaterThan(0);
