@@ -43,15 +43,10 @@ function comm(pid: number): string {
 }
 
 it("stops the extractor, the edge host and its workerd when the process that started them is killed", async () => {
-  // The stack's process: startStack as the tests' shared stack and the benchmarks call it.
+  // The stack's process: a stack started as the benchmarks start theirs (the edge host, quiet).
   const script = `
-    import { freePort, startStack } from ${JSON.stringify(join(ROOT, "scripts/lib/stack.mjs"))};
-    const stack = await startStack({
-      STILLS_STATE_DIR: ${JSON.stringify(stateDir)},
-      PORT: String(await freePort()),
-      quiet: true,
-      prebuilt: true,
-    });
+    import { startBenchStack } from ${JSON.stringify(join(ROOT, "scripts/lib/stack.mjs"))};
+    const stack = await startBenchStack(${JSON.stringify(stateDir)});
     console.log(JSON.stringify({
       edge: stack.children.edge.pid,
       extractor: stack.children.extractor.pid,
