@@ -64,7 +64,20 @@ export interface RunningToolWithOutput extends RunningTool {
   readonly stdout: Readable;
 }
 
-const MEDIA_TOOL_ENV = { PATH: process.env.PATH ?? "/usr/bin:/bin", LANG: "C.UTF-8" };
+/**
+ * A media tool's whole environment: the PATH, a locale, and the extractor's own GLIBC_TUNABLES
+ * when it has one (huge pages for malloc's large blocks, decision 0374). Nothing else: no
+ * secret of the extractor's reaches a process that decodes what strangers send.
+ */
+export function mediaToolEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  return {
+    PATH: env.PATH ?? "/usr/bin:/bin",
+    LANG: "C.UTF-8",
+    ...(env.GLIBC_TUNABLES ? { GLIBC_TUNABLES: env.GLIBC_TUNABLES } : {}),
+  };
+}
+
+const MEDIA_TOOL_ENV = mediaToolEnv();
 
 export function startTool(
   tool: MediaTool,

@@ -102,4 +102,5 @@ export function executeLocalD1(script: string, stateDir?: string): void;
 export function extractorMallocEnv(env?: NodeJS.ProcessEnv): {
   MALLOC_ARENA_MAX: string;
   MALLOC_MMAP_THRESHOLD_: string;
+  GLIBC_TUNABLES: string;
 };

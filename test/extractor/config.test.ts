@@ -1,11 +1,14 @@
 // The extractor's settings (extractor/config.ts): every variable read once at start, with one
 // default each, a bad value refused with its name; and the log lines (extractor/log.ts) carry
 // the request and job context set once around the work.
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { defaultConcurrency, loadConfig } from "../../extractor/config.ts";
-import { setMediaToolPaths, toolPath } from "../../extractor/ffmpeg/process.ts";
+import { mediaToolEnv, setMediaToolPaths, toolPath } from "../../extractor/ffmpeg/process.ts";
 import { log, logContext, setLogLevel, withLogContext } from "../../extractor/log.ts";
+import { extractorMallocEnv } from "../../scripts/lib/stack.mjs";
 
 const TOKEN = { INTERNAL_TOKEN: "t".repeat(32) };
 
@@ -119,6 +122,56 @@ describe("extractor settings", () => {
       delete process.env.FFMPEG_PATH;
       setMediaToolPaths({ ffmpeg: "ffmpeg", ffprobe: "ffprobe" });
     }
+  });
+});
+
+describe("the media tools' environment", () => {
+  it("is the PATH, a locale and the extractor's GLIBC_TUNABLES, and nothing else", () => {
+    const extractor = {
+      PATH: "/opt/media/bin:/usr/bin",
+      HOME: "/root",
+      ...TOKEN,
+      GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
+    };
+    expect(mediaToolEnv(extractor)).toEqual({
+      PATH: "/opt/media/bin:/usr/bin",
+      LANG: "C.UTF-8",
+      GLIBC_TUNABLES: "glibc.malloc.hugetlb=1",
+    });
+    expect(mediaToolEnv({ ...TOKEN })).toEqual({ PATH: "/usr/bin:/bin", LANG: "C.UTF-8" });
+  });
+});
+
+// What the kernel offers on request: "always [madvise] never" names the mode in brackets.
+const thpMode = (() => {
+  try {
+    return /\[(\w+)\]/.exec(
+      readFileSync("/sys/kernel/mm/transparent_hugepage/enabled", "utf8"),
+    )?.[1];
+  } catch {
+    return undefined;
+  }
+})();
+
+describe.skipIf(thpMode !== "madvise")("the extractor's malloc settings (decision 0374)", () => {
+  // A Node holding a 64 MiB buffer, written once, answers how much of it is in huge pages.
+  const hugeKb = (env: NodeJS.ProcessEnv) => {
+    const script = `const b = Buffer.allocUnsafe(64 << 20); b.fill(1);
+      const m = /AnonHugePages:\\s+(\\d+)/.exec(require("fs").readFileSync("/proc/self/smaps_rollup", "utf8"));
+      process.stdout.write(String(m ? Number(m[1]) : -1) + ":" + b[12345]);`;
+    const out = execFileSync(process.execPath, ["-e", script], { env, encoding: "utf8" });
+    const [kb, byte] = out.split(":").map(Number);
+    expect(byte).toBe(1);
+    return kb;
+  };
+
+  it("put a frame buffer's pages in transparent huge pages, which glibc alone does not", () => {
+    const base = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+    // 64 MiB mapped on its own: all but the ends of the mapping fall in whole 2 MiB pages.
+    expect(hugeKb({ ...base, ...extractorMallocEnv({}) })).toBeGreaterThanOrEqual(32 * 1024);
+    expect(
+      hugeKb({ ...base, ...extractorMallocEnv({ GLIBC_TUNABLES: "glibc.malloc.hugetlb=0" }) }),
+    ).toBe(0);
   });
 });
 

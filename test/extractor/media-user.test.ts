@@ -17,7 +17,7 @@ import {
 } from "../../extractor/media-sandbox.ts";
 import { OWNER_MARKER, processStartTime } from "../../extractor/owner.ts";
 import { buildExtractor, EXTRACTOR_MAIN } from "../../scripts/build-extractor.mjs";
-import { freePort, ROOT } from "../../scripts/lib/stack.mjs";
+import { extractorMallocEnv, freePort, ROOT } from "../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
 import { markedProcesses } from "../support/processes.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
@@ -33,6 +33,14 @@ function status(pid: number): Record<string, string> {
     fields[name] = value.join(":").trim();
   }
   return fields;
+}
+
+/** A variable the image's Dockerfile sets with ENV. */
+function imageEnv(name: string): string {
+  const dockerfile = readFileSync(join(ROOT, "extractor/Dockerfile"), "utf8");
+  const value = new RegExp(`^\\s*(?:ENV\\s+)?${name}=(\\S+)`, "m").exec(dockerfile)?.[1];
+  if (!value) throw new Error(`extractor/Dockerfile sets no ${name}`);
+  return value;
 }
 
 afterEach(() => useMediaIdentity(null));
@@ -135,6 +143,14 @@ async function runningMarked(command: string): Promise<number> {
 }
 
 describe("the image's extractor", () => {
+  it("has the malloc settings the local stack and the bench give it", () => {
+    const stack = extractorMallocEnv({});
+    expect(Object.keys(stack).sort()).toEqual(
+      ["GLIBC_TUNABLES", "MALLOC_ARENA_MAX", "MALLOC_MMAP_THRESHOLD_"].sort(),
+    );
+    for (const [name, value] of Object.entries(stack)) expect(imageEnv(name), name).toBe(value);
+  });
+
   it("is the bundle the build script writes, built in its own stage and started by CMD", () => {
     // The stack the tests start runs that file (startStack); the image must run the same one.
     const dockerfile = readFileSync(join(ROOT, "extractor/Dockerfile"), "utf8");
@@ -192,6 +208,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
           EXTRACTOR_JOB_TIMEOUT_SECONDS: "3",
           STILLS_ALLOW_PRIVATE_NETWORK: "1",
           EXTRACTOR_LOG: "silent",
+          GLIBC_TUNABLES: imageEnv("GLIBC_TUNABLES"),
         },
         stdio: ["ignore", "ignore", "pipe"],
       },
@@ -254,6 +271,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
       // A long job: its tools are watched while they run, then killed at the 3 s deadline.
       const long = post("/long.mp4", { mode: "interval", every: 0.1, format: "png" });
       const seen = new Map<number, Record<string, string>>();
+      const environs = new Map<number, string[]>();
       let finished = false;
       void long.finally(() => {
         finished = true;
@@ -263,6 +281,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
           const pid = Number(found.split(" ")[0]);
           try {
             seen.set(pid, status(pid));
+            environs.set(pid, readFileSync(`/proc/${pid}/environ`, "latin1").split("\0"));
           } catch {}
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -274,6 +293,17 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
         expect(tool.Uid.split(/\s+/)[0]).toBe("65534");
         expect(tool.CapEff).toBe("0000000000000000");
         expect(tool.NoNewPrivs).toBe("1");
+      }
+      // Their whole environment: the PATH, a locale, the image's malloc tunables and our mark.
+      expect(environs.size).toBeGreaterThan(0);
+      for (const environ of environs.values()) {
+        expect(
+          environ
+            .filter(Boolean)
+            .map((v) => v.split("=")[0])
+            .sort(),
+        ).toEqual(["GLIBC_TUNABLES", "LANG", OWNER_MARKER, "PATH"].sort());
+        expect(environ).toContain(`GLIBC_TUNABLES=${imageEnv("GLIBC_TUNABLES")}`);
       }
       // Killed across users with only CAP_KILL: nothing of the job is left running.
       await new Promise((resolve) => setTimeout(resolve, 300));
