@@ -21,11 +21,12 @@ const OUT = "bench/out";
 const LOCAL_NODE = "node_modules/.bin/node";
 const NODE = existsSync(LOCAL_NODE) ? LOCAL_NODE : process.execPath;
 
-function runChild(command, args, { sampleMemory = false } = {}) {
+function runChild(command, args, { sampleMemory = false, extractor = false } = {}) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
-    // As the image runs the extractor (extractor/Dockerfile; npm start does the same).
-    const env = { ...process.env, ...extractorMallocEnv() };
+    // The extractor as the image runs it (extractor/Dockerfile; npm start does the same). The
+    // baselines' ffmpeg as a user runs it: without our malloc settings (decision 0374).
+    const env = extractor ? { ...process.env, ...extractorMallocEnv() } : process.env;
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env });
     let stdout = "";
     let stderr = "";
@@ -52,7 +53,7 @@ async function job(source, options, name, { strategy = "auto", sampleMemory = fa
   const result = await runChild(
     NODE,
     [EXTRACTOR_CLI, source, JSON.stringify(options), dir, strategy],
-    { sampleMemory },
+    { sampleMemory, extractor: true },
   );
   const outcome = JSON.parse(result.stdout.trim().split("\n").pop());
   const ok = outcome.frames.filter((f) => f.status === "ok").length;

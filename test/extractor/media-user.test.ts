@@ -19,7 +19,7 @@ import { OWNER_MARKER, processStartTime } from "../../extractor/owner.ts";
 import { buildExtractor, EXTRACTOR_MAIN } from "../../scripts/build-extractor.mjs";
 import { extractorMallocEnv, freePort, ROOT } from "../../scripts/lib/stack.mjs";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
-import { markedProcesses } from "../support/processes.ts";
+import { hugePageMarked, hugePageMode, markedProcesses } from "../support/processes.ts";
 import { makeTestVideo, readImagePattern } from "../support/videos.ts";
 import { resultFor, startFakeEdge } from "./fake-edge.ts";
 
@@ -208,7 +208,8 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
           EXTRACTOR_JOB_TIMEOUT_SECONDS: "3",
           STILLS_ALLOW_PRIVATE_NETWORK: "1",
           EXTRACTOR_LOG: "silent",
-          GLIBC_TUNABLES: imageEnv("GLIBC_TUNABLES"),
+          // The image's malloc settings (checked above to be the stack's).
+          ...extractorMallocEnv({}),
         },
         stdio: ["ignore", "ignore", "pipe"],
       },
@@ -272,6 +273,7 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
       const long = post("/long.mp4", { mode: "interval", every: 0.1, format: "png" });
       const seen = new Map<number, Record<string, string>>();
       const environs = new Map<number, string[]>();
+      const askedForHugePages = new Set<number>();
       let finished = false;
       void long.finally(() => {
         finished = true;
@@ -282,6 +284,9 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
           try {
             seen.set(pid, status(pid));
             environs.set(pid, readFileSync(`/proc/${pid}/environ`, "latin1").split("\0"));
+            if (hugePageMarked(readFileSync(`/proc/${pid}/smaps`, "latin1")).length > 0) {
+              askedForHugePages.add(pid);
+            }
           } catch {}
         }
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -305,6 +310,8 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
         ).toEqual(["GLIBC_TUNABLES", "LANG", OWNER_MARKER, "PATH"].sort());
         expect(environ).toContain(`GLIBC_TUNABLES=${imageEnv("GLIBC_TUNABLES")}`);
       }
+      // ...which the sandboxed ffmpeg's glibc acts on, where the kernel gives huge pages on request.
+      if (hugePageMode() === "madvise") expect(askedForHugePages.size).toBeGreaterThan(0);
       // Killed across users with only CAP_KILL: nothing of the job is left running.
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(markedProcesses(owner)).toEqual([]);

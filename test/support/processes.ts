@@ -20,3 +20,30 @@ export function markedProcesses(owner: string): string[] {
   }
   return found;
 }
+
+/** The kernel's transparent huge page mode ("always [madvise] never" names it in brackets). */
+export function hugePageMode(): string | undefined {
+  try {
+    const modes = readFileSync("/sys/kernel/mm/transparent_hugepage/enabled", "utf8");
+    return /\[(\w+)\]/.exec(modes)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The mappings of a process marked for huge pages (`hg` among VmFlags in /proc/<pid>/smaps, set
+ * by madvise(MADV_HUGEPAGE)), each with its size in kB. Whether the kernel then found free huge
+ * pages for them is another matter (AnonHugePages); the mark is what the process asked for.
+ */
+export function hugePageMarked(smaps: string): number[] {
+  const marked: number[] = [];
+  let size = 0;
+  for (const line of smaps.split("\n")) {
+    const field = /^(\w+):\s+(.*)$/.exec(line);
+    if (!field) continue;
+    if (field[1] === "Size") size = Number.parseInt(field[2], 10);
+    if (field[1] === "VmFlags" && field[2].split(/\s+/).includes("hg")) marked.push(size);
+  }
+  return marked;
+}
