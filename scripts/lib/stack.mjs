@@ -608,7 +608,9 @@ async function startStackOnce(settings = {}) {
         ? [stdin, "ignore", openSync(logFiles[side], "a")]
         : quiet
           ? [stdin, "ignore", "pipe"]
-          : [stdin, "inherit", "inherit"];
+          : // The edge's stderr is read as well as shown (below), so that a port another
+            // process took first ("Address already in use") is seen and the start tried again.
+            [stdin, "inherit", side === "edge" ? "pipe" : "inherit"];
   };
   const closeStdio = (stdio) => {
     if (typeof stdio[2] === "number") closeSync(stdio[2]);
@@ -708,6 +710,7 @@ async function startStackOnce(settings = {}) {
   closeStdio(edgeStdio);
   captured("edge", edge);
   const edgeTail = keepTail(edge);
+  if (!onOutput && !logFiles && !quiet) edge.stderr?.pipe(process.stderr);
   const exited = (child) => child.exitCode !== null || child.signalCode !== null;
   const waitExit = (child) => exited(child) || new Promise((r) => child.once("exit", r));
   const stopExtractor = (signal = "SIGTERM") => extractor.stop(signal);
