@@ -77,7 +77,8 @@ export function mediaToolEnv(env: NodeJS.ProcessEnv = process.env): Record<strin
   };
 }
 
-const MEDIA_TOOL_ENV = mediaToolEnv();
+/** Made once, at import: every media run gets this same environment. */
+export const MEDIA_TOOL_ENV = mediaToolEnv();
 
 export function startTool(
   tool: MediaTool,

@@ -6,7 +6,7 @@
 // earlier does not move it), and every frame keeps its time from there. A segment whose clock
 // does not follow on (a discontinuity) is placed at its EXTINF start instead.
 import { spawn } from "node:child_process";
-import { mediaToolEnv, toolPath } from "../ffmpeg/process.ts";
+import { MEDIA_TOOL_ENV, toolPath } from "../ffmpeg/process.ts";
 import { mediaSpawnOptions } from "../media-sandbox.ts";
 import { adoptMediaProcess } from "../priority.ts";
 
@@ -148,7 +148,7 @@ export function remuxTs(segment: Buffer, maxBytes: number, signal?: AbortSignal)
   ];
   return new Promise<Buffer>((resolve, reject) => {
     const child = spawn(toolPath("ffmpeg"), args, {
-      ...mediaSpawnOptions(mediaToolEnv()),
+      ...mediaSpawnOptions(MEDIA_TOOL_ENV),
       stdio: ["pipe", "pipe", "pipe"],
     });
     const released = child.pid === undefined ? () => {} : adoptMediaProcess(child.pid);

@@ -600,6 +600,8 @@ async function startStackOnce(settings = {}) {
   // stdin is the child's lifeline where it reads one: a pipe this process holds and never
   // writes. When this process ends, even killed, the pipe closes and the child stops, instead of
   // holding its port and state as an orphan (the extractor and edge-host.mjs; wrangler does not).
+  // Neither captured nor logged nor quiet: the children's output goes to ours (npm start).
+  const showsOutput = !onOutput && !logFiles && !quiet;
   const stdioFor = (side, lifeline) => {
     const stdin = lifeline ? "pipe" : "ignore";
     return onOutput
@@ -710,7 +712,7 @@ async function startStackOnce(settings = {}) {
   closeStdio(edgeStdio);
   captured("edge", edge);
   const edgeTail = keepTail(edge);
-  if (!onOutput && !logFiles && !quiet) edge.stderr?.pipe(process.stderr);
+  if (showsOutput) edge.stderr?.pipe(process.stderr);
   const exited = (child) => child.exitCode !== null || child.signalCode !== null;
   const waitExit = (child) => exited(child) || new Promise((r) => child.once("exit", r));
   const stopExtractor = (signal = "SIGTERM") => extractor.stop(signal);

@@ -146,8 +146,7 @@ describe.skipIf(hugePageMode() !== "madvise")(
   "the extractor's malloc settings (decision 0374)",
   () => {
     // A Node holding a 64 MiB buffer, written once: the sizes of its mappings marked for huge
-    // pages, and how much of its memory the kernel gave as huge pages (a diagnostic only: that
-    // depends on free memory, not on us).
+    // pages (the mark is ours; whether the kernel found free huge pages depends on the machine).
     const marked = (env: NodeJS.ProcessEnv) => {
       const script = `const b = Buffer.allocUnsafe(64 << 20); b.fill(1);
       const fs = require("fs");

@@ -35,10 +35,11 @@ function status(pid: number): Record<string, string> {
   return fields;
 }
 
+const DOCKERFILE = readFileSync(join(ROOT, "extractor/Dockerfile"), "utf8");
+
 /** A variable the image's Dockerfile sets with ENV. */
 function imageEnv(name: string): string {
-  const dockerfile = readFileSync(join(ROOT, "extractor/Dockerfile"), "utf8");
-  const value = new RegExp(`^\\s*(?:ENV\\s+)?${name}=(\\S+)`, "m").exec(dockerfile)?.[1];
+  const value = new RegExp(`^\\s*(?:ENV\\s+)?${name}=(\\S+)`, "m").exec(DOCKERFILE)?.[1];
   if (!value) throw new Error(`extractor/Dockerfile sets no ${name}`);
   return value;
 }
@@ -153,13 +154,12 @@ describe("the image's extractor", () => {
 
   it("is the bundle the build script writes, built in its own stage and started by CMD", () => {
     // The stack the tests start runs that file (startStack); the image must run the same one.
-    const dockerfile = readFileSync(join(ROOT, "extractor/Dockerfile"), "utf8");
     const bundle = relative(ROOT, EXTRACTOR_MAIN);
-    expect(dockerfile).toMatch(
+    expect(DOCKERFILE).toMatch(
       /^FROM \S+ AS build$[\s\S]*^RUN node scripts\/build-extractor\.mjs$/m,
     );
-    expect(dockerfile).toContain(`COPY --from=build /app/${dirname(bundle)} ./${dirname(bundle)}`);
-    expect(dockerfile).toMatch(
+    expect(DOCKERFILE).toContain(`COPY --from=build /app/${dirname(bundle)} ./${dirname(bundle)}`);
+    expect(DOCKERFILE).toMatch(
       new RegExp(`^CMD \\["node", "${bundle.replaceAll(".", "\\.")}"\\]$`, "m"),
     );
   });
@@ -283,8 +283,14 @@ describe.skipIf(!asRoot)("the service as the image runs it (needs root)", () => 
           const pid = Number(found.split(" ")[0]);
           try {
             seen.set(pid, status(pid));
-            environs.set(pid, readFileSync(`/proc/${pid}/environ`, "latin1").split("\0"));
-            if (hugePageMarked(readFileSync(`/proc/${pid}/smaps`, "latin1")).length > 0) {
+            // Its environment is fixed at exec; the mark, once made, stays: each read until seen.
+            if (!environs.has(pid)) {
+              environs.set(pid, readFileSync(`/proc/${pid}/environ`, "latin1").split("\0"));
+            }
+            if (
+              !askedForHugePages.has(pid) &&
+              hugePageMarked(readFileSync(`/proc/${pid}/smaps`, "latin1")).length > 0
+            ) {
               askedForHugePages.add(pid);
             }
           } catch {}
