@@ -18,6 +18,7 @@ const UNIT = [
   "test/sources/ytdlp.test.ts",
   "test/scripts/npm-test.test.ts",
   "test/scripts/longest-first.test.ts",
+  "test/scripts/free-port.test.ts",
 ];
 
 // Files that start stacks of their own (they kill, stop or restart its processes, need other

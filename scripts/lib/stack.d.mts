@@ -67,7 +67,15 @@ export const ROOT: string;
 export const DEV_VARS: string;
 export const RESTART_BACKOFF: { firstMs: number; maxMs: number; resetAfterMs: number };
 export function restartDelayMs(failuresInARow: number): number;
-export function freePort(): Promise<number>;
+/** The lowest port freePort picks from. */
+export const PORT_FLOOR: number;
+/** The first port of the kernel's ephemeral range (ip_local_port_range), if readable. */
+export function ephemeralLow(): number | undefined;
+/**
+ * A port free on 127.0.0.1, picked below the kernel's ephemeral range (decision 0376).
+ * `random` (0 ≤ x < 1) picks the candidates; for tests.
+ */
+export function freePort(options?: { random?: () => number }): Promise<number>;
 export function descendants(pid: number): Promise<number[]>;
 export function startStack(settings?: StackSettings): Promise<Stack>;
 export function startBenchStack(stateDir: string, settings?: StackSettings): Promise<Stack>;

@@ -83,16 +83,55 @@ export async function descendants(pid) {
   return found;
 }
 
-export function freePort() {
+/** The lowest port freePort picks from; below it lie more of the well-known services' ports. */
+export const PORT_FLOOR = 10_000;
+
+/** The first port of the kernel's ephemeral range, or undefined where it cannot be read. */
+export function ephemeralLow() {
+  try {
+    const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
+      .trim()
+      .split(/\s+/);
+    return Number.isInteger(Number(low)) ? Number(low) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Binds `port` on 127.0.0.1 (0: any) and lets it go: the port bound, or undefined if refused. */
+function tryListen(port) {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolvePort(port));
+    server.once("error", (err) =>
+      err.code === "EADDRINUSE" ? resolvePort(undefined) : reject(err),
+    );
+    server.listen(port, "127.0.0.1", () => {
+      const bound = server.address().port;
+      server.close(() => resolvePort(bound));
     });
   });
+}
+
+/**
+ * A port free on 127.0.0.1, for a child to bind a moment later (decision 0376). Picked at
+ * random between PORT_FLOOR and the kernel's ephemeral range, and bound once to see that it is
+ * free: the kernel hands ports of that range to every outgoing connection, and a port it gave
+ * us from there could be another connection's before the child binds it ("Address already in
+ * use"). Where that range starts too low to leave room below it, the kernel picks, as before.
+ * `random` is for the tests.
+ */
+export async function freePort({ random = Math.random } = {}) {
+  const below = ephemeralLow();
+  if (below !== undefined && below - PORT_FLOOR >= 1000) {
+    for (let tries = 0; tries < 100; tries++) {
+      const port = PORT_FLOOR + Math.floor(random() * (below - PORT_FLOOR));
+      if ((await tryListen(port)) !== undefined) return port;
+    }
+  }
+  const port = await tryListen(0);
+  if (port === undefined) throw new Error("no free port on 127.0.0.1");
+  return port;
 }
 
 /** Secrets are made once per state directory, so signed URLs stay valid across restarts. */
