@@ -1,4 +1,5 @@
 // Types of client-address-proxy.mjs for the TypeScript tests that drive it.
+import type { ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 
 export interface ClientAddressProxy {
@@ -15,9 +16,9 @@ export function startClientAddressProxy(options: {
   /** The origin of `wrangler dev` behind it. */
   upstream: string;
 }): Promise<ClientAddressProxy>;
-/** The same proxy in a process of its own (what scripts/lib/stack.mjs runs). */
+/** The same proxy in a process of its own, leading its own session (what scripts/lib/stack.mjs runs). */
 export function spawnClientAddressProxy(options: {
   host?: string;
   port: number;
   upstream: string;
-}): Promise<ClientAddressProxy>;
+}): Promise<ClientAddressProxy & { child: ChildProcess }>;

@@ -164,15 +164,16 @@ export async function startClientAddressProxy({ host = "127.0.0.1", port, upstre
 /**
  * The same proxy in a process of its own, as the stack runs it: in the process that started
  * the stack (a bench driving hundreds of jobs, a test decoding frames) every request would
- * wait on that process's own work. Resolves once it listens; `close()` ends it. It also ends
- * when its parent does (its stdin closes).
+ * wait on that process's own work. It leads a session of its own, so the kernel schedules it
+ * as a group of its own too, not inside that process's (decision 0375). Resolves once it
+ * listens; `close()` ends it. It also ends when its parent does (its stdin closes).
  */
 export async function spawnClientAddressProxy({ host = "127.0.0.1", port, upstream }) {
   const { spawn } = await import("node:child_process");
   const child = spawn(
     process.execPath,
     [new URL(import.meta.url).pathname, "--host", host, "--port", String(port), upstream],
-    { stdio: ["pipe", "pipe", "inherit"] },
+    { stdio: ["pipe", "pipe", "inherit"], detached: true },
   );
   const exited = new Promise((resolveExit) => child.once("exit", (code) => resolveExit(code)));
   await new Promise((resolveListen, reject) => {
@@ -188,6 +189,7 @@ export async function spawnClientAddressProxy({ host = "127.0.0.1", port, upstre
   });
   return {
     url: `http://${host}:${port}`,
+    child,
     close: async () => {
       if (child.exitCode === null) child.kill("SIGTERM");
       await exited;

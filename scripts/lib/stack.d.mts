@@ -10,7 +10,8 @@ export interface Stack {
   secrets: { INTERNAL_TOKEN: string; FILE_URL_SECRET: string };
   /** The mode-0600 file wrangler reads the edge's secrets from (--env-file). */
   secretsFile: string;
-  children: { edge: ChildProcess; readonly extractor: ChildProcess };
+  /** Each leads a session (a scheduling group) of its own (decision 0375). */
+  children: { edge: ChildProcess; readonly extractor: ChildProcess; proxy: ChildProcess };
   /** Times the stack restarted an extractor that died on its own. */
   readonly extractorRestarts: number;
   /** Resolves with the running extractor once it answers /healthz (after a restart, too). */

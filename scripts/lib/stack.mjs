@@ -682,6 +682,9 @@ async function startStackOnce(settings = {}) {
         cwd: ROOT,
         env: extractorEnv,
         stdio,
+        // A session, so a scheduling group, of its own (decision 0375): not the one of whatever
+        // started the stack (a terminal, a test, a bench's clients). Its lifeline stops it.
+        detached: true,
       });
       closeStdio(stdio);
       return captured("extractor", child);
@@ -798,6 +801,7 @@ async function startStackOnce(settings = {}) {
       get extractor() {
         return extractor.child;
       },
+      proxy: proxy.child,
     },
     get extractorRestarts() {
       return extractor.restarts;

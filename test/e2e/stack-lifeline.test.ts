@@ -1,7 +1,9 @@
 // A local stack whose process dies, even by SIGKILL (a killed `vitest`, a closed terminal), takes
-// its extractor, its edge host and the host's workerd with it: each child reads a pipe the
-// stack's process holds as its stdin, and stops when that pipe closes (scripts/lib/stack.mjs).
-// Before, they stayed as orphans holding their ports and state.
+// its extractor, its edge host, the host's workerd and the client-address proxy with it: each
+// child reads a pipe the stack's process holds as its stdin, and stops when that pipe closes
+// (scripts/lib/stack.mjs). Before, they stayed as orphans holding their ports and state.
+// Each of those children leads a session of its own, so the kernel schedules it as a group of
+// its own, apart from the process that started the stack (decision 0375).
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,6 +36,12 @@ function alive(pid: number): boolean {
   }
 }
 
+/** The session a process belongs to (/proc/<pid>/stat's sixth field). */
+function session(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+}
+
 function comm(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
@@ -42,7 +50,7 @@ function comm(pid: number): string {
   }
 }
 
-it("stops the extractor, the edge host and its workerd when the process that started them is killed", async () => {
+it("runs the extractor, the edge host and the proxy each in a session of its own, and stops them and workerd when the process that started them is killed", async () => {
   // The stack's process: a stack started as the benchmarks start theirs (the edge host, quiet).
   const script = `
     import { startBenchStack } from ${JSON.stringify(join(ROOT, "scripts/lib/stack.mjs"))};
@@ -50,6 +58,7 @@ it("stops the extractor, the edge host and its workerd when the process that sta
     console.log(JSON.stringify({
       edge: stack.children.edge.pid,
       extractor: stack.children.extractor.pid,
+      proxy: stack.children.proxy.pid,
       extractorUrl: stack.extractorUrl,
       baseUrl: stack.baseUrl,
     }));
@@ -71,14 +80,19 @@ it("stops the extractor, the edge host and its workerd when the process that sta
   const stack = JSON.parse(line) as {
     edge: number;
     extractor: number;
+    proxy: number;
     extractorUrl: string;
     baseUrl: string;
   };
   const workerds = (await descendants(stack.edge)).filter((pid) => comm(pid) === "workerd");
-  const pids = [stack.edge, stack.extractor, ...workerds];
+  const pids = [stack.edge, stack.extractor, stack.proxy, ...workerds];
   started.push(...pids);
   expect(workerds.length).toBeGreaterThan(0);
   expect(pids.filter(alive)).toEqual(pids);
+  // Each leads its own session; the starter's is none of them.
+  const leaders = [stack.edge, stack.extractor, stack.proxy];
+  expect(leaders.map(session)).toEqual(leaders);
+  expect(leaders).not.toContain(session(starter.pid ?? 0));
   expect((await fetch(`${stack.extractorUrl}/healthz`)).status).toBe(200);
   expect((await fetch(`${stack.baseUrl}/v1/pricing`)).status).toBe(200);
 
