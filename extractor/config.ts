@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { availableParallelism, totalmem } from "node:os";
 import { z } from "zod";
 import type { LogSetting } from "./log.ts";
+import { DEFAULT_MEDIA_NICE } from "./priority.ts";
 import { defaultWaitingLimits } from "./scheduler.ts";
 import type { MinimumRate } from "./sources/minimum-rate.ts";
 
@@ -59,7 +60,7 @@ const environment = z.object({
   EXTRACTOR_WAITING_LIMIT: z.coerce.number().int().min(0).optional(),
   EXTRACTOR_TENANT_WAITING_LIMIT: z.coerce.number().int().min(0).optional(),
   EXTRACTOR_NEWCOMER_SLOTS: z.coerce.number().int().min(0).optional(),
-  EXTRACTOR_MEDIA_NICE: z.coerce.number().int().min(0).max(19).default(10),
+  EXTRACTOR_MEDIA_NICE: z.coerce.number().int().min(0).max(19).default(DEFAULT_MEDIA_NICE),
   EXTRACTOR_JOB_TIMEOUT_SECONDS: seconds(900),
   EXTRACTOR_MAX_SOURCE_BYTES: count(4 * 1024 ** 3),
   STILLS_ALLOW_PRIVATE_NETWORK: z.enum(["0", "1"]).default("0"),

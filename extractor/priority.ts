@@ -1,9 +1,11 @@
 // How much of the cores a run's media processes (ffmpeg, ffprobe) get (decision 0190).
-// - Every media process runs at EXTRACTOR_MEDIA_NICE (default 10): the extractor's own Node
-//   (the relay that feeds ffmpeg, the uploads) and, locally, the edge beside it stay responsive
-//   while decodes fill the cores. Work-conserving: a nice process still takes any idle core.
-//   At 5 a decode's group weighed a third of the edge's, and two or four of them took the
-//   edge's reads down to half of idle; at 10 each weighs a tenth (decision 0284).
+// - Every media process runs at EXTRACTOR_MEDIA_NICE (default 19, the lowest weight): the
+//   extractor's own Node (the relay that feeds ffmpeg, the uploads) and, locally, the edge
+//   beside it stay responsive while decodes fill the cores. Work-conserving: a nice process
+//   still takes any idle core. At 5 a decode's group weighed a third of the edge's, and two or
+//   four of them took the edge's reads down to half of idle; at 10 each weighed a tenth, and
+//   the reads still fell below half of idle in one round of four; at 19 each weighs 1/70
+//   (decisions 0284, 0377). At 19 a yielding run (below) keeps 19: only the newcomer moves.
 // - A run started beyond the slots for a tenant that ran nothing (a newcomer: scheduler.ts)
 //   would otherwise get a third of two cores against two long runs. While newcomers run, every
 //   other run yields: its processes, running and to come, drop YIELD_STEPS further (to 19 at
@@ -30,7 +32,10 @@ export const YIELD_STEPS = 10;
 export const NEWCOMER_NICE = 0;
 const MAX_NICE = 19;
 
-let baseNice = 10;
+/** EXTRACTOR_MEDIA_NICE's default (extractor/config.ts). */
+export const DEFAULT_MEDIA_NICE = 19;
+
+let baseNice = DEFAULT_MEDIA_NICE;
 
 /** Set once at start from EXTRACTOR_MEDIA_NICE (extractor/main.ts); tests may set it. */
 export function setMediaNice(nice: number): void {

@@ -33,7 +33,7 @@ describe("extractor settings", () => {
       port: 8788,
       waitingLimit: 64,
       tenantWaitingLimit: 32,
-      mediaNice: 10,
+      mediaNice: 19,
       deadlineSeconds: 900,
       allowPrivate: false,
       mediaTools: { ffmpeg: "ffmpeg", ffprobe: "ffprobe" },

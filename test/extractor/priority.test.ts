@@ -46,10 +46,10 @@ function longFfmpeg(): RunningTool {
 const niceOf = (tool: RunningTool) => getPriority(tool.pid as number);
 
 describe("media processes' niceness", () => {
-  it("outside a run: the base (EXTRACTOR_MEDIA_NICE, 10 unless set)", () => {
+  it("outside a run: the base (EXTRACTOR_MEDIA_NICE, 19 unless set)", () => {
     // The first test of the file: the module's default, before any test sets one.
-    expect(mediaNice()).toBe(10);
-    expect(niceOf(longFfmpeg())).toBe(10);
+    expect(mediaNice()).toBe(19);
+    expect(niceOf(longFfmpeg())).toBe(19);
     setMediaNice(5);
     expect(niceOf(longFfmpeg())).toBe(5);
     setMediaNice(7);
