@@ -26,7 +26,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { readFileSync, writeFileSync } from "node:fs";
 import { availableParallelism, setPriority } from "node:os";
 
-/** Niceness added to a run's processes while a newcomer runs (weight about a tenth). */
+/** Niceness added to a run's processes while a newcomer runs, 19 at most (none at base 19). */
 export const YIELD_STEPS = 10;
 /** A newcomer run's processes: 0, level with the extractor's Node (no privilege needed). */
 export const NEWCOMER_NICE = 0;
@@ -70,7 +70,11 @@ export class RunPriority {
   setYielding(yielding: boolean): void {
     // A newcomer is what the others yield to; it never yields itself.
     if (yielding === this.#yielding || this.newcomer) return;
+    const before = this.nice;
     this.#yielding = yielding;
+    // At a base of 19 (the default) the niceness does not move: nothing to write, and the
+    // kernel's one unprivileged group change per 100 ms is left to processes that need it.
+    if (this.nice === before) return;
     // Giving a share back (a lower niceness) needs privilege (CAP_SYS_NICE: the container's
     // root has it); without it only the run's next processes get it back.
     for (const pid of this.#pids) renice(pid, this.nice);

@@ -83,8 +83,12 @@ export async function descendants(pid) {
   return found;
 }
 
-/** The lowest port freePort picks from; below it lie more of the well-known services' ports. */
-export const PORT_FLOOR = 10_000;
+/**
+ * The lowest port freePort picks from: below it lie more of the well-known services' ports, and
+ * the last of the ports fetch and browsers refuse to connect to (10080, the Fetch standard's
+ * "bad ports").
+ */
+export const PORT_FLOOR = 10_100;
 
 /** The first port of the kernel's ephemeral range, or undefined where it cannot be read. */
 export function ephemeralLow() {
@@ -98,13 +102,16 @@ export function ephemeralLow() {
   }
 }
 
+/** Why a bind of one port is refused while other ports may still be free. */
+const PORT_REFUSED = new Set(["EADDRINUSE", "EACCES", "EPERM"]);
+
 /** Binds `port` on 127.0.0.1 (0: any) and lets it go: the port bound, or undefined if refused. */
 function tryListen(port) {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
     server.once("error", (err) =>
-      err.code === "EADDRINUSE" ? resolvePort(undefined) : reject(err),
+      PORT_REFUSED.has(err.code) ? resolvePort(undefined) : reject(err),
     );
     server.listen(port, "127.0.0.1", () => {
       const bound = server.address().port;
@@ -124,9 +131,13 @@ function tryListen(port) {
 export async function freePort({ random = Math.random } = {}) {
   const below = ephemeralLow();
   if (below !== undefined && below - PORT_FLOOR >= 1000) {
-    for (let tries = 0; tries < 100; tries++) {
-      const port = PORT_FLOOR + Math.floor(random() * (below - PORT_FLOOR));
-      if ((await tryListen(port)) !== undefined) return port;
+    try {
+      for (let tries = 0; tries < 100; tries++) {
+        const port = PORT_FLOOR + Math.floor(random() * (below - PORT_FLOOR));
+        if ((await tryListen(port)) !== undefined) return port;
+      }
+    } catch {
+      // A bind that failed for another reason than the port: the kernel picks, below.
     }
   }
   const port = await tryListen(0);
@@ -556,8 +567,10 @@ function superviseExtractor({ spawnChild, healthUrl, log }) {
  */
 /**
  * Starts the stack; once more (with fresh ports) when a port picked by freePort was taken by
- * another process between its pick and wrangler's bind ("Address already in use"): the OS
- * hands the same range to outgoing connections, so a busy machine loses that race now and then.
+ * another process between its pick and the child's bind ("Address already in use"). Outgoing
+ * connections no longer draw from where freePort picks (decision 0376); what is left is two
+ * processes picking the same port at the same moment, or a machine whose ephemeral range
+ * leaves freePort no room below it.
  */
 export async function startStack(settings = {}) {
   for (let attempt = 1; ; attempt++) {

@@ -6,6 +6,7 @@ import { getPriority } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningTool, startTool } from "../../extractor/ffmpeg/process.ts";
 import {
+  DEFAULT_MEDIA_NICE,
   mediaNice,
   NEWCOMER_NICE,
   RunPriority,
@@ -87,7 +88,9 @@ describe("media processes' niceness", () => {
     newcomer.setYielding(true);
     expect(newcomer.yielding).toBe(false);
     expect(niceOf(tool)).toBe(0);
-    // Not relative to the base: from 10 (the default) or 3 alike, 0.
+    // Not relative to the base: from 19 (the default), 10 or 3 alike, 0.
+    setMediaNice(19);
+    expect(newcomer.nice).toBe(0);
     setMediaNice(10);
     expect(niceOf(withRunPriority(newcomer, () => longFfmpeg()))).toBe(0);
     setMediaNice(3);
@@ -103,6 +106,19 @@ describe("media processes' niceness", () => {
     run.setYielding(true);
     expect(run.nice).toBe(19);
     expect(niceOf(withRunPriority(run, () => longFfmpeg()))).toBe(19);
+  });
+
+  it("at the default base a yielding run keeps 19, and still says it yields", () => {
+    setMediaNice(DEFAULT_MEDIA_NICE);
+    const run = new RunPriority();
+    const tool = withRunPriority(run, () => longFfmpeg());
+    expect(niceOf(tool)).toBe(19);
+    run.setYielding(true);
+    // The image turns (ImageTurns) read the flag; the niceness has nowhere higher to go.
+    expect(run.yielding).toBe(true);
+    expect([run.nice, niceOf(tool)]).toEqual([19, 19]);
+    run.setYielding(false);
+    expect([run.yielding, niceOf(tool)]).toEqual([false, 19]);
   });
 });
 
