@@ -24,9 +24,9 @@ import {
 } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildExtractor, EXTRACTOR_MAIN } from "../build-extractor.mjs";
+import { cacheTmpdir } from "./cache-tmpdir.mjs";
 import { spawnClientAddressProxy } from "./client-address-proxy.mjs";
 import { ensureMediaTools } from "./media-tools.mjs";
 
@@ -204,7 +204,7 @@ function snapshotSources(stateDir) {
  * keep whichever was renamed into place first (as migratedTemplate does).
  */
 function prebuiltEdge() {
-  const staging = mkdtempSync(join(tmpdir(), "stills-edge-source-"));
+  const staging = mkdtempSync(join(cacheTmpdir(), "stills-edge-source-"));
   try {
     const source = snapshotSources(staging);
     const hash = createHash("sha256");
@@ -212,7 +212,7 @@ function prebuiltEdge() {
     hash.update(readFileSync(join(ROOT, "package-lock.json")));
     hash.update(readFileSync(join(ROOT, "node_modules/wrangler/package.json")));
     hash.update(readFileSync(EDGE_HOST));
-    const target = join(tmpdir(), `stills-edge-bundle-${hash.digest("hex").slice(0, 16)}`);
+    const target = join(cacheTmpdir(), `stills-edge-bundle-${hash.digest("hex").slice(0, 16)}`);
     if (existsSync(join(target, "done"))) {
       // Marks it used, so pruneEdgeBundles leaves it alone.
       const now = new Date();
@@ -263,12 +263,13 @@ function prebuiltEdge() {
  */
 function pruneEdgeBundles() {
   const dayAgo = Date.now() - 24 * 3600 * 1000;
-  for (const name of readdirSync(tmpdir())) {
+  const directory = cacheTmpdir();
+  for (const name of readdirSync(directory)) {
     if (!name.startsWith("stills-edge-bundle-") || name.includes(".")) continue;
-    const done = join(tmpdir(), name, "done");
+    const done = join(directory, name, "done");
     try {
       if (statSync(done).mtimeMs < dayAgo)
-        rmSync(join(tmpdir(), name), { recursive: true, force: true });
+        rmSync(join(directory, name), { recursive: true, force: true });
     } catch {}
   }
 }
@@ -354,7 +355,7 @@ function migratedTemplate() {
   }
   hash.update(readFileSync(join(ROOT, "wrangler.toml")));
   hash.update(readFileSync(join(ROOT, "node_modules/wrangler/package.json")));
-  const template = join(tmpdir(), `stills-d1-migrated-${hash.digest("hex").slice(0, 16)}`);
+  const template = join(cacheTmpdir(), `stills-d1-migrated-${hash.digest("hex").slice(0, 16)}`);
   if (existsSync(join(template, "done"))) return join(template, "d1");
   const building = mkdtempSync(`${template}.building-`);
   try {

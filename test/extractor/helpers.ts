@@ -14,6 +14,7 @@ import { DirectorySink } from "../../extractor/output/directory-sink.ts";
 import type { SourceHandle } from "../../extractor/source-input.ts";
 import { localFileSource } from "../../extractor/sources/local-file.ts";
 import type { JobOptions } from "../../schema/messages.ts";
+import { cacheTmpdir } from "../../scripts/lib/cache-tmpdir.mjs";
 import { readImagePattern } from "../support/videos.ts";
 
 export interface JobRun {
@@ -91,7 +92,7 @@ export async function makeLavfiClip(
     .update(JSON.stringify([inputs, graph, encode]))
     .digest("hex")
     .slice(0, 12);
-  const directory = join(tmpdir(), "stills-quality-clips");
+  const directory = join(cacheTmpdir(), "stills-quality-clips");
   await mkdir(directory, { recursive: true });
   const path = join(directory, `${name}-${digest}.mp4`);
   if (

@@ -1,15 +1,38 @@
 // `npm test` (scripts/test.mjs, decision 0299): the type-check, the import rules and vitest run
-// at once, and the run fails if any of them failed. Fake `npm` and `vitest` commands stand in
-// for the real ones, so each outcome is chosen and nothing heavy runs.
-import { spawnSync } from "node:child_process";
-import { resolve } from "node:path";
-import { describe, expect, it } from "vitest";
+// at once, and the run fails if any of them failed. Each run works in a scratch TMPDIR of its
+// own, removed when it ends (decision 0378). Fake `npm` and `vitest` commands stand in for the
+// real ones, so each outcome is chosen and nothing heavy runs.
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { fakeBin } from "./fake-bin.ts";
 
 const SCRIPT = resolve(import.meta.dirname, "../../scripts/test.mjs");
 
+/** The machine's temporary directory as each run here sees it: one of the test's own. */
+let root: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "stills-npm-test-"));
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+/** `env` as on a machine whose temporary directory is `directory`, outside any run. */
+function withTmpdir(env: NodeJS.ProcessEnv, directory: string): NodeJS.ProcessEnv {
+  const { STILLS_CACHE_TMPDIR: _, NODE_COMPILE_CACHE: __, ...rest } = env;
+  return { ...rest, TMPDIR: directory };
+}
+
+const SCRATCH = /^stills-test-run-(\d+)-[A-Za-z0-9]{6}$/;
+const scratchDirs = () => readdirSync(root).filter((name) => SCRATCH.test(name));
+
 /** Runs scripts/test.mjs with `npm run <check>` and `vitest` exiting with the codes given. */
-function npmTest(codes: { typecheck: number; deps: number; vitest: number }, args: string[] = []) {
+function npmTest(
+  codes: { typecheck: number; deps: number; vitest: number },
+  args: string[] = [],
+  vitestBody = "",
+) {
   const bin = fakeBin();
   // `npm run --silent <name>`: $3 is the check's name.
   bin.add(
@@ -20,11 +43,11 @@ function npmTest(codes: { typecheck: number; deps: number; vitest: number }, arg
 esac
 exit 99`,
   );
-  bin.add("vitest", `echo "vitest ran with $*"; exit ${codes.vitest}`);
+  bin.add("vitest", `echo "vitest ran with $*"\n${vitestBody}\nexit ${codes.vitest}`);
   // fakeBin's log notes DEBIAN_FRONTEND; the machine's own setting is not this test's business.
   const { DEBIAN_FRONTEND: _, ...env } = process.env;
   const run = spawnSync(process.execPath, [SCRIPT, ...args], {
-    env: { ...env, PATH: `${bin.dir}:${process.env.PATH}` },
+    env: { ...withTmpdir(env, root), PATH: `${bin.dir}:${process.env.PATH}` },
     encoding: "utf8",
   });
   return { status: run.status, stdout: run.stdout, stderr: run.stderr, calls: bin.calls() };
@@ -59,5 +82,74 @@ describe("npm test", () => {
     expect(run.status).toBe(1);
     expect(run.stderr).toContain("npm run deps failed:\ndeps says deps");
     expect(run.stderr).toContain("npm test failed: deps, vitest\n");
+  });
+
+  it("gives vitest a scratch TMPDIR of its own and removes it, with what the tests left, at the end", () => {
+    const seen = join(root, "seen");
+    const run = npmTest(
+      { typecheck: 0, deps: 0, vitest: 0 },
+      [],
+      `echo "$TMPDIR $STILLS_CACHE_TMPDIR $NODE_COMPILE_CACHE" > "${seen}"
+stat -c %a "$TMPDIR" >> "${seen}"
+mkdir "$TMPDIR/left-behind" && echo junk > "$TMPDIR/left-behind/file" || exit 7`,
+    );
+    expect(run.status).toBe(0);
+    const [line, mode] = readFileSync(seen, "utf8").trim().split("\n");
+    const [scratch, cache, compileCache] = line.split(" ");
+    // Its own directory in the machine's, writable by every user as /tmp is.
+    expect(scratch.startsWith(`${root}/`)).toBe(true);
+    expect(scratch.slice(root.length + 1)).toMatch(SCRATCH);
+    expect(mode).toBe("1777");
+    // What later runs reuse stays in the machine's directory, and Node's compile cache too.
+    expect(cache).toBe(root);
+    expect(compileCache).toBe(join(root, "node-compile-cache"));
+    // Gone, with what the test wrote there.
+    expect(existsSync(scratch)).toBe(false);
+    expect(scratchDirs()).toEqual([]);
+  });
+
+  it("removes the scratch of runs that ended before it, and leaves a running one's", () => {
+    const ended = spawnSync("true").pid;
+    const old = join(root, `stills-test-run-${ended}-abcDEF`);
+    mkdirSync(join(old, "stills-extract-xyz"), { recursive: true });
+    const running = join(root, `stills-test-run-${process.pid}-ghiJKL`);
+    mkdirSync(running);
+    const other = join(root, "stills-test-videos-v4");
+    mkdirSync(other);
+    const run = npmTest({ typecheck: 0, deps: 0, vitest: 0 });
+    expect(run.status).toBe(0);
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(running)).toBe(true);
+    expect(existsSync(other)).toBe(true);
+  });
+
+  it("stopped by a signal: stops vitest, removes its scratch and says so", async () => {
+    const bin = fakeBin();
+    const seen = join(root, "seen");
+    const got = join(root, "vitest-got");
+    bin.add("npm", "exec sleep 30");
+    bin.add(
+      "vitest",
+      `trap 'echo TERM > "${got}"; exit 143' TERM
+echo "$TMPDIR" > "${seen}"
+while :; do sleep 0.05; done`,
+    );
+    const child = spawn(process.execPath, [SCRIPT], {
+      env: { ...withTmpdir(process.env, root), PATH: `${bin.dir}:${process.env.PATH}` },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk;
+    });
+    const closed = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
+    await expect.poll(() => existsSync(seen), { timeout: 10_000, interval: 50 }).toBe(true);
+    const scratch = readFileSync(seen, "utf8").trim();
+    expect(existsSync(scratch)).toBe(true);
+    child.kill("SIGTERM");
+    expect(await closed).toBe(143);
+    expect(readFileSync(got, "utf8").trim()).toBe("TERM");
+    expect(existsSync(scratch)).toBe(false);
+    expect(stderr).toContain("npm test stopped by SIGTERM");
   });
 });

@@ -128,6 +128,8 @@ describe.skipIf(skipReason !== null)("the Python client, pip-installed in a fres
       cwd: work,
       env: {
         PATH: process.env.PATH ?? "",
+        // The frames it downloads (tempfile.mkdtemp) go in the test's own directory, removed with it.
+        TMPDIR: work,
         STILLS_API_KEY: account.key,
         STILLS_BASE_URL: h.stack.apiUrl,
       },

@@ -6,18 +6,18 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeInputArgs } from "../../extractor/ffmpeg/args.ts";
 import type { OpenSourceOptions } from "../../extractor/sources/index.ts";
 import { openSource } from "../../extractor/sources/index.ts";
+import { cacheTmpdir } from "../../scripts/lib/cache-tmpdir.mjs";
 import type { TestServer } from "./support/servers.ts";
 import { fileRoute, startTestServer } from "./support/servers.ts";
 
 const run = promisify(execFile);
-const DIRECTORY = join(tmpdir(), "stills-hls-ts-test-v2");
+const DIRECTORY = join(cacheTmpdir(), "stills-hls-ts-test-v2");
 
 let server: TestServer;
 const bytesOf = new Map<string, number>();

@@ -5,14 +5,14 @@
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { mkdir, rename, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import sharp from "sharp";
+import { cacheTmpdir } from "../../scripts/lib/cache-tmpdir.mjs";
 
 const run = promisify(execFile);
 const GENERATOR_VERSION = 4;
-export const VIDEO_CACHE_DIR = join(tmpdir(), `stills-test-videos-v${GENERATOR_VERSION}`);
+export const VIDEO_CACHE_DIR = join(cacheTmpdir(), `stills-test-videos-v${GENERATOR_VERSION}`);
 
 export interface TestVideoSpec {
   /** Display size (what a player shows, after rotation). */

@@ -4,9 +4,9 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, rename } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { cacheTmpdir } from "../../../scripts/lib/cache-tmpdir.mjs";
 
 const run = promisify(execFile);
 
@@ -15,7 +15,7 @@ export const DEMO_VIDEO = { width: 1280, height: 720, fps: 30, durationSeconds: 
 /** Makes (once, cached in the temp directory) a 12 s 1280×720 H.264 MP4 and returns its path. */
 export async function makeDemoVideo(): Promise<string> {
   const { width, height, fps, durationSeconds } = DEMO_VIDEO;
-  const dir = join(tmpdir(), "stills-browser-videos");
+  const dir = join(cacheTmpdir(), "stills-browser-videos");
   const file = join(dir, `testsrc2-${width}x${height}-${fps}-${durationSeconds}s.mp4`);
   if (existsSync(file)) return file;
   await mkdir(dir, { recursive: true });

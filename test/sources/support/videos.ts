@@ -5,12 +5,12 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { cacheTmpdir } from "../../../scripts/lib/cache-tmpdir.mjs";
 
 const run = promisify(execFile);
-const CACHE = join(tmpdir(), "stills-sources-test-videos-v5");
+const CACHE = join(cacheTmpdir(), "stills-sources-test-videos-v5");
 
 export interface VideoShape {
   seconds: number;
