@@ -1,4 +1,4 @@
-// `npm start`: the whole stack in one command. Ctrl-C stops it; its state (D1, R2, queues)
+// `npm start`: the whole stack in one command. Ctrl-C (or closing its terminal) stops it; its state (D1, R2, queues)
 // stays in .wrangler/state for the next start. An extractor that dies is started again by
 // the stack itself (scripts/lib/stack.mjs), as the container platform does in production;
 // only the edge ending stops everything. Before that: ffmpeg/ffprobe (installed from Debian's
@@ -37,6 +37,8 @@ try {
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
+  // A closed terminal: without this Node ended at once and left `wrangler dev` running.
+  process.on("SIGHUP", shutdown);
   stack.children.edge.on("exit", async (code, signal) => {
     console.error(
       `the edge (wrangler dev) exited (${signal ?? `code ${code}`}); stopping the stack`,

@@ -1,15 +1,17 @@
 // `npm start` on a machine without ffmpeg, as root: it installs ffmpeg through apt-get (a fake
 // that records its calls and then links this machine's real ffmpeg and ffprobe onto the PATH;
 // nothing is installed or removed here), says so in one line, brings the stack up, and a job
-// on a local file completes with frames from the installed tools.
+// on a local file completes with frames from the installed tools. Closing its terminal (SIGHUP)
+// then stops it and every process of the stack.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { createKey, freePort, ROOT } from "../../scripts/lib/stack.mjs";
+import { createKey, descendants, freePort, ROOT } from "../../scripts/lib/stack.mjs";
 import { fakeBin, pathWithout } from "../scripts/fake-bin.ts";
 import { fileRoute, startTestServer } from "../sources/support/servers.ts";
+import { alive } from "../support/processes.ts";
 import { makeTestVideo } from "../support/videos.ts";
 
 let child: ChildProcess | undefined;
@@ -105,5 +107,19 @@ describe("npm start on a fresh machine without ffmpeg", () => {
     } finally {
       await videos.close();
     }
+  });
+
+  it("stops, with every process of its stack, when its terminal closes (SIGHUP)", async () => {
+    const started = child;
+    if (!started?.pid || started.exitCode !== null) throw new Error("npm start is not running");
+    const stackProcesses = await descendants(started.pid);
+    // wrangler dev, its workerd, the extractor and the client-address proxy at least.
+    expect(stackProcesses.length).toBeGreaterThanOrEqual(4);
+    const exited = new Promise<number | null>((r) => started.once("exit", (code) => r(code)));
+    started.kill("SIGHUP");
+    expect(await exited).toBe(0);
+    await expect
+      .poll(() => stackProcesses.filter(alive), { timeout: 15_000, interval: 200 })
+      .toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { descendants, ROOT } from "../../scripts/lib/stack.mjs";
+import { alive, procStat } from "../support/processes.ts";
 
 const stateDir = mkdtempSync(join(tmpdir(), "stills-lifeline-"));
 let starter: ChildProcess | undefined;
@@ -26,20 +27,9 @@ afterAll(() => {
   rmSync(stateDir, { recursive: true, force: true });
 });
 
-/** Alive: it exists and is not a zombie waiting for a parent that is gone. */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 /** The session a process belongs to (/proc/<pid>/stat's sixth field). */
 function session(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[3]);
+  return Number(procStat(pid)?.[3]);
 }
 
 function comm(pid: number): string {

@@ -3,6 +3,22 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { OWNER_MARKER } from "../../extractor/owner.ts";
 
+/** /proc/<pid>/stat's fields after the command (the state first), or undefined once it is gone. */
+export function procStat(pid: number | string): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Alive: it exists and is not a zombie waiting for a parent that is gone. */
+export function alive(pid: number | string): boolean {
+  const state = procStat(pid)?.[0];
+  return state !== undefined && state !== "Z";
+}
+
 /** "pid command" of every live (not zombie) process carrying `owner`'s mark. */
 export function markedProcesses(owner: string): string[] {
   const found: string[] = [];
@@ -10,9 +26,7 @@ export function markedProcesses(owner: string): string[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const environ = readFileSync(`/proc/${entry}/environ`, "latin1").split("\0");
-      if (!environ.includes(`${OWNER_MARKER}=${owner}`)) continue;
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      if (!environ.includes(`${OWNER_MARKER}=${owner}`) || !alive(entry)) continue;
       found.push(`${entry} ${readFileSync(`/proc/${entry}/cmdline`, "latin1").split("\0")[0]}`);
     } catch {
       // Gone meanwhile.
