@@ -70,8 +70,8 @@ export const RESTART_BACKOFF: { firstMs: number; maxMs: number; resetAfterMs: nu
 export function restartDelayMs(failuresInARow: number): number;
 /** The lowest port freePort picks from. */
 export const PORT_FLOOR: number;
-/** The first port of the kernel's ephemeral range (ip_local_port_range), if readable. */
-export function ephemeralLow(): number | undefined;
+/** How many ports freePort picks from, up to ip_local_port_range; undefined under 1,000. */
+export function pickedPortSpan(): number | undefined;
 /**
  * A port free on 127.0.0.1, picked below the kernel's ephemeral range (decision 0376).
  * `random` (0 ≤ x < 1) picks the candidates; for tests.

@@ -90,13 +90,17 @@ export async function descendants(pid) {
  */
 export const PORT_FLOOR = 10_100;
 
-/** The first port of the kernel's ephemeral range, or undefined where it cannot be read. */
-export function ephemeralLow() {
+/**
+ * How many ports freePort picks from, PORT_FLOOR up to the first of the kernel's ephemeral
+ * range; undefined where that range cannot be read or leaves fewer than 1,000 below it.
+ */
+export function pickedPortSpan() {
   try {
     const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8")
       .trim()
       .split(/\s+/);
-    return Number.isInteger(Number(low)) ? Number(low) : undefined;
+    const span = Number(low) - PORT_FLOOR;
+    return Number.isInteger(span) && span >= 1000 ? span : undefined;
   } catch {
     return undefined;
   }
@@ -129,11 +133,11 @@ function tryListen(port) {
  * `random` is for the tests.
  */
 export async function freePort({ random = Math.random } = {}) {
-  const below = ephemeralLow();
-  if (below !== undefined && below - PORT_FLOOR >= 1000) {
+  const span = pickedPortSpan();
+  if (span !== undefined) {
     try {
       for (let tries = 0; tries < 100; tries++) {
-        const port = PORT_FLOOR + Math.floor(random() * (below - PORT_FLOOR));
+        const port = PORT_FLOOR + Math.floor(random() * span);
         if ((await tryListen(port)) !== undefined) return port;
       }
     } catch {

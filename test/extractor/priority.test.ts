@@ -2,7 +2,7 @@
 // the base niceness outside a run, its run's inside one, and a run that yields to a newcomer
 // drops its live processes and its next ones, then (with the privilege this machine's root has)
 // takes its share back.
-import { getPriority } from "node:os";
+import { getPriority, setPriority } from "node:os";
 import { afterEach, describe, expect, it } from "vitest";
 import { type RunningTool, startTool } from "../../extractor/ffmpeg/process.ts";
 import {
@@ -120,6 +120,22 @@ describe("media processes' niceness", () => {
     run.setYielding(false);
     expect([run.yielding, niceOf(tool)]).toEqual([false, 19]);
   });
+
+  // Lowering a niceness needs CAP_SYS_NICE (root here and in CI).
+  it.skipIf(process.getuid?.() !== 0)(
+    "at the default base a run that yields and stops writes nothing to the kernel",
+    () => {
+      setMediaNice(DEFAULT_MEDIA_NICE);
+      const run = new RunPriority();
+      const tool = withRunPriority(run, () => longFfmpeg());
+      // A niceness the run did not give (root may lower it): any write of the run's 19 shows.
+      setPriority(tool.pid as number, 15);
+      run.setYielding(true);
+      expect(niceOf(tool)).toBe(15);
+      run.setYielding(false);
+      expect(niceOf(tool)).toBe(15);
+    },
+  );
 });
 
 // Where the kernel schedules sessions as groups (this machine), a process's niceness counts only
