@@ -77,7 +77,10 @@ export async function seriousViolations(
     // biome-ignore lint/suspicious/noExplicitAny: axe is injected as a global script.
     const axe = (globalThis as any).axe;
     const context = excluded.length > 0 ? { exclude: excluded.map((s) => [s]) } : document;
-    const result = await axe.run(context);
+    // Every rule runs; only the violations are reported in full. The passes, the incomplete and
+    // the inapplicable keep one node each instead of a selector for every element checked:
+    // about a fifth of each run (decision 0379).
+    const result = await axe.run(context, { resultTypes: ["violations"] });
     return result.violations as AxeViolation[];
   }, exclude);
   return violations.filter((v) => v.impact === "serious" || v.impact === "critical");
