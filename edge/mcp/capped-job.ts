@@ -54,18 +54,26 @@ export function cappedJob(
   return withFrames(mostThatFit(job.frames.length, (n) => fits(withFrames(n))));
 }
 
-/** A page of jobs cut to what fits; the rest are named with the skip that lists them. */
+/** How a page of rows names what it left out, and the call that reads them. */
+export interface RowPages {
+  noun: string;
+  next(skip: number): string;
+}
+const JOB_PAGES: RowPages = { noun: "jobs", next: (skip) => `call list_jobs with skip ${skip}` };
+
+/** A page of rows (jobs by default) cut to what fits; the rest are named with the skip that lists them. */
 export function cappedRows<Row>(
   rows: Row[],
   skip: number,
   render: (shown: Row[], note: string) => CallToolResult,
+  pages: RowPages = JOB_PAGES,
 ): CallToolResult {
   const whole = render(rows, "");
   if (fits(whole)) return whole;
   const withRows = (n: number) =>
     render(
       rows.slice(0, n),
-      ` Left out of this answer (it would pass ${DEFAULT_MAX_TOKENS} tokens): jobs ${skip + n + 1}–${skip + rows.length}; call list_jobs with skip ${skip + n} for them.`,
+      ` Left out of this answer (it would pass ${DEFAULT_MAX_TOKENS} tokens): ${pages.noun} ${skip + n + 1}–${skip + rows.length}; ${pages.next(skip + n)} for them.`,
     );
   return withRows(mostThatFit(rows.length, (n) => fits(withRows(n))));
 }

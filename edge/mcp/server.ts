@@ -17,6 +17,7 @@ import { IMAGES_PER_CALL } from "./frame-pages.ts";
 import { PREVIEW_LONG_SIDE } from "./previews.ts";
 import type { Tool } from "./tool.ts";
 import { getPricing, getUsage } from "./tools/account.ts";
+import { createBatchTool, getBatchTool, listBatchesTool } from "./tools/batches.ts";
 import { createDemo, getDemo } from "./tools/demo.ts";
 import { viewFrames } from "./tools/frames.ts";
 import { extractFrames, getJob, listJobsTool } from "./tools/jobs.ts";
@@ -30,6 +31,9 @@ export const TOOLS: Tool[] = [
   getJob,
   listJobsTool,
   viewFrames,
+  createBatchTool,
+  getBatchTool,
+  listBatchesTool,
   getUsage,
   getPricing,
   createDemo,
@@ -43,7 +47,8 @@ const INSTRUCTIONS =
   "(default 15,000) and name what they left out with a cursor. For full control call extract_frames with a public video URL and a mode " +
   "(count: N evenly spaced frames; every: a frame every N seconds; timestamps: exact seconds). " +
   `It waits for the job; with images: true it also returns the first frames as JPEG images (at most ${PREVIEW_LONG_SIDE} px), ` +
-  `and view_frames pages through all of them, ${IMAGES_PER_CALL} per call. Jobs cost credits (get_pricing, get_usage); ` +
+  `and view_frames pages through all of them, ${IMAGES_PER_CALL} per call. For many videos at once (a list of links, or a playlist or channel link), ` +
+  "create_batch makes one job per video and returns at once; follow it with get_batch. Jobs cost credits (get_pricing, get_usage); " +
   "failed jobs are free. Errors carry data.name (e.g. PrivateContent, InsufficientBalance) and a userMessage to show.";
 
 export function createMcpServer(c: Context<AppEnv>): Server {

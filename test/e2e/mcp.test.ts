@@ -30,20 +30,21 @@ const FPS = 10;
 
 let h: Harness;
 let wideVideo: string;
+let wideFile: string;
 let mcpUrl: URL;
 
 beforeAll(async () => {
   h = await startHarness();
   mcpUrl = new URL(`${h.stack.baseUrl}/mcp`);
   // 1280×720: every frame must be scaled down to become a 512 px preview.
-  const file = await makeTestVideo({
+  wideFile = await makeTestVideo({
     width: 1280,
     height: 720,
     fps: FPS,
     durationSeconds: 12,
     gop: 10,
   });
-  wideVideo = h.serveVideo("/media/wide.mp4", file);
+  wideVideo = h.serveVideo("/media/wide.mp4", wideFile);
 });
 
 afterAll(async () => {
@@ -98,12 +99,15 @@ describe("the MCP server", () => {
     const byName = Object.fromEntries(tools.map((tool) => [tool.name, tool]));
     expect(Object.keys(byName).sort()).toEqual(
       [
+        "create_batch",
         "create_demo",
         "extract_frames",
+        "get_batch",
         "get_demo",
         "get_job",
         "get_pricing",
         "get_usage",
+        "list_batches",
         "list_jobs",
         "overview",
         "view_frames",
@@ -130,7 +134,19 @@ describe("the MCP server", () => {
       destructiveHint: false,
       openWorldHint: true,
     });
-    for (const name of ["get_job", "list_jobs", "view_frames", "get_usage", "get_pricing"]) {
+    expect(byName.create_batch.annotations).toMatchObject({
+      readOnlyHint: false,
+      openWorldHint: true,
+    });
+    for (const name of [
+      "get_job",
+      "list_jobs",
+      "view_frames",
+      "get_usage",
+      "get_pricing",
+      "get_batch",
+      "list_batches",
+    ]) {
       expect(byName[name].annotations, name).toMatchObject({
         readOnlyHint: true,
         idempotentHint: true,
@@ -233,6 +249,112 @@ describe("the MCP server", () => {
     // A second look is served from the stored previews, byte for byte the same.
     const again = await callTool(client, "view_frames", { job_id: job.id, limit: 2 });
     expect(images(again).map((i) => i.data)).toEqual(firstPage.slice(0, 2).map((i) => i.data));
+    await client.close();
+  });
+
+  it("runs a batch as REST does: one job per link, the same charges, a link that is no video failed and free", async () => {
+    const viaRest = await h.newKey("starter");
+    const viaMcp = await h.newKey("starter");
+    const links = (owner: string) => [
+      h.serveVideo(`/media/${owner}-batch-1.mp4`, wideFile),
+      "ftp://example.com/not-a-video.mp4",
+      h.serveVideo(`/media/${owner}-batch-2.mp4`, wideFile),
+    ];
+    const options = { count: 3, resolution: "360" };
+
+    const rest = await call(h.stack, "POST", "/batches", {
+      body: { urls: links("rest"), ...options },
+      headers: viaRest.auth,
+    });
+    expect(rest.status).toBe(201);
+    const client = await connect(viaMcp.auth);
+    const created = await callTool(client, "create_batch", {
+      urls: links("mcp"),
+      ...options,
+      idempotency_key: "mcp-batch-1",
+    });
+    expect(created.isError, texts(created)[0]).toBeFalsy();
+    const batchId = created.structuredContent.id;
+    expect(created.structuredContent.object).toBe("batch");
+    expect(created.structuredContent.items.total).toBe(3);
+    expect(texts(created)[0]).toContain(`Batch ${batchId} created`);
+    expect(texts(created)[0]).toContain(`get_batch with batch_id "${batchId}"`);
+    // The same call again is the same batch, not a second one.
+    const again = await callTool(client, "create_batch", {
+      urls: links("mcp"),
+      ...options,
+      idempotency_key: "mcp-batch-1",
+    });
+    expect(again.structuredContent.id).toBe(batchId);
+
+    const settle = async (read: () => Promise<any>) => {
+      const deadline = Date.now() + 90_000;
+      for (;;) {
+        const batch = await read();
+        if (batch.status === "completed") return batch;
+        if (Date.now() > deadline) throw new Error(`batch still ${batch.status}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+    const viaTool = await settle(
+      async () => (await callTool(client, "get_batch", { batch_id: batchId })).structuredContent,
+    );
+    const viaApi = await settle(
+      async () =>
+        (await call(h.stack, "GET", `/batches/${rest.body.id}`, { headers: viaRest.auth })).body,
+    );
+    for (const batch of [viaTool, viaApi]) {
+      expect(batch.counts).toMatchObject({ total: 3, completed: 2, failed: 1, pending: 0 });
+      expect(batch.items.data.map((item: any) => item.status)).toEqual([
+        "completed",
+        "failed",
+        "completed",
+      ]);
+      expect(batch.items.data[1]).toMatchObject({ job_id: null, error: { name: "InvalidUrl" } });
+    }
+    expect(viaTool.credits_charged).toBe(viaApi.credits_charged);
+    expect(viaTool.credits_charged).toBeGreaterThan(0);
+    expect(viaTool.options).toEqual(viaApi.options);
+
+    // Each item's job is an ordinary job of the account: its frames are there, and the
+    // account paid exactly the items' charges, as the REST account did.
+    for (const item of [viaTool.items.data[0], viaTool.items.data[2]]) {
+      const job = await callTool(client, "get_job", { job_id: item.job_id });
+      expect(job.structuredContent.status).toBe("completed");
+      expect(job.structuredContent.frames).toHaveLength(3);
+      const frame = await download(job.structuredContent.frames[0].url);
+      expect(frame.status).toBe(200);
+      expect((await sharp(frame.bytes).metadata()).height).toBe(360);
+    }
+    const [usageRest, usageMcp] = await Promise.all(
+      [viaRest, viaMcp].map((a) => call(h.stack, "GET", "/usage", { headers: a.auth })),
+    );
+    expect(usageMcp.body.credits).toEqual(usageRest.body.credits);
+    expect(usageMcp.body.this_period.credits_charged).toBe(viaTool.credits_charged);
+
+    // Paged items name what is left and how to read it; the list shows the one batch.
+    const firstItem = await callTool(client, "get_batch", { batch_id: batchId, limit: 1 });
+    expect(firstItem.structuredContent.items).toMatchObject({ total: 3, limit: 1, skip: 0 });
+    expect(firstItem.structuredContent.items.data.map((i: any) => i.index)).toEqual([1]);
+    const listed = await callTool(client, "list_batches", {});
+    expect(listed.structuredContent.data.map((b: any) => b.id)).toEqual([batchId]);
+    expect(texts(listed)[0]).toContain(`${batchId} completed: 2 completed, 1 failed of 3`);
+
+    // Refusals are REST's, as tool errors: the same body but the request's id.
+    const bothBody = { urls: [links("mcp")[0]], url: links("mcp")[2], count: 2 };
+    const both = await callTool(client, "create_batch", bothBody);
+    const restBoth = await call(h.stack, "POST", "/batches", {
+      body: bothBody,
+      headers: viaMcp.auth,
+    });
+    expect(restBoth.status).toBe(400);
+    expect(both.isError).toBe(true);
+    const withoutRequest = (body: any) => ({ ...body, data: { ...body.data, request_id: null } });
+    expect(withoutRequest(both.structuredContent)).toEqual(withoutRequest(restBoth.body));
+    expect(texts(both).join("\n")).toContain("not both");
+    const stranger = await callTool(client, "get_batch", { batch_id: rest.body.id });
+    expect(stranger.isError).toBe(true);
+    expect(stranger.structuredContent.code).toBe(404);
     await client.close();
   });
 
@@ -573,7 +695,7 @@ describe("the MCP server", () => {
     );
     const listed = JSON.parse(stdout);
     expect(listed.tools.map((t: any) => t.name)).toContain("view_frames");
-    expect(listed.tools).toHaveLength(10);
+    expect(listed.tools).toHaveLength(13);
     // --strict reports tool-schema portability problems; there are none, not even warnings.
     expect(stderr).not.toMatch(/warning|error/i);
   });

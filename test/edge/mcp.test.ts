@@ -141,6 +141,22 @@ describe("the /mcp endpoint", () => {
       skip: parameter("/jobs", "get", "skip"),
       status: parameter("/jobs", "get", "status"),
     });
+    const createBatch = doc.components.schemas.CreateBatchRequest;
+    const { idempotency_key: batchKey, ...batchFields } = input.create_batch.properties;
+    expect(batchFields).toEqual(portableSchema(createBatch.properties));
+    expect(Object.keys(batchFields)).toEqual(expect.arrayContaining(["urls", "url", "count"]));
+    const { description: _batchWords, ...batchRestKey } = batchKey;
+    expect(batchRestKey).toEqual(restKey);
+    expect(input.get_batch.properties).toEqual({
+      batch_id: parameter("/batches/{id}", "get", "id"),
+      limit: parameter("/batches/{id}", "get", "limit"),
+      skip: parameter("/batches/{id}", "get", "skip"),
+    });
+    expect(input.get_batch.required).toEqual(["batch_id"]);
+    expect(input.list_batches.properties).toEqual({
+      limit: parameter("/batches", "get", "limit"),
+      skip: parameter("/batches", "get", "skip"),
+    });
     expect(input.create_demo).toEqual(portableSchema(doc.components.schemas.DemoRequest));
     expect(input.get_demo.properties).toEqual({ demo_id: parameter("/demo/{id}", "get", "id") });
   });
