@@ -20,7 +20,7 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 /** `env` as on a machine whose temporary directory is `directory`, outside any run. */
 function withTmpdir(env: NodeJS.ProcessEnv, directory: string): NodeJS.ProcessEnv {
-  const { STILLS_CACHE_TMPDIR: _, NODE_COMPILE_CACHE: __, ...rest } = env;
+  const { STILLS_CACHE_TMPDIR: _, ...rest } = env;
   return { ...rest, TMPDIR: directory };
 }
 
@@ -89,22 +89,34 @@ describe("npm test", () => {
     const run = npmTest(
       { typecheck: 0, deps: 0, vitest: 0 },
       [],
-      `echo "$TMPDIR $STILLS_CACHE_TMPDIR $NODE_COMPILE_CACHE" > "${seen}"
+      `echo "$TMPDIR $STILLS_CACHE_TMPDIR" > "${seen}"
 stat -c %a "$TMPDIR" >> "${seen}"
 mkdir "$TMPDIR/left-behind" && echo junk > "$TMPDIR/left-behind/file" || exit 7`,
     );
     expect(run.status).toBe(0);
     const [line, mode] = readFileSync(seen, "utf8").trim().split("\n");
-    const [scratch, cache, compileCache] = line.split(" ");
+    const [scratch, cache] = line.split(" ");
     // Its own directory in the machine's, writable by every user as /tmp is.
     expect(scratch.startsWith(`${root}/`)).toBe(true);
     expect(scratch.slice(root.length + 1)).toMatch(SCRATCH);
     expect(mode).toBe("1777");
-    // What later runs reuse stays in the machine's directory, and Node's compile cache too.
+    // What later runs reuse stays in the machine's directory.
     expect(cache).toBe(root);
-    expect(compileCache).toBe(join(root, "node-compile-cache"));
     // Gone, with what the test wrote there.
     expect(existsSync(scratch)).toBe(false);
+    expect(scratchDirs()).toEqual([]);
+  });
+
+  it("waits for what the run left running there before it removes the scratch", () => {
+    const done = join(root, "straggler-done");
+    // A process of the run that outlives vitest (as a stack stopping after its starter does).
+    const run = npmTest(
+      { typecheck: 0, deps: 0, vitest: 0 },
+      [],
+      `(sleep 1; [ -d "$TMPDIR" ] && echo still-there > "${done}") > /dev/null 2>&1 &`,
+    );
+    expect(run.status).toBe(0);
+    expect(readFileSync(done, "utf8").trim()).toBe("still-there");
     expect(scratchDirs()).toEqual([]);
   });
 
@@ -116,40 +128,54 @@ mkdir "$TMPDIR/left-behind" && echo junk > "$TMPDIR/left-behind/file" || exit 7`
     mkdirSync(running);
     const other = join(root, "stills-test-videos-v4");
     mkdirSync(other);
-    const run = npmTest({ typecheck: 0, deps: 0, vitest: 0 });
-    expect(run.status).toBe(0);
-    expect(existsSync(old)).toBe(false);
-    expect(existsSync(running)).toBe(true);
-    expect(existsSync(other)).toBe(true);
+    // A run whose script was killed outright while one of its processes still works there.
+    const orphaned = join(root, `stills-test-run-${spawnSync("true").pid}-mnoPQR`);
+    mkdirSync(orphaned);
+    const worker = spawn("sleep", ["30"], { env: { ...process.env, TMPDIR: orphaned } });
+    try {
+      const run = npmTest({ typecheck: 0, deps: 0, vitest: 0 });
+      expect(run.status).toBe(0);
+      expect(existsSync(old)).toBe(false);
+      expect(existsSync(running)).toBe(true);
+      expect(existsSync(other)).toBe(true);
+      expect(existsSync(orphaned)).toBe(true);
+    } finally {
+      worker.kill("SIGKILL");
+    }
   });
 
-  it("stopped by a signal: stops vitest, removes its scratch and says so", async () => {
-    const bin = fakeBin();
-    const seen = join(root, "seen");
-    const got = join(root, "vitest-got");
-    bin.add("npm", "exec sleep 30");
-    bin.add(
-      "vitest",
-      `trap 'echo TERM > "${got}"; exit 143' TERM
+  it.each(["SIGTERM", "SIGHUP", "SIGINT"] as const)(
+    "stopped by %s: stops vitest, removes its scratch and ends by the signal",
+    async (signal) => {
+      const bin = fakeBin();
+      const seen = join(root, "seen");
+      const got = join(root, "vitest-got");
+      bin.add("npm", "exec sleep 30");
+      bin.add(
+        "vitest",
+        `for s in INT TERM HUP; do trap "echo SIG$s > '${got}'; exit 1" $s; done
 echo "$TMPDIR" > "${seen}"
 while :; do sleep 0.05; done`,
-    );
-    const child = spawn(process.execPath, [SCRIPT], {
-      env: { ...withTmpdir(process.env, root), PATH: `${bin.dir}:${process.env.PATH}` },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-    });
-    const closed = new Promise<number | null>((done) => child.on("close", (code) => done(code)));
-    await expect.poll(() => existsSync(seen), { timeout: 10_000, interval: 50 }).toBe(true);
-    const scratch = readFileSync(seen, "utf8").trim();
-    expect(existsSync(scratch)).toBe(true);
-    child.kill("SIGTERM");
-    expect(await closed).toBe(143);
-    expect(readFileSync(got, "utf8").trim()).toBe("TERM");
-    expect(existsSync(scratch)).toBe(false);
-    expect(stderr).toContain("npm test stopped by SIGTERM");
-  });
+      );
+      const child = spawn(process.execPath, [SCRIPT], {
+        env: { ...withTmpdir(process.env, root), PATH: `${bin.dir}:${process.env.PATH}` },
+        stdio: ["ignore", "ignore", "pipe"],
+      });
+      let stderr = "";
+      child.stderr.on("data", (chunk) => {
+        stderr += chunk;
+      });
+      const closed = new Promise<NodeJS.Signals | null>((done) =>
+        child.on("close", (_code, ended) => done(ended)),
+      );
+      await expect.poll(() => existsSync(seen), { timeout: 10_000, interval: 50 }).toBe(true);
+      const scratch = readFileSync(seen, "utf8").trim();
+      expect(existsSync(scratch)).toBe(true);
+      child.kill(signal);
+      expect(await closed).toBe(signal);
+      expect(readFileSync(got, "utf8").trim()).toBe(signal);
+      expect(existsSync(scratch)).toBe(false);
+      expect(stderr).toContain(`npm test stopped by ${signal}`);
+    },
+  );
 });
