@@ -30,7 +30,10 @@ try {
   console.error(
     `maintenance (the worker's cron): now, in ${schedule.leaseSeconds + 2} s (once the last run's leases are out), then ${schedule.crons.map((c) => `"${c}"`).join(", ") || "never"} (UTC)`,
   );
+  let stopping = false;
   const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
     maintenance.stop();
     await stack.stop();
     process.exit(0);
@@ -40,6 +43,9 @@ try {
   // A closed terminal: without this Node ended at once and left `wrangler dev` running.
   process.on("SIGHUP", shutdown);
   stack.children.edge.on("exit", async (code, signal) => {
+    // Asked to stop: the edge ending is part of it (and a closed terminal takes no more lines).
+    if (stopping) return;
+    stopping = true;
     console.error(
       `the edge (wrangler dev) exited (${signal ?? `code ${code}`}); stopping the stack`,
     );

@@ -1,4 +1,5 @@
 import type { RouteHandler } from "@hono/zod-openapi";
+import { MAX_BATCH_URLS } from "../../../schema/batches.ts";
 import { createBatch } from "../../batches/create.ts";
 import { listBatches, readBatch } from "../../batches/read.ts";
 import { type AppEnv, requesterOf } from "../../context.ts";
@@ -11,7 +12,7 @@ export const createBatchHandler: RouteHandler<typeof createBatchRoute, AppEnv> =
     c.req.valid("json"),
     c.req.valid("header")["idempotency-key"],
   );
-  const page = { limit: 100, skip: 0 };
+  const page = { limit: MAX_BATCH_URLS, skip: 0 };
   return c.json(await readBatch(c.env, requester.account.id, batchId, page), 201);
 };
 
