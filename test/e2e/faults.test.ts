@@ -44,7 +44,9 @@ async function waitFor<T>(
   while (Date.now() < deadline) {
     const value = await probe();
     if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 200));
+    // Once a second: a starter key's 120 reads a minute last any wait here (at five a second
+    // they ran out after about 45 s, and the read after the wait got a 429).
+    await new Promise((r) => setTimeout(r, 1000));
   }
   // What the stack logged explains a wait that never ended better than the wait itself.
   const logs = `${h.stack.logTail("edge")}\n${h.stack.logTail("extractor")}`.slice(-4000);

@@ -36,7 +36,9 @@ const rank = (stage: string) => PROGRESS_STAGES.indexOf(stage as Progress["stage
 
 describe("job.progress while a job runs", () => {
   it("moves through the stages, rises to frames_count, and costs no D1 write per frame", async () => {
-    const account = await h.newKey("starter");
+    // Pro: its 300 reads a minute cover this loop's five a second (plus MCP's) for its 90 s;
+    // starter's 120 ran out after about a minute of a slow run.
+    const account = await h.newKey("pro");
     const created = await call(h.stack, "POST", "/jobs", {
       body: {
         url: videoUrl,
