@@ -171,12 +171,15 @@ describe("skimming over MCP", () => {
       zoom: starts,
       extract_frames: starts,
       create_demo: starts,
+      create_batch: starts,
       get_job: reads,
       list_jobs: reads,
       view_frames: reads,
       get_usage: reads,
       get_pricing: reads,
       get_demo: reads,
+      get_batch: reads,
+      list_batches: reads,
     };
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(expected).sort());
     for (const tool of tools) {
