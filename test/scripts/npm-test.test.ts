@@ -155,7 +155,8 @@ mkdir "$TMPDIR/left-behind" && echo junk > "$TMPDIR/left-behind/file" || exit 7`
         "vitest",
         `for s in INT TERM HUP; do trap "echo SIG$s > '${got}'; exit 1" $s; done
 echo "$TMPDIR" > "${seen}"
-while :; do sleep 0.05; done`,
+# Ends on its own in about 30 s: a test that fails before its signal leaves no endless loop.
+i=0; while [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done`,
       );
       const child = spawn(process.execPath, [SCRIPT], {
         env: { ...withTmpdir(process.env, root), PATH: `${bin.dir}:${process.env.PATH}` },
