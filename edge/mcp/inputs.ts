@@ -103,3 +103,16 @@ export function asQueryValues(args: Record<string, unknown>): Record<string, unk
     ]),
   );
 }
+
+/** Query parameters of a REST operation as a tool's whole input, checked by that query schema. */
+export function restQueryInput<S extends ZodObject>(
+  query: S,
+  names: string[],
+): ToolInput<z.output<S>> {
+  return {
+    json: objectSchema(
+      Object.fromEntries(names.map((name) => [name, restParameter("query", query, name)])),
+    ),
+    parse: (args) => parseArguments(query.strict(), asQueryValues(args)) as z.output<S>,
+  };
+}

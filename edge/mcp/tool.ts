@@ -31,6 +31,22 @@ export type ToolHints = Required<
   Pick<ToolAnnotations, "readOnlyHint" | "destructiveHint" | "idempotentHint" | "openWorldHint">
 >;
 
+/** A tool that only reads this account's data or the public price list. */
+export const READS: ToolHints = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+
+/** A tool that starts jobs: it fetches a stranger's link and makes something new each call. */
+export const STARTS_JOBS: ToolHints = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
 export interface Tool {
   name: string;
   title: string;

@@ -6,7 +6,7 @@ import { CATALOG } from "../../../schema/plans.ts";
 import { d1Of } from "../../storage/d1-sessions.ts";
 import { usageBody } from "../../usage.ts";
 import { zodInput } from "../inputs.ts";
-import { defineTool, toolResult } from "../tool.ts";
+import { defineTool, READS, toolResult } from "../tool.ts";
 
 export const getUsage = defineTool({
   name: "get_usage",
@@ -16,12 +16,7 @@ export const getUsage = defineTool({
     "Check it before a large extraction.",
   input: zodInput(z.strictObject({})),
   output: UsageSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c) {
     const usage = await usageBody(d1Of(c), c.get("account").id);
     const { credits, limits } = usage;
@@ -42,12 +37,7 @@ export const getPricing = defineTool({
     "The public plans, credit pack and the rules by which jobs cost credits — the same as GET /v1/pricing.",
   input: zodInput(z.strictObject({})),
   output: PricingSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run() {
     const plans = CATALOG.plans.map(
       (plan) => `${plan.name} $${plan.price_usd}/month: ${plan.credits_per_month} credits`,

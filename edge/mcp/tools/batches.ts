@@ -28,9 +28,10 @@ import {
   parseArguments,
   restBody,
   restParameter,
+  restQueryInput,
   type ToolInput,
 } from "../inputs.ts";
-import { defineTool, toolResult } from "../tool.ts";
+import { defineTool, READS, STARTS_JOBS, toolResult } from "../tool.ts";
 
 const CreateOptions = z.strictObject({
   idempotency_key: IdempotencyHeadersSchema.shape["idempotency-key"],
@@ -114,12 +115,7 @@ export const createBatchTool = defineTool({
     "Each item's job costs credits exactly as extract_frames would; failed jobs are free.",
   input: createBatchInput(),
   output: BatchSchema,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
+  annotations: STARTS_JOBS,
   async run(c, { body, idempotencyKey }) {
     const requester = requesterOf(c);
     const { batchId } = await createBatch(requester, body, idempotencyKey);
@@ -152,12 +148,7 @@ export const getBatchTool = defineTool({
     }),
   },
   output: BatchSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c, { batch_id, limit, skip }) {
     const batch = await readBatch(c.env, c.get("account").id, batch_id, { limit, skip });
     return batchAnswer(batch, `Batch ${batch.id} ${batch.status}:`);
@@ -170,24 +161,9 @@ export const listBatchesTool = defineTool({
   description:
     "List this account's batches, newest first, with paging (limit, skip): each one's status, counts and credits charged. " +
     "Read one batch's items with get_batch.",
-  input: {
-    json: objectSchema(
-      Object.fromEntries(
-        ["limit", "skip"].map((name) => [
-          name,
-          restParameter("query", ListBatchesQuerySchema, name),
-        ]),
-      ),
-    ),
-    parse: (args) => parseArguments(ListBatchesQuerySchema.strict(), asQueryValues(args)),
-  },
+  input: restQueryInput(ListBatchesQuerySchema, ["limit", "skip"]),
   output: BatchListSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c, input) {
     const list = await listBatches(c.env, c.get("account").id, input);
     return cappedRows(

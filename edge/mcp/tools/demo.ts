@@ -15,7 +15,7 @@ import {
   type ToolInput,
 } from "../inputs.ts";
 import { demoSummary } from "../summaries.ts";
-import { defineTool, toolResult } from "../tool.ts";
+import { defineTool, READS, STARTS_JOBS, toolResult } from "../tool.ts";
 
 export const createDemo = defineTool({
   name: "create_demo",
@@ -31,12 +31,7 @@ export const createDemo = defineTool({
     parse: (args) => parseArguments(DemoRequestSchema, args),
   },
   output: DemoJobSchema,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
+  annotations: STARTS_JOBS,
   async run(c, input) {
     const demo = await createDemoJob(demoCreatorOf(c), input.url, input.animated);
     return toolResult(demoSummary(demo), demo);
@@ -52,12 +47,7 @@ export const getDemo = defineTool({
     parse: (args) => parseArguments(z.strictObject({ demo_id: JobIdParamSchema.shape.id }), args),
   },
   output: DemoJobSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c, input) {
     const demo = await readDemoJob(readerOf(c), input.demo_id);
     return toolResult(demoSummary(demo), demo);

@@ -13,7 +13,7 @@ import {
 } from "../frame-pages.ts";
 import { zodInput } from "../inputs.ts";
 import { PREVIEW_LONG_SIDE } from "../previews.ts";
-import { defineTool, toolResult } from "../tool.ts";
+import { defineTool, READS, toolResult } from "../tool.ts";
 
 export const viewFrames = defineTool({
   name: "view_frames",
@@ -40,12 +40,7 @@ export const viewFrames = defineTool({
     }),
   ),
   output: FramePageSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c, input) {
     const job = await readJobOrDemo(accountReaderOf(c), input.job_id);
     if (job.status !== "completed") {

@@ -19,12 +19,12 @@ import { accountReaderOf } from "../../request.ts";
 import { cappedJob, cappedRows, FramesOmittedSchema } from "../capped-job.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
-  asQueryValues,
   type JsonSchema,
   objectSchema,
   parseArguments,
   restBody,
   restParameter,
+  restQueryInput,
   type ToolInput,
   zodInput,
 } from "../inputs.ts";
@@ -32,7 +32,7 @@ import { PREVIEW_LONG_SIDE } from "../previews.ts";
 import { reportingProgress } from "../progress.ts";
 import { jobFailure, runJob } from "../run-job.ts";
 import { jobSummary } from "../summaries.ts";
-import { defineTool, toolError, toolResult } from "../tool.ts";
+import { defineTool, READS, STARTS_JOBS, toolError, toolResult } from "../tool.ts";
 
 const WAIT_SECONDS = WAIT_LIMIT_MS / 1000;
 
@@ -108,12 +108,7 @@ export const extractFrames = defineTool({
   output: z
     .object({ job: JobSchema, images: FramePageSchema.nullable() })
     .extend(FramesOmittedSchema.shape),
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
+  annotations: STARTS_JOBS,
   async run(c, { body, options }, extra) {
     const job = await runJob(c, body, options.idempotency_key, extra, "Extracting");
     if (job.status === "failed") return toolError(c, jobFailure(job), { job });
@@ -154,12 +149,7 @@ export const getJob = defineTool({
       ),
   },
   output: JobSchema.extend(FramesOmittedSchema.shape),
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c, input, extra) {
     const job = await reportingProgress(
       extra,
@@ -180,24 +170,9 @@ export const listJobsTool = defineTool({
   description:
     "List this account's jobs, newest first, with paging (limit, skip) and an optional status filter. " +
     "Rows carry no frame URLs: read one job with get_job or view_frames for those.",
-  input: {
-    json: objectSchema(
-      Object.fromEntries(
-        ["limit", "skip", "status"].map((name) => [
-          name,
-          restParameter("query", ListJobsQuerySchema, name),
-        ]),
-      ),
-    ),
-    parse: (args) => parseArguments(ListJobsQuerySchema.strict(), asQueryValues(args)),
-  },
+  input: restQueryInput(ListJobsQuerySchema, ["limit", "skip", "status"]),
   output: JobListSchema,
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: READS,
   async run(c, input) {
     const list = await listJobs(accountReaderOf(c), input);
     return cappedRows(list.data, list.skip, (data, note) => {

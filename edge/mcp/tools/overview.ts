@@ -36,7 +36,7 @@ import {
 } from "../response-budget.ts";
 import { type Job, jobFailure, notCompleted, runJob } from "../run-job.ts";
 import { cuesIn, readOurWebVtt, sheetTiles, type Tile } from "../skim-tiles.ts";
-import { defineTool, toolError, toolResult } from "../tool.ts";
+import { defineTool, STARTS_JOBS, toolError, toolResult } from "../tool.ts";
 import { videoLine } from "../video-line.ts";
 
 export const DEFAULT_TILES = 20;
@@ -141,12 +141,7 @@ export const overview = defineTool({
     "(e.g. 20 tiles of a 10-minute video: 10 + 2 = 12 credits; of a 1-minute one: 1 + 2 = 3). Captions are free; a failed job is free.",
   input: zodInput(OverviewInput),
   output: OverviewSchema,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
+  annotations: STARTS_JOBS,
   async run(c, input, extra) {
     const budget = budgetOf(input);
     if (input.cursor !== undefined) {

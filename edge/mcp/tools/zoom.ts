@@ -42,7 +42,7 @@ import {
   responseTokens,
 } from "../response-budget.ts";
 import { type Job, jobFailure, notCompleted, runJob } from "../run-job.ts";
-import { defineTool, toolError, toolResult } from "../tool.ts";
+import { defineTool, STARTS_JOBS, toolError, toolResult } from "../tool.ts";
 
 export const DEFAULT_ZOOM_FRAMES = 8;
 /** Inline frames per answer at most, whatever the cap: past this, pictures get too small. */
@@ -159,12 +159,7 @@ export const zoom = defineTool({
     `text: true adds 1 credit per ${TEXT_FRAMES_PER_CREDIT} frames); paging is free.`,
   input: zodInput(ZoomInput),
   output: ZoomSchema,
-  annotations: {
-    readOnlyHint: false,
-    destructiveHint: false,
-    idempotentHint: false,
-    openWorldHint: true,
-  },
+  annotations: STARTS_JOBS,
   async run(c, input, extra) {
     const budget = budgetOf(input);
     if (input.cursor !== undefined) {
