@@ -5,6 +5,7 @@
 // the route tree (test/edge/mcp.test.ts checks the two documents agree).
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import { type ZodObject, type ZodType, z } from "zod";
+import { IdempotencyHeadersSchema } from "../../schema/api.ts";
 import { validationError } from "../validation.ts";
 
 export type JsonSchema = Record<string, unknown>;
@@ -114,5 +115,13 @@ export function restQueryInput<S extends ZodObject>(
       Object.fromEntries(names.map((name) => [name, restParameter("query", query, name)])),
     ),
     parse: (args) => parseArguments(query.strict(), asQueryValues(args)) as z.output<S>,
+  };
+}
+
+/** The Idempotency-Key header as a tool argument: the REST document's field, said for the tool. */
+export function idempotencyKeyArgument(makes: "job" | "batch"): JsonSchema {
+  return {
+    ...restParameter("headers", IdempotencyHeadersSchema, "idempotency-key"),
+    description: `Retrying with the same key and arguments returns the first ${makes} instead of creating (and charging for) another.`,
   };
 }

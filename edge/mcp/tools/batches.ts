@@ -23,6 +23,7 @@ import { requesterOf } from "../../context.ts";
 import { cappedRows } from "../capped-job.ts";
 import {
   asQueryValues,
+  idempotencyKeyArgument,
   type JsonSchema,
   objectSchema,
   parseArguments,
@@ -46,11 +47,7 @@ function createBatchInput(): ToolInput<{ body: CreateBatchRequest; idempotencyKe
   return {
     json: objectSchema({
       ...properties,
-      idempotency_key: {
-        ...restParameter("headers", IdempotencyHeadersSchema, "idempotency-key"),
-        description:
-          "Retrying with the same key and arguments returns the first batch instead of creating (and charging for) another.",
-      },
+      idempotency_key: idempotencyKeyArgument("batch"),
     }),
     parse({ idempotency_key, ...fields }) {
       const options = parseArguments(CreateOptions, { idempotency_key });

@@ -19,6 +19,7 @@ import { accountReaderOf } from "../../request.ts";
 import { cappedJob, cappedRows, FramesOmittedSchema } from "../capped-job.ts";
 import { FramePageSchema, framePage, IMAGES_PER_CALL, pageSummary } from "../frame-pages.ts";
 import {
+  idempotencyKeyArgument,
   type JsonSchema,
   objectSchema,
   parseArguments,
@@ -57,17 +58,12 @@ function extractFramesInput(): ToolInput<{
     required: string[];
   };
   const { wait: _wait, ...fields } = properties;
-  const idempotency = restParameter("headers", IdempotencyHeadersSchema, "idempotency-key");
   const images = (zodInput(ExtractOptions).json.properties as Record<string, JsonSchema>).images;
   return {
     json: objectSchema(
       {
         ...fields,
-        idempotency_key: {
-          ...idempotency,
-          description:
-            "Retrying with the same key and arguments returns the first job instead of creating (and charging for) another.",
-        },
+        idempotency_key: idempotencyKeyArgument("job"),
         images,
       },
       required,
