@@ -120,35 +120,37 @@ export async function makeLavfiClip(
   return path;
 }
 
-/** The decoded picture with presentation time `pts` (seconds), as RGB24, by ffmpeg alone. */
-export async function referencePicture(
+/**
+ * The decoded pictures with presentation times `pts` (seconds), as RGB24, by ffmpeg alone: one
+ * decode from the start that keeps the frames at those times, in the order asked.
+ */
+export async function referencePictures(
   video: string,
-  pts: number,
+  pts: number[],
   size: { width: number; height: number },
-): Promise<Buffer> {
+): Promise<Buffer[]> {
+  const times = [...new Set(pts)].sort((a, b) => a - b);
+  if (times.length === 0) return [];
+  const chosen = times.map((t) => `lt(abs(t-${t}),0.0005)`).join("+");
   const bytes = await runMediaTool(
     "ffmpeg",
     [
-      "-v",
-      "error",
-      "-i",
-      video,
-      "-vf",
-      `select='lt(abs(t-${pts}),0.0005)',scale=${size.width}:${size.height}`,
-      "-frames:v",
-      "1",
-      "-f",
-      "rawvideo",
-      "-pix_fmt",
-      "rgb24",
-      "-",
+      ...["-v", "error", "-i", video],
+      ...["-vf", `select='${chosen}',scale=${size.width}:${size.height}`],
+      ...["-fps_mode", "passthrough", "-frames:v", String(times.length)],
+      ...["-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
     ],
     true,
   );
-  if (bytes.length !== size.width * size.height * 3) {
-    throw new Error(`no frame at pts ${pts} in ${video} (${bytes.length} bytes)`);
+  const frameBytes = size.width * size.height * 3;
+  if (bytes.length !== frameBytes * times.length) {
+    const found = Math.floor(bytes.length / frameBytes);
+    throw new Error(`${found} of ${times.length} frames at pts ${times.join(", ")} in ${video}`);
   }
-  return bytes;
+  return pts.map((t) => {
+    const at = times.indexOf(t) * frameBytes;
+    return bytes.subarray(at, at + frameBytes);
+  });
 }
 
 /** An image file's pixels as RGB24. */

@@ -2,7 +2,7 @@
 // The "brightness" video encodes time in its pixels (luma = 20 × whole seconds), so a test can
 // tell from one decoded frame which moment of the video it came from. Temporal noise keeps the
 // files realistically large, so reading only part of one is measurable.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
@@ -57,6 +57,46 @@ export async function brightnessVideo(shape: VideoShape): Promise<string> {
     path,
   ]);
   return path;
+}
+
+/**
+ * The gray picture ffmpeg shows at each of `times` (an accurate seek each), read with
+ * `inputArgs`: one ffmpeg run with an input and an output per time, each output on a pipe of its
+ * own (fd 3, 4, …). The same seek and conversion as one run per time, for one process start.
+ */
+export async function picturesAt(inputArgs: string[], times: number[]): Promise<Buffer[]> {
+  const args = ["-v", "error", "-nostdin"];
+  for (const seconds of times) args.push("-ss", String(seconds), ...inputArgs);
+  times.forEach((_, i) => {
+    args.push("-map", `${i}:v:0`, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "gray");
+    args.push(`pipe:${3 + i}`);
+  });
+  const child = spawn("ffmpeg", args, {
+    stdio: ["ignore", "ignore", "pipe", ...times.map(() => "pipe" as const)],
+  });
+  const read = (stream: NodeJS.ReadableStream | null) =>
+    new Promise<Buffer>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      stream?.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream?.on("error", reject);
+      stream?.on("end", () => resolve(Buffer.concat(chunks)));
+    });
+  const pictures = Promise.all(
+    times.map((_, i) => read(child.stdio[3 + i] as NodeJS.ReadableStream)),
+  );
+  const errors = read(child.stderr);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", resolve);
+  });
+  if (code !== 0) throw new Error(`ffmpeg exited ${code}: ${(await errors).toString().trim()}`);
+  return pictures;
+}
+
+/** picturesAt for one time. */
+export async function pictureAt(inputArgs: string[], seconds: number): Promise<Buffer> {
+  const [picture] = await picturesAt(inputArgs, [seconds]);
+  return picture;
 }
 
 /** Mean luma (as encoded, 16–235 range) of the frame at `seconds` of `input` (file or URL). */
