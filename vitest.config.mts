@@ -11,6 +11,7 @@ const UNIT = [
   "test/extractor/mp4-spans.test.ts",
   "test/extractor/output.test.ts",
   "test/extractor/best-score.test.ts",
+  "test/extractor/lease-loop.test.ts",
   "test/sources/platform.test.ts",
   "test/sources/safe-fetch.test.ts",
   "test/sources/url-safety.test.ts",

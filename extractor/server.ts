@@ -193,7 +193,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         });
     });
     if (admission.kind === "full") {
-      lease?.stop();
+      void lease?.stop();
       progress?.stop();
       res.setHeader("retry-after", String(options.retryAfterSeconds ?? 2));
       return reply(res, 503, { error: "busy", why: admission.why, ...load() });
@@ -253,7 +253,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         );
       }
     } finally {
-      lease?.stop();
+      // A renewal already sent is answered before the job reports its end.
+      await lease?.stop();
       progress?.stop();
       if (end) {
         log("info", "job ended", {

@@ -141,7 +141,11 @@ function routeOf(path: string): string {
 export interface LeaseLoop {
   /** Renews once now, telling the edge `fields` too (LeaseRenewalSchema); same answers. */
   renewNow(fields: Omit<LeaseRenewal, "attempt_id">): void;
-  stop(): void;
+  /**
+   * Starts no more renewals; settles once those already sent are answered (or fail), so a job
+   * that awaits it before it reports its end has no renewal still on its way to the edge.
+   */
+  stop(): Promise<void>;
 }
 
 /**
@@ -162,9 +166,16 @@ export function renewLeaseLoop(
 ): LeaseLoop {
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  const inFlight = new Set<Promise<void>>();
   const path = `/internal/jobs/${attempt.kind}/${encodeURIComponent(attempt.jobId)}/lease`;
-  /** One renewal; a 409 or 401 ends the loop and reports the attempt lost. */
-  const call = async (fields: Omit<LeaseRenewal, "attempt_id"> = {}) => {
+  /** One renewal, tracked while it is on its way (stop waits for it). */
+  const call = (fields: Omit<LeaseRenewal, "attempt_id"> = {}) => {
+    const sent = renewal(fields).finally(() => inFlight.delete(sent));
+    inFlight.add(sent);
+    return sent;
+  };
+  /** A 409 or 401 ends the loop and reports the attempt lost. */
+  const renewal = async (fields: Omit<LeaseRenewal, "attempt_id">) => {
     const body = JSON.stringify({ attempt_id: attempt.attemptId, ...fields });
     try {
       await client.call("POST", path, body, "application/json", { attempts: 1 });
@@ -186,9 +197,10 @@ export function renewLeaseLoop(
     renewNow(fields) {
       if (!stopped) void call(fields);
     },
-    stop() {
+    async stop() {
       stopped = true;
       clearTimeout(timer);
+      await Promise.all(inFlight);
     },
   };
 }
