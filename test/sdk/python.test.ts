@@ -3,7 +3,8 @@
 // Debian's setuptools and wheel), then its core flows run against the shared stack by
 // test/sdk/python/flows.py: create with wait, get, wait_for with progress, list over pages,
 // usage, pricing, frames on disk, errors as typed exceptions, 429 retried after Retry-After,
-// and webhook verification of a delivery the stack made.
+// webhook verification of a delivery the stack made, and a batch (create with wait, items over
+// pages, list, the same Idempotency-Key, refusals).
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -136,6 +137,7 @@ describe.skipIf(skipReason !== null)("the Python client, pip-installed in a fres
       input: JSON.stringify({
         base_url: h.stack.apiUrl,
         video_url: videoUrl,
+        missing_url: `${new URL(videoUrl).origin}/media/no-such-video.mp4`,
         broke_key: broke.key,
         exhausted_key: limited.key,
         exhausted_key_2: limited2.key,
@@ -215,6 +217,35 @@ describe.skipIf(skipReason !== null)("the Python client, pip-installed in a fres
       status: 404,
       name: "JobNotFound",
     });
+
+    // The batch: the good link's job with its 2 frames, the 404 a failed item, charged once.
+    const batch = out.batch;
+    expect(batch).toMatchObject({ object: "batch", status: "completed" });
+    expect(batch.counts).toMatchObject({ total: 2, completed: 1, failed: 1, pending: 0 });
+    expect(out.batch_again_id).toBe(batch.id);
+    expect(out.batch_items.map((i: { index: number }) => i.index)).toEqual([1, 2]);
+    expect(out.batch_items.map((i: { status: string }) => i.status)).toEqual([
+      "completed",
+      "failed",
+    ]);
+    expect(out.batch_items[1].error.name).toBeTruthy();
+    const good = out.batch_jobs.find((j: { id: string }) => j.id === out.batch_items[0].job_id);
+    expect(good).toMatchObject({ status: "completed", frames_count: 2 });
+    for (const frame of good.frames) {
+      const bytes = (await download(frame.url)).bytes;
+      expect((await readImagePattern(bytes)).number).toBe(frameNumberAt(frame.timestamp));
+    }
+    const charged = out.batch_jobs.reduce(
+      (sum: number, j: { credits_charged: number }) => sum + j.credits_charged,
+      0,
+    );
+    expect(batch.credits_charged).toBe(charged);
+    expect(batch.credits_charged).toBeGreaterThan(0);
+    expect(out.batch_spent).toBe(batch.credits_charged);
+    expect(out.batches_listed).toEqual([batch.id]);
+    expect(out.batch_errors["400"]).toMatchObject({ class: "InvalidRequestError", status: 400 });
+    expect(out.batch_errors["400"].params).toContain("url");
+    expect(out.batch_errors["404"]).toMatchObject({ class: "NotFoundError", status: 404 });
 
     expect(out.webhook_event).toEqual({ type: "job.completed", job_id: hookedJob.id });
     expect(out.webhook_refusals.tampered).toMatch(/no webhook-signature matches/);

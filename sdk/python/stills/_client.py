@@ -16,6 +16,11 @@ from ._transport import RetryPolicy, Transport
 from ._types import (
     FINAL_STATUSES,
     AnimatedRequest,
+    Batch,
+    BatchItem,
+    BatchList,
+    BatchSummary,
+    CreateBatchRequest,
     CreateJobRequest,
     DemoJob,
     DownloadedFile,
@@ -129,6 +134,85 @@ class Jobs:
         return job
 
 
+class Batches:
+    """Many links, one job each, with the same options (guide: /docs/batches)."""
+
+    def __init__(self, transport: Transport):
+        self._transport = transport
+
+    def create(
+        self,
+        body: CreateBatchRequest,
+        *,
+        wait: bool = False,
+        timeout: float = DEFAULT_WAIT,
+        poll_interval: float = 2.0,
+        idempotency_key: Optional[str] = None,
+    ) -> Batch:
+        """Creates a batch (one job per link of `urls`, or per video of the playlist `url`);
+        with wait=True, returns it once every item has ended."""
+        batch = cast(
+            Batch,
+            self._transport.request(
+                "POST",
+                "/batches",
+                body=body,
+                headers={"idempotency-key": idempotency_key or str(uuid.uuid4())},
+                idempotent=True,
+            ),
+        )
+        if not wait:
+            return batch
+        return self.wait_for(batch["id"], timeout=timeout, poll_interval=poll_interval)
+
+    def get(self, batch_id: str, *, limit: Optional[int] = None, skip: int = 0) -> Batch:
+        """Reads a batch with a page of its items (`limit` 1-100, default 100)."""
+        path = "/batches/" + urllib.request.quote(batch_id, safe="")
+        query = {"limit": limit, "skip": skip or None}
+        return cast(Batch, self._transport.request("GET", path, query=query))
+
+    def wait_for(
+        self, batch_id: str, *, timeout: float = DEFAULT_WAIT, poll_interval: float = 2.0
+    ) -> Batch:
+        """Returns the batch once every item has ended (failed items included, not raised).
+
+        Raises StillsTimeoutError when `timeout` seconds pass first.
+        """
+        deadline = time.monotonic() + timeout
+        batch = self.get(batch_id)
+        while batch["status"] != "completed":
+            if time.monotonic() >= deadline:
+                raise StillsTimeoutError(f"batch {batch_id} was still {batch['status']}", batch)
+            time.sleep(min(poll_interval, max(0.0, deadline - time.monotonic())))
+            batch = self.get(batch_id)
+        return batch
+
+    def items(self, batch_id: str, *, limit: Optional[int] = None) -> Iterator[BatchItem]:
+        """Every item of a batch, in the order of its links, across every page."""
+        skip = 0
+        while True:
+            page = self.get(batch_id, limit=limit, skip=skip)["items"]
+            yield from page["data"]
+            skip += len(page["data"])
+            if not page["data"] or skip >= page["total"]:
+                return
+
+    def pages(self, *, limit: Optional[int] = None, skip: int = 0) -> Iterator[BatchList]:
+        """Each page of the list of batches, as the API returns it."""
+        while True:
+            query = {"limit": limit, "skip": skip}
+            page = cast(BatchList, self._transport.request("GET", "/batches", query=query))
+            yield page
+            skip += len(page["data"])
+            if not page["data"] or skip >= page["total"]:
+                return
+
+    def list(self, *, limit: Optional[int] = None, skip: int = 0) -> Iterator[BatchSummary]:
+        """Every batch, newest first, across every page (rows carry counts, not items)."""
+        for page in self.pages(limit=limit, skip=skip):
+            yield from page["data"]
+
+
 class Demo:
     def __init__(self, transport: Transport):
         self._transport = transport
@@ -235,6 +319,7 @@ class Stills:
             key, self.base_url, retry or RetryPolicy(max_retries=max_retries), timeout, headers
         )
         self.jobs = Jobs(self._transport)
+        self.batches = Batches(self._transport)
         self.demo = Demo(self._transport)
         self.frames = Frames()
         self.webhooks = Webhooks()

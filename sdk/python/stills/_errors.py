@@ -127,7 +127,7 @@ class StillsConnectionError(Exception):
 
 
 class StillsTimeoutError(Exception):
-    """wait_for's timeout passed before the job ended; `job` is the last state seen."""
+    """wait_for's timeout passed before the job (or batch) ended; `job` is the last state seen."""
 
     def __init__(self, message: str, job: Any):
         super().__init__(message)

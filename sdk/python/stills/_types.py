@@ -177,8 +177,9 @@ class BudgetRequest(TypedDict):
     model: Literal["claude", "gpt", "gemini", "generic"]
 
 
-class CreateJobRequest(TypedDict, total=False):
-    url: str
+class JobOptions(TypedDict, total=False):
+    """A job's options: what a job request and a batch's items take besides the link."""
+
     mode: Literal[
         "interval", "count", "timestamps", "scenes", "keyframes", "best", "slides", "live"
     ]
@@ -205,6 +206,77 @@ class CreateJobRequest(TypedDict, total=False):
     budget: BudgetRequest
 
 
+class CreateJobRequest(JobOptions, total=False):
+    url: str
+
+
+class CreateBatchRequest(JobOptions, total=False):
+    """urls (a list of links, one job each) or url (one playlist or channel link), not both."""
+
+    urls: List[str]
+    url: str
+
+
+BatchStatus = Literal["queued", "running", "completed"]
+BatchItemStatus = Literal["pending", "queued", "processing", "completed", "failed", "expired"]
+
+
+class BatchItem(TypedDict):
+    index: int
+    url: str
+    status: BatchItemStatus
+    job_id: Optional[str]
+    error: Optional[JobError]
+
+
+class BatchCounts(TypedDict):
+    total: int
+    pending: int
+    queued: int
+    processing: int
+    completed: int
+    failed: int
+    expired: int
+
+
+class BatchPlaylist(TypedDict):
+    url: str
+    title: Optional[str]
+    items: int
+    truncated: bool
+    note: Optional[str]
+
+
+class BatchSummary(TypedDict):
+    id: str
+    object: Literal["batch"]
+    status: BatchStatus
+    options: Dict[str, Any]
+    counts: BatchCounts
+    credits_charged: int
+    playlist: Optional[BatchPlaylist]
+    created_at: str
+    completed_at: Optional[str]
+
+
+class BatchItemPage(TypedDict):
+    total: int
+    limit: int
+    skip: int
+    data: List[BatchItem]
+
+
+class Batch(BatchSummary):
+    items: BatchItemPage
+
+
+class BatchList(TypedDict):
+    total: int
+    limit: int
+    skip: int
+    data: List[BatchSummary]
+
+
 class Problem(TypedDict):
     param: Optional[str]
     message: str
@@ -223,9 +295,10 @@ class ErrorData(_ErrorDataFields, total=False):
 
 
 class WebhookEvent(TypedDict):
-    type: Literal["job.completed", "job.failed"]
+    # data is the job for job.*, the batch without its items (BatchSummary) for batch.completed.
+    type: Literal["job.completed", "job.failed", "batch.completed", "webhook.test"]
     timestamp: str
-    data: Job
+    data: Any
 
 
 class DownloadedFile(TypedDict):

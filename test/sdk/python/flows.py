@@ -10,6 +10,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+import uuid
 
 import stills
 from stills import Stills, StillsError, WebhookVerificationError
@@ -99,6 +100,25 @@ out["errors"] = {
         lambda: Stills(given["broke_key"], base_url).jobs.create({"url": given["video_url"], "count": 2})
     ),
     "404": error_of(lambda: client.jobs.get("00000000-0000-4000-8000-000000000000")),
+}
+
+# A batch: one good link and one that answers 404, waited for, read item by item (pages of
+# one), listed, created again with the same Idempotency-Key, and two refusals.
+before_batch = client.usage()["credits"]["available"]
+batch_body = {"urls": [given["video_url"], given["missing_url"]], "count": 2}
+batch_key = str(uuid.uuid4())
+batch = client.batches.create(batch_body, wait=True, poll_interval=0.5, idempotency_key=batch_key)
+out["batch"] = batch
+out["batch_again_id"] = client.batches.create(batch_body, idempotency_key=batch_key)["id"]
+out["batch_items"] = list(client.batches.items(batch["id"], limit=1))
+out["batch_jobs"] = [client.jobs.get(i["job_id"]) for i in out["batch_items"] if i["job_id"]]
+out["batches_listed"] = [b["id"] for b in client.batches.list(limit=1)]
+out["batch_spent"] = before_batch - client.usage()["credits"]["available"]
+out["batch_errors"] = {
+    "400": error_of(
+        lambda: client.batches.create({"urls": [given["video_url"]], "url": given["video_url"]})
+    ),
+    "404": error_of(lambda: client.batches.get("00000000-0000-4000-8000-000000000000")),
 }
 
 hook = given["hook"]
