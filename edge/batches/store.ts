@@ -145,12 +145,16 @@ export async function itemTallies(db: D1Database, batchIds: string[], now: strin
   if (batchIds.length === 0) return [];
   const { results } = await db
     .prepare(
-      `SELECT i.batch_id, ${ITEM_STATUS_SQL} AS status, count(*) AS n,
-         coalesce(sum(j.credits_charged), 0) AS credits,
-         max(CASE WHEN j.started_at IS NOT NULL THEN 1 ELSE 0 END) AS started
-       FROM batch_items i LEFT JOIN jobs j ON j.id = i.job_id
-       WHERE i.batch_id IN (SELECT value FROM json_each(?1))
-       GROUP BY i.batch_id, status`,
+      // Grouped in an outer query: in a GROUP BY, SQLite reads `status` as the jobs
+      // column before the alias, which lumped every item without a job (waiting, refused)
+      // into one group, and expired items with completed ones.
+      `SELECT batch_id, status, count(*) AS n, coalesce(sum(credits_charged), 0) AS credits,
+         max(started) AS started
+       FROM (SELECT i.batch_id, ${ITEM_STATUS_SQL} AS status, j.credits_charged,
+               CASE WHEN j.started_at IS NOT NULL THEN 1 ELSE 0 END AS started
+             FROM batch_items i LEFT JOIN jobs j ON j.id = i.job_id
+             WHERE i.batch_id IN (SELECT value FROM json_each(?1)))
+       GROUP BY batch_id, status`,
     )
     .bind(JSON.stringify(batchIds), now)
     .all<ItemTally>();
