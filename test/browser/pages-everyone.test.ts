@@ -28,6 +28,7 @@ const email = `everyone-${crypto.randomUUID().slice(0, 8)}@example.com`;
 const EMPTY_PAGES: [string, string][] = [
   ["/dashboard", "overview-empty"],
   ["/dashboard/jobs", "jobs-empty"],
+  ["/dashboard/batches", "batches-empty"],
   ["/dashboard/keys", "keys-empty"],
 ];
 /** Then with a key, a completed job on a long address and a failed one. */
@@ -206,12 +207,28 @@ describe("pages for everyone", () => {
       headers: auth,
     });
     expect(failed.body.status).toBe("failed");
+    // A batch of both links: one item with its job's frames, one failed on the missing file.
+    const made = await call(h.stack, "POST", "/batches", {
+      body: { urls: [done.body.url, failed.body.url], count: 2 },
+      headers: auth,
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    let batch = made.body;
+    // Every 2 s: well inside the free plan's reads (a 429 is only a later look).
+    for (let i = 0; i < 45 && batch.status !== "completed"; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const read = await call(h.stack, "GET", `/batches/${batch.id}`, { headers: auth });
+      if (read.status === 200) batch = read.body;
+    }
+    expect(batch.counts).toMatchObject({ total: 2, completed: 1, failed: 1 });
     FULL_PAGES.push(
       ["/dashboard", "overview"],
       ["/dashboard/jobs", "jobs"],
       ["/dashboard/keys", "keys"],
       [`/dashboard/jobs/${done.body.id}`, "job-completed"],
       [`/dashboard/jobs/${failed.body.id}`, "job-failed"],
+      ["/dashboard/batches", "batches"],
+      [`/dashboard/batches/${batch.id}`, "batch"],
       ["/dashboard/billing", "billing"],
       ["/dashboard/webhooks", "webhooks"],
     );

@@ -5,6 +5,7 @@ import { requireSession, sameOriginForms } from "../../auth/guards.ts";
 import { serveAsset } from "../../pages/assets.ts";
 import { pageHeaders } from "../../pages/layout.tsx";
 import { activityPage } from "./activity.tsx";
+import { batchesPage, batchPage } from "./batches.tsx";
 import { showBillingPage, submitCheckout, submitPortal } from "./billing.tsx";
 import { downloadAllFrames, liveJobs } from "./job-files.tsx";
 import { jobPage, jobsPage } from "./jobs.tsx";
@@ -47,6 +48,8 @@ accountRouter
   .get(P.liveJobs, liveJobs)
   .get(P.job, jobPage)
   .get(P.jobFramesZip, downloadAllFrames)
+  .get(P.batches, batchesPage)
+  .get(P.batch, batchPage)
   .get(P.keys, keysPage)
   .post(P.keys, submitNewKey)
   .post(P.revokeKey, submitKeyRevocation)

@@ -7,8 +7,11 @@ import { CodeSamples, jobSamples } from "../../pages/code-samples.tsx";
 import { JOB_TABS, type JobListRow, type JobTab } from "./data.ts";
 import { count, When } from "./ui.tsx";
 
+// A batch's statuses (running) and an item's (pending: waiting for room) share the badge.
 const STATUS_LABELS: Record<string, string> = {
+  pending: "Waiting",
   queued: "Queued",
+  running: "Running",
   processing: "Processing",
   completed: "Completed",
   failed: "Failed",

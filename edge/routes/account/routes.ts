@@ -12,6 +12,8 @@ export const ACCOUNT_PAGES = {
   liveJobs: "/dashboard/jobs/live",
   job: "/dashboard/jobs/:id",
   jobFramesZip: "/dashboard/jobs/:id/frames.zip",
+  batches: "/dashboard/batches",
+  batch: "/dashboard/batches/:id",
   keys: "/dashboard/keys",
   revokeKey: "/dashboard/keys/:id/revoke",
   billing: "/dashboard/billing",

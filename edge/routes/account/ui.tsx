@@ -63,6 +63,7 @@ export function AccountPage(props: { title: string; children?: Child }) {
 const SECTIONS = [
   { href: "/dashboard", label: "Overview" },
   { href: "/dashboard/jobs", label: "Jobs" },
+  { href: "/dashboard/batches", label: "Batches" },
   { href: "/dashboard/usage", label: "Usage" },
   { href: "/dashboard/requests", label: "Requests" },
   { href: "/dashboard/keys", label: "API keys" },
@@ -150,8 +151,11 @@ export function Pager(props: {
   pageSize: number;
   total: number;
   query?: Record<string, string>;
+  /** The two links' words: newer and older by default (lists newest first). */
+  labels?: [string, string];
 }) {
   const pages = Math.max(1, Math.ceil(props.total / props.pageSize));
+  const [before, after] = props.labels ?? ["← Newer", "Older →"];
   if (pages <= 1) return null;
   const link = (page: number) => {
     const query = new URLSearchParams(props.query);
@@ -161,11 +165,11 @@ export function Pager(props: {
   };
   return (
     <nav class="pager" aria-label="Pages">
-      {props.page > 1 ? <a href={link(props.page - 1)}>← Newer</a> : <span />}
+      {props.page > 1 ? <a href={link(props.page - 1)}>{before}</a> : <span />}
       <span class="muted">
         Page {props.page} of {pages}
       </span>
-      {props.page < pages ? <a href={link(props.page + 1)}>Older →</a> : <span />}
+      {props.page < pages ? <a href={link(props.page + 1)}>{after}</a> : <span />}
     </nav>
   );
 }
