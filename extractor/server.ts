@@ -253,7 +253,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         );
       }
     } finally {
-      // A renewal already sent is answered before the job reports its end.
+      // A renewal already sent is answered (or 5 s pass) before the job reports its end and
+      // frees its slot. The result may still have been posted before that answer came.
       await lease?.stop();
       progress?.stop();
       if (end) {

@@ -142,8 +142,9 @@ export interface LeaseLoop {
   /** Renews once now, telling the edge `fields` too (LeaseRenewalSchema); same answers. */
   renewNow(fields: Omit<LeaseRenewal, "attempt_id">): void;
   /**
-   * Starts no more renewals; settles once those already sent are answered (or fail), so a job
-   * that awaits it before it reports its end has no renewal still on its way to the edge.
+   * Starts no more renewals; settles once those already sent are answered or fail, or after
+   * `stopWaitMs` at most (a hung edge must not hold the job's slot), so a job that awaits it
+   * before it reports its end and frees its slot normally has no renewal still on its way.
    */
   stop(): Promise<void>;
 }
@@ -162,6 +163,8 @@ export function renewLeaseLoop(
     attemptId: string;
     everyMs: number;
     onLost: (why: string) => void;
+    /** How long stop() waits for renewals on their way (default 5 s). */
+    stopWaitMs?: number;
   },
 ): LeaseLoop {
   let stopped = false;
@@ -200,7 +203,15 @@ export function renewLeaseLoop(
     async stop() {
       stopped = true;
       clearTimeout(timer);
-      await Promise.all(inFlight);
+      if (inFlight.size === 0) return;
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled(inFlight),
+        new Promise((resolve) => {
+          bound = setTimeout(resolve, attempt.stopWaitMs ?? 5_000);
+        }),
+      ]);
+      clearTimeout(bound);
     },
   };
 }

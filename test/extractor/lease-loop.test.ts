@@ -1,7 +1,7 @@
 // The lease loop (extractor/output/edge-sink.ts renewLeaseLoop) against a stand-in fetch that
-// answers when the test says: stop() starts no more renewals and settles only once a renewal
-// already sent is answered, so a job that awaits it before reporting its end has nothing still
-// on its way to the edge.
+// answers when the test says: stop() starts no more renewals and settles once a renewal already
+// sent is answered, so a job that awaits it before reporting its end has nothing still on its
+// way to the edge; an edge that never answers holds it for stopWaitMs at most.
 import { describe, expect, it } from "vitest";
 import { EdgeClient, renewLeaseLoop } from "../../extractor/output/edge-sink.ts";
 
@@ -53,6 +53,31 @@ describe("the lease loop", () => {
     loop.renewNow({ processed_seconds: 4 });
     await tick();
     expect(edge.sent).toHaveLength(1);
+  });
+
+  it("stop() waits no longer than stopWaitMs for an edge that never answers", async () => {
+    const edge = heldFetch();
+    const client = new EdgeClient({ baseUrl: "http://edge.test", token: "t", fetch: edge.fetch });
+    const loop = renewLeaseLoop(client, {
+      kind: "job",
+      jobId: "j2",
+      attemptId: "a3",
+      everyMs: 60_000,
+      onLost: () => {},
+      stopWaitMs: 50,
+    });
+    loop.renewNow({ processed_seconds: 1 });
+    await tick();
+    expect(edge.sent).toHaveLength(1);
+    let stopped = false;
+    const stopping = loop.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(stopped).toBe(false);
+    await stopping;
+    expect(stopped).toBe(true);
+    edge.answer();
   });
 
   it("stop() with nothing on its way settles at once", async () => {
