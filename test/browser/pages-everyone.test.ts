@@ -233,7 +233,8 @@ describe("pages for everyone", () => {
       ["/dashboard/webhooks", "webhooks"],
     );
     await visitAll(FULL_PAGES, true);
-  });
+    // Two jobs, a batch, then nine pages twice in two schemes each: more than the default.
+  }, 300_000);
 
   it("on a phone the header's menu opens and closes, from a finger or the keyboard", async () => {
     const { context, page } = await open("light", PHONE, true);

@@ -129,7 +129,12 @@ export async function referencePictures(
   pts: number[],
   size: { width: number; height: number },
 ): Promise<Buffer[]> {
-  const times = [...new Set(pts)].sort((a, b) => a - b);
+  // One selected frame per distinct time: times within the selection's ±0.5 ms of each other
+  // (a rounded "frame before", say) are one frame, not a frame that seems to be missing.
+  const times: number[] = [];
+  for (const t of [...pts].sort((a, b) => a - b)) {
+    if (times.length === 0 || t - (times.at(-1) as number) >= 0.001) times.push(t);
+  }
   if (times.length === 0) return [];
   const chosen = times.map((t) => `lt(abs(t-${t}),0.0005)`).join("+");
   const bytes = await runMediaTool(
@@ -148,7 +153,7 @@ export async function referencePictures(
     throw new Error(`${found} of ${times.length} frames at pts ${times.join(", ")} in ${video}`);
   }
   return pts.map((t) => {
-    const at = times.indexOf(t) * frameBytes;
+    const at = times.findIndex((kept) => Math.abs(kept - t) < 0.001) * frameBytes;
     return bytes.subarray(at, at + frameBytes);
   });
 }

@@ -14,7 +14,7 @@ import { ApiError } from "../../errors.ts";
 import { StatusBadge } from "./job-list.tsx";
 import { optionsLabel } from "./job-options.ts";
 import type { PageContext } from "./ui.tsx";
-import { count, DashboardPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
+import { count, DashboardPage, notFoundPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
 const BATCHES_PAGE_SIZE = 25;
 const ITEMS_PAGE_SIZE = 100;
@@ -30,7 +30,7 @@ function itemOptionsLabel(options: Record<string, unknown>): string {
 
 /** "5 links", or the playlist's title (its link when it has none). */
 function batchName(batch: BatchSummary): string {
-  if (batch.playlist) return batch.playlist.title ?? batch.playlist.url;
+  if (batch.playlist) return batch.playlist.title || batch.playlist.url;
   return batch.counts.total === 1 ? "1 link" : `${count(batch.counts.total)} links`;
 }
 
@@ -132,17 +132,7 @@ export async function batchPage(c: PageContext) {
   } catch (err) {
     if (!(err instanceof ApiError && err.apiName === "NotFound")) throw err;
   }
-  if (!batch) {
-    const missing = (
-      <DashboardPage title="Batch not found" section={SECTION} email={account.email}>
-        <p>This account has no batch with that id.</p>
-        <p>
-          <a href={SECTION}>All batches</a>
-        </p>
-      </DashboardPage>
-    );
-    return renderPage(c, missing, 404);
-  }
+  if (!batch) return notFoundPage(c, "batch", SECTION);
   const { counts } = batch;
   const body = (
     <DashboardPage title={`Batch: ${batchName(batch)}`} section={SECTION} email={account.email}>
@@ -151,7 +141,7 @@ export async function batchPage(c: PageContext) {
       </p>
       <section aria-labelledby="batch-title" class="dashboard-section">
         <h2 id="batch-title">
-          {batchName(batch)} <StatusBadge status={batch.status} />
+          Summary <StatusBadge status={batch.status} />
         </h2>
         <dl class="facts facts-compact">
           <div>
@@ -159,7 +149,7 @@ export async function batchPage(c: PageContext) {
             <dd>{progressOf(counts)}</dd>
           </div>
           <div>
-            <dt>Waiting, queued, running</dt>
+            <dt>Waiting, queued, processing</dt>
             <dd>
               {count(counts.pending)}, {count(counts.queued)}, {count(counts.processing)}
             </dd>
@@ -203,6 +193,11 @@ export async function batchPage(c: PageContext) {
       </section>
       <section aria-labelledby="items-title" class="dashboard-section">
         <h2 id="items-title">Items</h2>
+        {batch.items.data.length === 0 && (
+          <p class="muted">
+            No items on this page. <a href={`${SECTION}/${batch.id}`}>The first page</a>
+          </p>
+        )}
         <div class="table-scroll">
           <table class="stack-table batch-items-table">
             <caption class="sr-only">The batch's items, in the order of its links</caption>

@@ -29,7 +29,7 @@ import {
 } from "./job-list.tsx";
 import { optionsLabel } from "./job-options.ts";
 import type { PageContext } from "./ui.tsx";
-import { count, DashboardPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
+import { count, DashboardPage, notFoundPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
 const PAGE_SIZE = 20;
 
@@ -113,17 +113,7 @@ export async function jobPage(c: PageContext) {
   } catch (err) {
     if (!(err instanceof ApiError && err.apiName === "JobNotFound")) throw err;
   }
-  if (!job) {
-    const missing = (
-      <DashboardPage title="Job not found" section="/dashboard/jobs" email={account.email}>
-        <p>This account has no job with that id.</p>
-        <p>
-          <a href="/dashboard/jobs">All jobs</a>
-        </p>
-      </DashboardPage>
-    );
-    return renderPage(c, missing, 404);
-  }
+  if (!job) return notFoundPage(c, "job", "/dashboard/jobs");
   const found = job;
   const [requestId, thumbs] = await Promise.all([
     found.status === "failed" ? jobRequestId(c.get("db"), account.id, found.id) : null,

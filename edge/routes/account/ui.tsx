@@ -118,6 +118,20 @@ export function DashboardPage(props: {
   );
 }
 
+/** The 404 page of one job or batch: this account has none with that id; a link to the list. */
+export function notFoundPage(c: PageContext, noun: "job" | "batch", list: Section) {
+  const title = `${noun === "job" ? "Job" : "Batch"} not found`;
+  const page = (
+    <DashboardPage title={title} section={list} email={c.get("account").email}>
+      <p>This account has no {noun} with that id.</p>
+      <p>
+        <a href={list}>All {noun}s</a>
+      </p>
+    </DashboardPage>
+  );
+  return renderPage(c, page, 404);
+}
+
 export function Notice(props: { kind: "success" | "error" | "info"; children?: Child }) {
   const role = props.kind === "error" ? "alert" : "status";
   const kindClass = props.kind === "info" ? "" : ` message-${props.kind}`;

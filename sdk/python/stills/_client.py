@@ -36,6 +36,16 @@ DEFAULT_WAIT = 600.0
 ProgressCallback = Callable[[Job], None]
 
 
+def _paginate(read_page: Callable[[int], Any], skip: int) -> Iterator[Any]:
+    """Each page from `skip` on (read_page(skip) answers {total, data, ...}) until none is left."""
+    while True:
+        page = read_page(skip)
+        yield page
+        skip += len(page["data"])
+        if not page["data"] or skip >= page["total"]:
+            return
+
+
 class Jobs:
     def __init__(self, transport: Transport):
         self._transport = transport
@@ -89,17 +99,12 @@ class Jobs:
         self, *, limit: Optional[int] = None, status: Optional[str] = None, skip: int = 0
     ) -> Iterator[JobList]:
         """Each page of the list, as the API returns it."""
-        while True:
-            page = cast(
-                JobList,
-                self._transport.request(
-                    "GET", "/jobs", query={"limit": limit, "skip": skip, "status": status}
-                ),
-            )
-            yield page
-            skip += len(page["data"])
-            if not page["data"] or skip >= page["total"]:
-                return
+
+        def read(at: int) -> JobList:
+            query = {"limit": limit, "skip": at, "status": status}
+            return cast(JobList, self._transport.request("GET", "/jobs", query=query))
+
+        return _paginate(read, skip)
 
     def list(
         self, *, limit: Optional[int] = None, status: Optional[str] = None, skip: int = 0
@@ -189,23 +194,17 @@ class Batches:
 
     def items(self, batch_id: str, *, limit: Optional[int] = None) -> Iterator[BatchItem]:
         """Every item of a batch, in the order of its links, across every page."""
-        skip = 0
-        while True:
-            page = self.get(batch_id, limit=limit, skip=skip)["items"]
+        for page in _paginate(lambda at: self.get(batch_id, limit=limit, skip=at)["items"], 0):
             yield from page["data"]
-            skip += len(page["data"])
-            if not page["data"] or skip >= page["total"]:
-                return
 
     def pages(self, *, limit: Optional[int] = None, skip: int = 0) -> Iterator[BatchList]:
         """Each page of the list of batches, as the API returns it."""
-        while True:
-            query = {"limit": limit, "skip": skip}
-            page = cast(BatchList, self._transport.request("GET", "/batches", query=query))
-            yield page
-            skip += len(page["data"])
-            if not page["data"] or skip >= page["total"]:
-                return
+
+        def read(at: int) -> BatchList:
+            query = {"limit": limit, "skip": at}
+            return cast(BatchList, self._transport.request("GET", "/batches", query=query))
+
+        return _paginate(read, skip)
 
     def list(self, *, limit: Optional[int] = None, skip: int = 0) -> Iterator[BatchSummary]:
         """Every batch, newest first, across every page (rows carry counts, not items)."""

@@ -295,10 +295,11 @@ class ErrorData(_ErrorDataFields, total=False):
 
 
 class WebhookEvent(TypedDict):
-    # data is the job for job.*, the batch without its items (BatchSummary) for batch.completed.
     type: Literal["job.completed", "job.failed", "batch.completed", "webhook.test"]
     timestamp: str
-    data: Any
+    # The job for job.*, the batch without its items for batch.completed, and for the
+    # dashboard's webhook.test {"object": "webhook_test", "id", "message"}.
+    data: Union[Job, BatchSummary, Dict[str, Any]]
 
 
 class DownloadedFile(TypedDict):

@@ -65,6 +65,7 @@ export async function brightnessVideo(shape: VideoShape): Promise<string> {
  * own (fd 3, 4, …). The same seek and conversion as one run per time, for one process start.
  */
 export async function picturesAt(inputArgs: string[], times: number[]): Promise<Buffer[]> {
+  if (times.length === 0) return [];
   const args = ["-v", "error", "-nostdin"];
   for (const seconds of times) args.push("-ss", String(seconds), ...inputArgs);
   times.forEach((_, i) => {
@@ -81,16 +82,17 @@ export async function picturesAt(inputArgs: string[], times: number[]): Promise<
       stream?.on("error", reject);
       stream?.on("end", () => resolve(Buffer.concat(chunks)));
     });
-  const pictures = Promise.all(
-    times.map((_, i) => read(child.stdio[3 + i] as NodeJS.ReadableStream)),
-  );
-  const errors = read(child.stderr);
-  const code = await new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", resolve);
-  });
-  if (code !== 0) throw new Error(`ffmpeg exited ${code}: ${(await errors).toString().trim()}`);
-  return pictures;
+  // Read together and settled together: a stream's error never goes unhandled.
+  const [code, errors, ...pictures] = await Promise.all([
+    new Promise<number | null>((resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", resolve);
+    }),
+    read(child.stderr),
+    ...times.map((_, i) => read(child.stdio[3 + i] as NodeJS.ReadableStream)),
+  ]);
+  if (code !== 0) throw new Error(`ffmpeg exited ${code}: ${String(errors).trim()}`);
+  return pictures as Buffer[];
 }
 
 /** picturesAt for one time. */
