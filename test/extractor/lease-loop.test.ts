@@ -25,17 +25,23 @@ function heldFetch() {
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** A loop of job j1's attempt a1 renewing through `edge`, once a minute unless told now. */
+function loopThrough(edge: ReturnType<typeof heldFetch>, stopWaitMs?: number) {
+  const client = new EdgeClient({ baseUrl: "http://edge.test", token: "t", fetch: edge.fetch });
+  return renewLeaseLoop(client, {
+    kind: "job",
+    jobId: "j1",
+    attemptId: "a1",
+    everyMs: 60_000,
+    onLost: () => {},
+    stopWaitMs,
+  });
+}
+
 describe("the lease loop", () => {
   it("stop() settles only after the renewal on its way is answered, and starts no more", async () => {
     const edge = heldFetch();
-    const client = new EdgeClient({ baseUrl: "http://edge.test", token: "t", fetch: edge.fetch });
-    const loop = renewLeaseLoop(client, {
-      kind: "job",
-      jobId: "j1",
-      attemptId: "a1",
-      everyMs: 60_000,
-      onLost: () => {},
-    });
+    const loop = loopThrough(edge);
     loop.renewNow({ processed_seconds: 3 });
     await tick();
     expect(edge.sent).toEqual([
@@ -57,15 +63,7 @@ describe("the lease loop", () => {
 
   it("stop() waits no longer than stopWaitMs for an edge that never answers", async () => {
     const edge = heldFetch();
-    const client = new EdgeClient({ baseUrl: "http://edge.test", token: "t", fetch: edge.fetch });
-    const loop = renewLeaseLoop(client, {
-      kind: "job",
-      jobId: "j2",
-      attemptId: "a3",
-      everyMs: 60_000,
-      onLost: () => {},
-      stopWaitMs: 50,
-    });
+    const loop = loopThrough(edge, 50);
     loop.renewNow({ processed_seconds: 1 });
     await tick();
     expect(edge.sent).toHaveLength(1);
@@ -82,14 +80,7 @@ describe("the lease loop", () => {
 
   it("stop() with nothing on its way settles at once", async () => {
     const edge = heldFetch();
-    const client = new EdgeClient({ baseUrl: "http://edge.test", token: "t", fetch: edge.fetch });
-    const loop = renewLeaseLoop(client, {
-      kind: "demo",
-      jobId: "d1",
-      attemptId: "a2",
-      everyMs: 60_000,
-      onLost: () => {},
-    });
+    const loop = loopThrough(edge);
     await loop.stop();
     expect(edge.sent).toEqual([]);
   });
