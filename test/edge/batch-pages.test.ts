@@ -1,9 +1,10 @@
 // The dashboard's batches (decision 0381): the list shows each batch with its items counted and
-// its charge, as GET /v1/batches has them; a batch's page lists its items in link order, each
-// linked to its job or saying why it has none, 100 a page; another account's batch and a bad id
-// are a 404 page; an account without batches sees how to make one.
+// its charge, as GET /v1/batches has them; a batch's page lists all its items in link order,
+// each linked to its job or saying why it has none; another account's batch and a bad id are a
+// 404 page; an account without batches sees how to make one.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MAX_BATCH_URLS } from "../../schema/batches.ts";
 import { api } from "./support/api.ts";
 import { signedInWithKey, Visitor } from "./support/visitor.ts";
 
@@ -185,23 +186,19 @@ describe("the dashboard's batches", () => {
     ]);
   });
 
-  it("pages a batch's items 100 at a time, in link order", async () => {
+  it("shows all of the largest batch's items on one page, in link order", async () => {
     const owner = await signedInWithKey();
-    const many = Array.from({ length: 101 }, () => ({ status: "pending" as const }));
+    const many = Array.from({ length: MAX_BATCH_URLS }, () => ({ status: "pending" as const }));
     const { batchId } = await batchOf(owner.accountId, many);
-    const first = await owner.visitor.get(`/dashboard/batches/${batchId}`);
-    expect(rows(first.text, "data-item").map((r) => r.key)).toEqual(
-      Array.from({ length: 100 }, (_, i) => String(i + 1)),
-    );
-    expect(first.text).toContain(`href="/dashboard/batches/${batchId}?page=2">Later items →`);
-    const second = await owner.visitor.get(`/dashboard/batches/${batchId}?page=2`);
-    expect(rows(second.text, "data-item").map((r) => r.key)).toEqual(["101"]);
-    expect(second.text).toContain("← Earlier items");
-    // Past the last page: said so, with the way back.
-    const past = await owner.visitor.get(`/dashboard/batches/${batchId}?page=3`);
-    expect(past.status).toBe(200);
-    expect(rows(past.text, "data-item")).toEqual([]);
-    expect(past.text).toContain("No items on this page.");
+    const all = Array.from({ length: MAX_BATCH_URLS }, (_, i) => String(i + 1));
+    const page = await owner.visitor.get(`/dashboard/batches/${batchId}`);
+    expect(page.status).toBe(200);
+    expect(rows(page.text, "data-item").map((r) => r.key)).toEqual(all);
+    expect(page.text).not.toContain('class="pager"');
+    // A ?page= left from elsewhere changes nothing: a batch is one page.
+    const again = await owner.visitor.get(`/dashboard/batches/${batchId}?page=2`);
+    expect(again.status).toBe(200);
+    expect(rows(again.text, "data-item").map((r) => r.key)).toEqual(all);
   });
 
   it("another account's batch, an unknown id and a malformed one are a 404 page", async () => {

@@ -8,6 +8,7 @@ import {
   type BatchCounts,
   BatchIdParamSchema,
   type BatchSummary,
+  MAX_BATCH_URLS,
 } from "../../../schema/batches.ts";
 import { listBatches, readBatch } from "../../batches/read.ts";
 import { ApiError } from "../../errors.ts";
@@ -17,7 +18,6 @@ import type { PageContext } from "./ui.tsx";
 import { count, DashboardPage, notFoundPage, Pager, pageNumber, renderPage, When } from "./ui.tsx";
 
 const BATCHES_PAGE_SIZE = 25;
-const ITEMS_PAGE_SIZE = 100;
 const SECTION = "/dashboard/batches";
 
 /**
@@ -89,9 +89,9 @@ function NoBatchesYet() {
     <div class="empty-state">
       <p>No batches yet.</p>
       <p class="hint">
-        A batch is many links, one job each, with the same options: post <code>urls</code> (up to
-        100 links) or <code>url</code> (a playlist) to <code>POST /v1/batches</code>. See{" "}
-        <a href="/docs/batches">the batches guide</a>.
+        A batch is many links, one job each, with the same options: post <code>urls</code> (as many
+        links as your plan takes) or <code>url</code> (a playlist) to <code>POST /v1/batches</code>.
+        See <a href="/docs/batches">the batches guide</a>.
       </p>
     </div>
   );
@@ -120,14 +120,11 @@ export async function batchesPage(c: PageContext) {
 export async function batchPage(c: PageContext) {
   const account = c.get("account");
   const id = BatchIdParamSchema.safeParse({ id: c.req.param("id") });
-  const page = pageNumber(c.req.query("page"));
   let batch: Awaited<ReturnType<typeof readBatch>> | undefined;
   try {
+    // Every item at once: a batch holds at most MAX_BATCH_URLS of them.
     if (id.success) {
-      batch = await readBatch(c.env, account.id, id.data.id, {
-        limit: ITEMS_PAGE_SIZE,
-        skip: (page - 1) * ITEMS_PAGE_SIZE,
-      });
+      batch = await readBatch(c.env, account.id, id.data.id, { limit: MAX_BATCH_URLS, skip: 0 });
     }
   } catch (err) {
     if (!(err instanceof ApiError && err.apiName === "NotFound")) throw err;
@@ -193,11 +190,6 @@ export async function batchPage(c: PageContext) {
       </section>
       <section aria-labelledby="items-title" class="dashboard-section">
         <h2 id="items-title">Items</h2>
-        {batch.items.data.length === 0 && (
-          <p class="muted">
-            No items on this page. <a href={`${SECTION}/${batch.id}`}>The first page</a>
-          </p>
-        )}
         <div class="table-scroll">
           <table class="stack-table batch-items-table">
             <caption class="sr-only">The batch's items, in the order of its links</caption>
@@ -242,13 +234,6 @@ export async function batchPage(c: PageContext) {
             </tbody>
           </table>
         </div>
-        <Pager
-          path={`${SECTION}/${batch.id}`}
-          page={page}
-          pageSize={ITEMS_PAGE_SIZE}
-          total={batch.items.total}
-          labels={["← Earlier items", "Later items →"]}
-        />
       </section>
     </DashboardPage>
   );

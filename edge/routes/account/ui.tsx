@@ -165,11 +165,8 @@ export function Pager(props: {
   pageSize: number;
   total: number;
   query?: Record<string, string>;
-  /** The two links' words: newer and older by default (lists newest first). */
-  labels?: [string, string];
 }) {
   const pages = Math.max(1, Math.ceil(props.total / props.pageSize));
-  const [before, after] = props.labels ?? ["← Newer", "Older →"];
   if (pages <= 1) return null;
   const link = (page: number) => {
     const query = new URLSearchParams(props.query);
@@ -179,11 +176,11 @@ export function Pager(props: {
   };
   return (
     <nav class="pager" aria-label="Pages">
-      {props.page > 1 ? <a href={link(props.page - 1)}>{before}</a> : <span />}
+      {props.page > 1 ? <a href={link(props.page - 1)}>← Newer</a> : <span />}
       <span class="muted">
         Page {props.page} of {pages}
       </span>
-      {props.page < pages ? <a href={link(props.page + 1)}>{after}</a> : <span />}
+      {props.page < pages ? <a href={link(props.page + 1)}>Older →</a> : <span />}
     </nav>
   );
 }

@@ -46,6 +46,22 @@ def _paginate(read_page: Callable[[int], Any], skip: int) -> Iterator[Any]:
             return
 
 
+def _poll(
+    first: Any, read: Callable[[], Any], ended: Callable[[Any], bool], timeout: float,
+    interval: float, noun: str,
+) -> Any:
+    """`first`, then `read()` every `interval` seconds until `ended` says so; StillsTimeoutError
+    (holding the last state seen) once `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    state = first
+    while not ended(state):
+        if time.monotonic() >= deadline:
+            raise StillsTimeoutError(f"{noun} {state['id']} was still {state['status']}", state)
+        time.sleep(min(interval, max(0.0, deadline - time.monotonic())))
+        state = read()
+    return state
+
+
 class Jobs:
     def __init__(self, transport: Transport):
         self._transport = transport
@@ -168,7 +184,7 @@ class Batches:
         )
         if not wait:
             return batch
-        return self.wait_for(batch["id"], timeout=timeout, poll_interval=poll_interval)
+        return self._settle(batch, timeout, poll_interval)
 
     def get(self, batch_id: str, *, limit: Optional[int] = None, skip: int = 0) -> Batch:
         """Reads a batch with a page of its items (`limit` 1-100, default 100)."""
@@ -183,14 +199,20 @@ class Batches:
 
         Raises StillsTimeoutError when `timeout` seconds pass first.
         """
-        deadline = time.monotonic() + timeout
-        batch = self.get(batch_id)
-        while batch["status"] != "completed":
-            if time.monotonic() >= deadline:
-                raise StillsTimeoutError(f"batch {batch_id} was still {batch['status']}", batch)
-            time.sleep(min(poll_interval, max(0.0, deadline - time.monotonic())))
-            batch = self.get(batch_id)
-        return batch
+        return self._settle(self.get(batch_id), timeout, poll_interval)
+
+    def _settle(self, batch: Batch, timeout: float, poll_interval: float) -> Batch:
+        return cast(
+            Batch,
+            _poll(
+                batch,
+                lambda: self.get(batch["id"]),
+                lambda b: b["status"] == "completed",
+                timeout,
+                poll_interval,
+                "batch",
+            ),
+        )
 
     def items(self, batch_id: str, *, limit: Optional[int] = None) -> Iterator[BatchItem]:
         """Every item of a batch, in the order of its links, across every page."""
@@ -241,13 +263,17 @@ class Demo:
         return cast(DemoJob, self._transport.request("GET", path))
 
     def _settle(self, demo: DemoJob, timeout: float) -> DemoJob:
-        deadline = time.monotonic() + timeout
-        while demo["status"] not in FINAL_STATUSES:
-            if time.monotonic() >= deadline:
-                raise StillsTimeoutError(f"demo {demo['id']} was still {demo['status']}", demo)
-            time.sleep(1.0)
-            demo = self._read(demo["id"])
-        return demo
+        return cast(
+            DemoJob,
+            _poll(
+                demo,
+                lambda: self._read(demo["id"]),
+                lambda d: d["status"] in FINAL_STATUSES,
+                timeout,
+                1.0,
+                "demo",
+            ),
+        )
 
 
 class Frames:
