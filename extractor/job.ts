@@ -32,6 +32,7 @@ import type { FoundMoments } from "./quality/moments.ts";
 import { findMoments, isFoundMode } from "./quality/moments.ts";
 import { CANDIDATE_OFFSETS, planCandidates, SkipPicker } from "./quality/skip-picker.ts";
 import { repeatsWithText } from "./quality/slides.ts";
+import type { Slot } from "./scheduler.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import { PTS_TOLERANCE_SECONDS } from "./slots.ts";
@@ -73,6 +74,11 @@ export interface ExtractionSettings {
   onPlanned?: (plan: { processedSeconds: number }) => void;
   /** Told each stage, and how many frames are made (the service reports it: job.progress). */
   progress?: ProgressSink;
+  /**
+   * Runs a wait that needs no core out of the run's scheduler slot (a live job between two
+   * reloads; extractor/scheduler.ts). Without it, the wait just runs.
+   */
+  idle?: Slot["idle"];
 }
 
 export type ExtractionOutcome = Omit<ExtractResult, "job_id" | "kind" | "attempt_id">;
@@ -104,6 +110,7 @@ export async function extractFrames(
         runsAhead: settings.runsAhead,
         onPlanned: settings.onPlanned,
         progress: settings.progress,
+        idle: settings.idle,
       },
       outcome,
     );
@@ -149,6 +156,7 @@ interface RunSettings {
   runsAhead?: number;
   onPlanned?: ExtractionSettings["onPlanned"];
   progress?: ProgressSink;
+  idle?: Slot["idle"];
 }
 
 async function runJob(
@@ -167,7 +175,7 @@ async function runJob(
       asked.options,
       stream,
       sink,
-      { signal, progress, maxFrames: asked.maxFrames, trace: asked.trace },
+      { signal, progress, maxFrames: asked.maxFrames, trace: asked.trace, idle: settings.idle },
       outcome,
     );
   }

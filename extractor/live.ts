@@ -23,6 +23,7 @@ import { log } from "./log.ts";
 import type { FrameSink } from "./output/frame-sink.ts";
 import type { ProgressSink } from "./output/progress-reporter.ts";
 import { pictureSteps } from "./picture-steps.ts";
+import type { Slot } from "./scheduler.ts";
 import type { OutputSize } from "./sizing.ts";
 import { planOutputSize } from "./sizing.ts";
 import type { LiveStream } from "./sources/hls-live.ts";
@@ -37,6 +38,8 @@ export interface LiveJobSettings {
   progress?: ProgressSink;
   maxFrames: number;
   trace?: { job: string; attempt: string };
+  /** Waits for the next reload out of the scheduler's slot (extractor/scheduler.ts). */
+  idle?: Slot["idle"];
 }
 
 /** Stream times to capture after the first (latest) frame (schema/frame-plan.ts). */
@@ -189,7 +192,11 @@ export async function runLiveJob(
     });
     let last = 0;
     if (offsets.length > 1) {
-      last = await watch(stream, offsets, origin, newest, first.decoded, capture, results, signal);
+      // The wait for the next reload holds no slot: another job runs in it meanwhile.
+      const reload = () => stream.reload(signal);
+      const idle = settings.idle;
+      const step = { signal, reload: idle ? () => idle(reload) : reload };
+      last = await watch(stream, offsets, origin, newest, first.decoded, capture, results, step);
     }
     progress?.stage("uploading");
     const done = writer as FrameWriter | null;
@@ -228,8 +235,9 @@ async function watch(
     wanted: { index: number; time: number | null }[],
   ) => Promise<{ decoded: DecodedSegment }>,
   results: Map<number, FrameResult>,
-  signal: AbortSignal,
+  step: { signal: AbortSignal; reload: () => Promise<unknown> },
 ): Promise<number> {
+  const { signal } = step;
   let next = 1;
   let last = 0;
   // The stream time the anchor segment starts at, exact (probed); later ones are estimated from
@@ -284,7 +292,7 @@ async function watch(
       }
       break;
     }
-    await stream.reload(signal);
+    await step.reload();
   }
   return last;
 }

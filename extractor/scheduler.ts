@@ -12,6 +12,12 @@
 // cores are shared out by the operating system until the runs end (no run is ever paused, so
 // this is how a small job gets in while long ones hold every slot).
 //
+// A run that only waits (a live job between two reloads of its playlist) steps out of its slot
+// for the wait (`Slot.idle`): the slot goes to a waiting attempt at once, as if the run had
+// ended. When the wait is over the run takes a place again at once, beyond the slots if need be,
+// and never queues: a live stream does not wait for us, and its next capture is short; the
+// operating system shares the cores until the count falls back under the slots.
+//
 // Bounded: at most `waitingLimit` attempts wait, and at most `tenantWaitingLimit` of one
 // tenant's, so one tenant cannot fill the room. Beyond that the caller answers 503 and the
 // edge's queue keeps the job (back-pressure: the queue, never this process, holds the excess).
@@ -50,8 +56,20 @@ export type Admission =
   | { kind: "waiting"; cancel: () => boolean }
   | { kind: "full"; why: "pool" | "tenant" };
 
+/** What a started run holds: its place among the slots. */
+export interface Slot {
+  /**
+   * Runs `wait` (a wait on the clock or the network, nothing for the cores) out of the slot,
+   * and takes a place again when it settles, whatever the count then.
+   */
+  idle<T>(wait: () => Promise<T>): Promise<T>;
+}
+
+/** A run: it holds its slot until the promise it returns settles. */
+export type Run = (slot: Slot) => Promise<void>;
+
 interface Waiting {
-  run: () => Promise<void>;
+  run: Run;
 }
 
 export class FairScheduler {
@@ -85,7 +103,7 @@ export class FairScheduler {
    * Runs `run` now if a slot is free and nobody waits, else puts it in the room, else refuses.
    * A started run holds its slot until the promise `run` returns settles.
    */
-  admit(tenant: string, run: () => Promise<void>): Admission {
+  admit(tenant: string, run: Run): Admission {
     if (this.#running < this.limits.capacity && this.#waitingCount === 0) {
       this.#start(tenant, run);
       return { kind: "started" };
@@ -107,13 +125,29 @@ export class FairScheduler {
     return { kind: "waiting", cancel: () => this.#remove(tenant, entry) };
   }
 
-  #start(tenant: string, run: () => Promise<void>) {
-    this.#running++;
-    this.#runningByTenant.set(tenant, (this.#runningByTenant.get(tenant) ?? 0) + 1);
+  #start(tenant: string, run: Run) {
+    this.#take(tenant);
     this.#lastStart.set(tenant, ++this.#starts);
+    let held = true;
+    let ended = false;
+    const slot: Slot = {
+      idle: async (wait) => {
+        if (!held || ended) return wait();
+        held = false;
+        this.#release(tenant);
+        try {
+          return await wait();
+        } finally {
+          if (!ended) {
+            held = true;
+            this.#take(tenant);
+          }
+        }
+      },
+    };
     let settled: Promise<void>;
     try {
-      settled = run();
+      settled = run(slot);
     } catch (error) {
       settled = Promise.reject(error);
     }
@@ -121,10 +155,19 @@ export class FairScheduler {
       .catch(() => {
         // The caller logs its own failures; the slot is given back either way.
       })
-      .finally(() => this.#finished(tenant));
+      .finally(() => {
+        ended = true;
+        if (held) this.#release(tenant);
+      });
   }
 
-  #finished(tenant: string) {
+  #take(tenant: string) {
+    this.#running++;
+    this.#runningByTenant.set(tenant, (this.#runningByTenant.get(tenant) ?? 0) + 1);
+  }
+
+  /** A run ended or stepped out: its slot goes to a waiting attempt in the same turn. */
+  #release(tenant: string) {
     this.#running--;
     const left = (this.#runningByTenant.get(tenant) ?? 1) - 1;
     if (left > 0) this.#runningByTenant.set(tenant, left);

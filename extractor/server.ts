@@ -36,7 +36,7 @@ import { ProgressReporter } from "./output/progress-reporter.ts";
 import { RunPriority, withRunPriority } from "./priority.ts";
 import { parseExtractRequest } from "./request-schema.ts";
 import { nonFiniteNumberIn } from "./result-check.ts";
-import { defaultWaitingLimits, FairScheduler } from "./scheduler.ts";
+import { defaultWaitingLimits, FairScheduler, type Slot } from "./scheduler.ts";
 import type { OpenSource } from "./source-input.ts";
 import type { Expansion } from "./sources/ytdlp-playlist.ts";
 
@@ -170,7 +170,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
             },
           })
         : null;
-    const admission = scheduler.admit(tenant, () => {
+    const admission = scheduler.admit(tenant, (slot) => {
       const newcomer = scheduler.running > scheduler.limits.capacity;
       const priority = new RunPriority({ newcomer });
       shares.set(priority, { newcomer });
@@ -182,7 +182,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       // every media process it starts takes its share.
       return withLogContext(fields, () =>
         withRunPriority(priority, () =>
-          runAttempt(request, attemptId, requestId, cancel.signal, lease, progress),
+          runAttempt(request, attemptId, requestId, cancel.signal, lease, progress, slot),
         ),
       )
         .catch((error) => log("error", "job crashed", { ...fields, error: String(error) }))
@@ -218,12 +218,13 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     cancelled: AbortSignal,
     lease: LeaseLoop | null,
     progress: ProgressReporter | null,
+    slot: Slot,
   ) {
     const fields = { job: request.job_id, attempt: attemptId, request: requestId };
     log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
     let end: JobEnd | null = null;
     try {
-      const result = await runRequest(request, attemptId, cancelled, lease, progress);
+      const result = await runRequest(request, attemptId, cancelled, lease, progress, slot);
       if ("reused_from" in result) {
         end = { jobId: request.job_id, attemptId, status: "completed", delivery: "reused" };
         log("info", "job reused an earlier job's frames", {
@@ -295,6 +296,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     cancelled: AbortSignal,
     lease: LeaseLoop | null = null,
     progress: ProgressReporter | null = null,
+    slot: Slot | null = null,
   ): Promise<ExtractResult | { reused_from: string }> {
     const started = Date.now();
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
@@ -329,6 +331,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000),
           signal: cancelled,
           progress: progress ?? undefined,
+          idle: slot?.idle,
           // A job charged per minute tells the edge its span at once: if that alone costs
           // more than the account can pay, the edge ends the job and its 409 cancels this
           // attempt before it decodes (edge/jobs/lifecycle.ts stopIfUnaffordable).

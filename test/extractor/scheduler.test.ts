@@ -3,31 +3,139 @@
 // the tenant running the fewest, the room is bounded, and a tenant's attempts keep their order.
 import { describe, expect, it } from "vitest";
 import { ImageTurns, RunPriority } from "../../extractor/priority.ts";
-import { FairScheduler, type SchedulerLimits } from "../../extractor/scheduler.ts";
+import { FairScheduler, type SchedulerLimits, type Slot } from "../../extractor/scheduler.ts";
 
-/** A scheduler whose runs end when the test says so. */
+/** A scheduler whose runs end, and step out of their slots for a wait, when the test says so. */
 function harness(limits: SchedulerLimits) {
   const scheduler = new FairScheduler(limits);
   const running = new Map<string, () => void>();
+  const slots = new Map<string, Slot>();
   const tenantOf = new Map<string, string>();
   const started: string[] = [];
+  /** Runs out of their slots, each with what ends its wait. */
+  const idle = new Map<string, () => void>();
+  /** What a run does when it starts: it is recorded, then ends when the test says so. */
+  const admitRun = (tenant: string, id: string, slot: Slot) => {
+    started.push(id);
+    tenantOf.set(id, tenant);
+    slots.set(id, slot);
+    return new Promise<void>((resolve) => running.set(id, resolve));
+  };
   const admit = (tenant: string, id: string) =>
-    scheduler.admit(tenant, () => {
-      started.push(id);
-      tenantOf.set(id, tenant);
-      return new Promise<void>((resolve) => running.set(id, resolve));
-    });
+    scheduler.admit(tenant, (slot) => admitRun(tenant, id, slot));
+  const settle = async () => {
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+  };
   /** Ends a run and lets the scheduler hand its slot on (a few microtask turns, no timer). */
   const end = async (id: string) => {
     const resolve = running.get(id);
     if (!resolve) throw new Error(`${id} is not running`);
     running.delete(id);
     resolve();
-    for (let i = 0; i < 5; i++) await Promise.resolve();
+    await settle();
   };
-  /** Tenants with a run now. */
-  const runningTenants = () => new Set([...running.keys()].map((id) => tenantOf.get(id)));
-  return { scheduler, running, started, admit, end, runningTenants };
+  /** A run waits out of its slot (as a live job between reloads) until `resume(id)`. */
+  const stepOut = async (id: string) => {
+    const slot = slots.get(id);
+    if (!slot || !running.has(id) || idle.has(id)) throw new Error(`${id} cannot step out`);
+    void slot.idle(() => new Promise<void>((resolve) => idle.set(id, resolve)));
+    await settle();
+  };
+  const resume = async (id: string) => {
+    const wake = idle.get(id);
+    if (!wake) throw new Error(`${id} is not waiting`);
+    idle.delete(id);
+    wake();
+    await settle();
+  };
+  /** Tenants with a run in a slot now. */
+  const runningTenants = () =>
+    new Set([...running.keys()].filter((id) => !idle.has(id)).map((id) => tenantOf.get(id)));
+  return {
+    scheduler,
+    running,
+    idle,
+    started,
+    admit,
+    admitRun,
+    end,
+    stepOut,
+    resume,
+    runningTenants,
+  };
+}
+
+/**
+ * A thousand seeded random events (the same every run, yet many interleavings): admissions,
+ * ends and, with `idle`, runs stepping out of their slots and back. Checks after each that no
+ * slot is free while an attempt waits, that nothing starts beyond the ceiling, that the count
+ * is the runs in slots, and in the end that each tenant's attempts started in order.
+ */
+async function randomEvents(idle: boolean) {
+  let seed = 12345;
+  const random = () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const limits = { capacity: 3, waitingLimit: 12, tenantWaitingLimit: 6, newcomerSlots: 2 };
+  const ceiling = limits.capacity + limits.newcomerSlots;
+  const h = harness(limits);
+  const tenants = ["a", "b", "c", "d"];
+  const admitted = new Map<string, string[]>(); // per tenant, in admission order
+  let refused = 0;
+  let steppedOut = 0;
+  const overCeiling: string[] = [];
+  const admit = (tenant: string, id: string) =>
+    h.scheduler.admit(tenant, (slot) => {
+      if (h.scheduler.running > ceiling) overCeiling.push(id);
+      return h.admitRun(tenant, id, slot);
+    });
+  for (let event = 0; event < 1000; event++) {
+    const roll = random();
+    const held = [...h.running.keys()].filter((id) => !h.idle.has(id));
+    if (idle && roll < 0.12 && held.length > 0) {
+      await h.stepOut(held[Math.floor(random() * held.length)]);
+      steppedOut++;
+    } else if (idle && roll < 0.22 && h.idle.size > 0) {
+      const out = [...h.idle.keys()];
+      await h.resume(out[Math.floor(random() * out.length)]);
+    } else if (random() < 0.55 || held.length === 0) {
+      const tenant = tenants[Math.floor(random() * (random() < 0.6 ? 1 : tenants.length))];
+      const id = `${tenant}${event}`;
+      const admission = admit(tenant, id);
+      if (admission.kind === "full") refused++;
+      else admitted.set(tenant, [...(admitted.get(tenant) ?? []), id]);
+    } else {
+      await h.end(held[Math.floor(random() * held.length)]);
+    }
+    const { running, waiting } = h.scheduler;
+    expect(running).toBe(h.running.size - h.idle.size);
+    if (!idle) expect(running).toBeLessThanOrEqual(ceiling);
+    expect(waiting).toBeLessThanOrEqual(limits.waitingLimit);
+    if (waiting > 0) {
+      // No slot is free while an attempt waits...
+      expect(running).toBeGreaterThanOrEqual(limits.capacity);
+      // ...and below the ceiling, everyone waiting already runs something.
+      if (running < ceiling) {
+        const runs = h.runningTenants();
+        for (const tenant of tenants) {
+          if (admitted.get(tenant)?.some((id) => !h.started.includes(id))) {
+            expect(runs.has(tenant), `${tenant} waits with nothing running`).toBe(true);
+          }
+        }
+      }
+    }
+  }
+  // Nothing started beyond the ceiling (only runs coming back from a wait go over it).
+  expect(overCeiling).toEqual([]);
+  // Every tenant's attempts started in the order they were admitted.
+  for (const [tenant, ids] of admitted) {
+    const order = h.started.filter((id) => id.startsWith(tenant));
+    expect(order).toEqual(ids.slice(0, order.length));
+  }
+  expect(refused).toBeGreaterThan(0); // the room did fill, so its bound was exercised
+  expect(h.started.length).toBeGreaterThan(300);
+  return { h, steppedOut };
 }
 
 describe("FairScheduler", () => {
@@ -123,53 +231,50 @@ describe("FairScheduler", () => {
   });
 
   it("in a thousand random events, never leaves a slot free while an attempt waits", async () => {
-    // A seeded generator: the same events every run, yet many interleavings.
-    let seed = 12345;
-    const random = () => {
-      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
-      return seed / 2 ** 32;
-    };
-    const limits = { capacity: 3, waitingLimit: 12, tenantWaitingLimit: 6, newcomerSlots: 2 };
-    const h = harness(limits);
-    const tenants = ["a", "b", "c", "d"];
-    const admitted = new Map<string, string[]>(); // per tenant, in admission order
-    let refused = 0;
-    for (let event = 0; event < 1000; event++) {
-      if (random() < 0.55 || h.running.size === 0) {
-        const tenant = tenants[Math.floor(random() * (random() < 0.6 ? 1 : tenants.length))];
-        const id = `${tenant}${event}`;
-        const admission = h.admit(tenant, id);
-        if (admission.kind === "full") refused++;
-        else admitted.set(tenant, [...(admitted.get(tenant) ?? []), id]);
-      } else {
-        const ids = [...h.running.keys()];
-        await h.end(ids[Math.floor(random() * ids.length)]);
-      }
-      const { running, waiting } = h.scheduler;
-      expect(running).toBe(h.running.size);
-      expect(running).toBeLessThanOrEqual(limits.capacity + limits.newcomerSlots);
-      expect(waiting).toBeLessThanOrEqual(limits.waitingLimit);
-      if (waiting > 0) {
-        // No slot is free while an attempt waits...
-        expect(running).toBeGreaterThanOrEqual(limits.capacity);
-        // ...and below the ceiling, everyone waiting already runs something.
-        if (running < limits.capacity + limits.newcomerSlots) {
-          const runs = h.runningTenants();
-          for (const tenant of tenants) {
-            if (admitted.get(tenant)?.some((id) => !h.started.includes(id))) {
-              expect(runs.has(tenant), `${tenant} waits with nothing running`).toBe(true);
-            }
-          }
-        }
-      }
-    }
-    // Every tenant's attempts started in the order they were admitted.
-    for (const [tenant, ids] of admitted) {
-      const order = h.started.filter((id) => id.startsWith(tenant));
-      expect(order).toEqual(ids.slice(0, order.length));
-    }
-    expect(refused).toBeGreaterThan(0); // the room did fill, so its bound was exercised
-    expect(h.started.length).toBeGreaterThan(300);
+    await randomEvents(false);
+  });
+
+  it("the same with runs stepping out of their slots for waits, and back in", async () => {
+    const { h, steppedOut } = await randomEvents(true);
+    expect(steppedOut).toBeGreaterThan(50);
+    expect(h.idle.size + h.running.size).toBeGreaterThan(0);
+  });
+
+  it("a run that steps out for a wait hands its slot on at once, and comes back without waiting", async () => {
+    const h = harness({ capacity: 1, waitingLimit: 4, tenantWaitingLimit: 4, newcomerSlots: 0 });
+    h.admit("a", "a1");
+    expect(h.admit("a", "a2").kind).toBe("waiting");
+    await h.stepOut("a1");
+    expect(h.started).toEqual(["a1", "a2"]);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([1, 0]);
+    // Out of its slot, a1 holds none, but the one slot is a2's now: b1 waits for it.
+    expect(h.admit("b", "b1").kind).toBe("waiting");
+    // The wait is over: a1 is back at once, beyond the one slot; nothing else starts.
+    await h.resume("a1");
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([2, 1]);
+    await h.end("a2");
+    expect(h.started).toEqual(["a1", "a2"]); // still one over: b1 waits for a1
+    await h.end("a1");
+    expect(h.started).toEqual(["a1", "a2", "b1"]);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([1, 0]);
+  });
+
+  it("a run that ends while out of its slot gives back nothing twice, and takes none after", async () => {
+    const h = harness({ capacity: 1, waitingLimit: 4, tenantWaitingLimit: 4, newcomerSlots: 0 });
+    h.admit("a", "a1");
+    h.admit("a", "a2");
+    h.admit("a", "a3");
+    await h.stepOut("a1");
+    expect(h.started).toEqual(["a1", "a2"]);
+    await h.end("a1"); // cancelled mid-wait, say
+    expect(h.started).toEqual(["a1", "a2"]);
+    expect(h.scheduler.running).toBe(1);
+    await h.resume("a1"); // its wait settles late
+    expect(h.scheduler.running).toBe(1);
+    await h.end("a2");
+    expect(h.started).toEqual(["a1", "a2", "a3"]);
+    await h.end("a3");
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([0, 0]);
   });
 
   it("refuses limits that make no sense", () => {

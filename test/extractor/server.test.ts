@@ -16,6 +16,7 @@ import type { OpenSource } from "../../extractor/source-input.ts";
 import { sourceOpener } from "../../extractor/source-input.ts";
 import { PROGRESS_STAGES } from "../../schema/api.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
+import { startLiveOrigin } from "../sources/support/hls-live-origin.ts";
 import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
 import { startFakeEdge } from "./fake-edge.ts";
@@ -421,6 +422,61 @@ describe("scheduling (extractor/scheduler.ts)", () => {
     await vi.waitFor(() => expect(gated.opened).toEqual(["job-a-1", "job-a-2", "job-x-1"]));
     gated.release();
     for (const end of ends) expect((await end).delivery).toBe("posted");
+  });
+});
+
+describe("a live job between reloads (decision 0382)", () => {
+  it("holds no slot while it waits for its stream: the tenant's next job runs meanwhile", async () => {
+    // One slot, no newcomer places: before, the second job waited for the live one to end.
+    const video = await makeTestVideo({ durationSeconds: 3 });
+    const stream = await startLiveOrigin({ clock: 20.2 });
+    onTestFinished(() => stream.close());
+    const live = sourceOpener({
+      allowPrivate: true,
+      maxSourceBytes: 50_000_000,
+      sourceMinRate: { graceMs: 5_000, windowMs: 5_000, bytesPerSecond: 1 },
+    });
+    const file = localFile(video);
+    await startServer(
+      (asked, context) => (asked.options.mode === "live" ? live : file)(asked, context),
+      1,
+      { newcomerSlots: 0 },
+    );
+    const liveEnd = endOf("job-live");
+    const nextEnd = endOf("job-a-2");
+    await accept(
+      request({
+        job_id: "job-live",
+        url: stream.url,
+        options: {
+          mode: "live",
+          every: 2,
+          duration: 4,
+          format: "png",
+          resolution: 360,
+          output: "urls",
+        },
+      }),
+    );
+    await accept(request({ job_id: "job-a-2" }));
+    const liveEnded = await liveEnd;
+    // The second job took the slot while the live one waited for segment 10 to air.
+    expect(started).toEqual(["job-live", "job-a-2"]);
+    expect((await nextEnd).delivery).toBe("posted");
+    expect(liveEnded.delivery).toBe("posted");
+    // And the live job, back in without queueing, still caught both frames: 199 (segment 9's
+    // last, on air at the start) and 2 s of stream later, 219.
+    const result = edge.results.find((r) => r.job_id === "job-live");
+    expect(result?.status).toBe("completed");
+    const numbers = await Promise.all(
+      (result?.frames ?? []).map(
+        async (f) =>
+          (await readImagePattern(edge.files.get(f.key as string)?.bytes as Buffer)).number,
+      ),
+    );
+    expect(numbers).toEqual([199, 219]);
+    expect(stream.segmentsFetched()).toEqual([9, 10]);
+    expect(edge.results.find((r) => r.job_id === "job-a-2")?.frames).toHaveLength(3);
   });
 });
 
