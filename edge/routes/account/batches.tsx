@@ -1,10 +1,13 @@
 // The account's batches (decision 0381): the list, newest first, with each batch's items
 // counted by status and its charge; and one batch with its options and its items, each linked
 // to its job or saying why it has none. Read through edge/batches/read.ts, as the API reads
-// them, so the page and GET /v1/batches never disagree.
+// them, so the page and GET /v1/batches never disagree. While a batch shown is not completed,
+// the dashboard's script fetches the page again and puts the new part in place when its
+// `data-state` changed (decision 0383).
 
 import { inferMode } from "../../../schema/api.ts";
 import {
+  type Batch,
   type BatchCounts,
   BatchIdParamSchema,
   type BatchSummary,
@@ -43,9 +46,25 @@ function progressOf(counts: BatchCounts): string {
   return parts.join(" · ");
 }
 
+/** What a batch's row shows that can change while it runs: the script compares it. */
+function summaryState(batch: BatchSummary): string {
+  const counts = Object.values(batch.counts).join(",");
+  return `${batch.id}:${batch.status}:${counts}:${batch.credits_charged}`;
+}
+
+/** The same for one batch's page: its summary and each item's status and job. */
+function batchState(batch: Batch): string {
+  const items = batch.items.data.map((item) => `${item.status}:${item.job_id ?? ""}`);
+  return `${summaryState(batch)}|${items.join(" ")}`;
+}
+
 function BatchTable(props: { batches: BatchSummary[] }) {
   return (
-    <div class="table-scroll">
+    <div
+      class="table-scroll"
+      data-live-batches
+      data-state={props.batches.map(summaryState).join(" ")}
+    >
       <table class="stack-table batches-table">
         <caption class="sr-only">Batches, newest first</caption>
         <thead>
@@ -136,105 +155,107 @@ export async function batchPage(c: PageContext) {
       <p>
         <a href={SECTION}>← All batches</a>
       </p>
-      <section aria-labelledby="batch-title" class="dashboard-section">
-        <h2 id="batch-title">
-          Summary <StatusBadge status={batch.status} />
-        </h2>
-        <dl class="facts facts-compact">
-          <div>
-            <dt>Items</dt>
-            <dd>{progressOf(counts)}</dd>
-          </div>
-          <div>
-            <dt>Waiting, queued, processing</dt>
-            <dd>
-              {count(counts.pending)}, {count(counts.queued)}, {count(counts.processing)}
-            </dd>
-          </div>
-          <div>
-            <dt>Credits</dt>
-            <dd>{count(batch.credits_charged)}</dd>
-          </div>
-          <div>
-            <dt>Created</dt>
-            <dd>
-              <When iso={batch.created_at} />
-            </dd>
-          </div>
-          <div>
-            <dt>Ended</dt>
-            <dd>
-              <When iso={batch.completed_at} empty="not yet" />
-            </dd>
-          </div>
-          <div class="fact-wide">
-            <dt>Each item asks for</dt>
-            <dd class="break">{itemOptionsLabel(batch.options)}</dd>
-          </div>
-          {batch.playlist && (
-            <div class="fact-wide">
-              <dt>Playlist</dt>
-              <dd class="break">
-                {batch.playlist.url}
-                {batch.playlist.note && <span class="hint"> {batch.playlist.note}</span>}
+      <div data-live-batch={batch.id} data-status={batch.status} data-state={batchState(batch)}>
+        <section aria-labelledby="batch-title" class="dashboard-section">
+          <h2 id="batch-title">
+            Summary <StatusBadge status={batch.status} />
+          </h2>
+          <dl class="facts facts-compact">
+            <div>
+              <dt>Items</dt>
+              <dd>{progressOf(counts)}</dd>
+            </div>
+            <div>
+              <dt>Waiting, queued, processing</dt>
+              <dd>
+                {count(counts.pending)}, {count(counts.queued)}, {count(counts.processing)}
               </dd>
             </div>
-          )}
-          <div class="fact-wide">
-            <dt>Id</dt>
-            <dd class="break">
-              <code>{batch.id}</code>
-            </dd>
-          </div>
-        </dl>
-      </section>
-      <section aria-labelledby="items-title" class="dashboard-section">
-        <h2 id="items-title">Items</h2>
-        <div class="table-scroll">
-          <table class="stack-table batch-items-table">
-            <caption class="sr-only">The batch's items, in the order of its links</caption>
-            <thead>
-              <tr>
-                <th scope="col" class="num">
-                  #
-                </th>
-                <th scope="col">Link</th>
-                <th scope="col">Status</th>
-                <th scope="col">Job</th>
-              </tr>
-            </thead>
-            <tbody>
-              {batch.items.data.map((item) => (
-                <tr data-item={item.index} data-status={item.status}>
-                  <td data-label="#" class="num">
-                    {item.index}
-                  </td>
-                  <td data-label="Link" class="break">
-                    {item.url}
-                  </td>
-                  <td data-label="Status">
-                    <StatusBadge status={item.status} />
-                    {item.error && (
-                      <span class="hint item-error">
-                        {item.error.userMessage || item.error.message || item.error.name}
-                      </span>
-                    )}
-                  </td>
-                  <td data-label="Job">
-                    {item.job_id ? (
-                      <a href={`/dashboard/jobs/${item.job_id}`} class="mono-id">
-                        job {item.job_id.slice(0, 8)}
-                      </a>
-                    ) : (
-                      <span class="muted">—</span>
-                    )}
-                  </td>
+            <div>
+              <dt>Credits</dt>
+              <dd>{count(batch.credits_charged)}</dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>
+                <When iso={batch.created_at} />
+              </dd>
+            </div>
+            <div>
+              <dt>Ended</dt>
+              <dd>
+                <When iso={batch.completed_at} empty="not yet" />
+              </dd>
+            </div>
+            <div class="fact-wide">
+              <dt>Each item asks for</dt>
+              <dd class="break">{itemOptionsLabel(batch.options)}</dd>
+            </div>
+            {batch.playlist && (
+              <div class="fact-wide">
+                <dt>Playlist</dt>
+                <dd class="break">
+                  {batch.playlist.url}
+                  {batch.playlist.note && <span class="hint"> {batch.playlist.note}</span>}
+                </dd>
+              </div>
+            )}
+            <div class="fact-wide">
+              <dt>Id</dt>
+              <dd class="break">
+                <code>{batch.id}</code>
+              </dd>
+            </div>
+          </dl>
+        </section>
+        <section aria-labelledby="items-title" class="dashboard-section">
+          <h2 id="items-title">Items</h2>
+          <div class="table-scroll">
+            <table class="stack-table batch-items-table">
+              <caption class="sr-only">The batch's items, in the order of its links</caption>
+              <thead>
+                <tr>
+                  <th scope="col" class="num">
+                    #
+                  </th>
+                  <th scope="col">Link</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Job</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      </section>
+              </thead>
+              <tbody>
+                {batch.items.data.map((item) => (
+                  <tr data-item={item.index} data-status={item.status}>
+                    <td data-label="#" class="num">
+                      {item.index}
+                    </td>
+                    <td data-label="Link" class="break">
+                      {item.url}
+                    </td>
+                    <td data-label="Status">
+                      <StatusBadge status={item.status} />
+                      {item.error && (
+                        <span class="hint item-error">
+                          {item.error.userMessage || item.error.message || item.error.name}
+                        </span>
+                      )}
+                    </td>
+                    <td data-label="Job">
+                      {item.job_id ? (
+                        <a href={`/dashboard/jobs/${item.job_id}`} class="mono-id">
+                          job {item.job_id.slice(0, 8)}
+                        </a>
+                      ) : (
+                        <span class="muted">—</span>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </section>
+      </div>
     </DashboardPage>
   );
   return renderPage(c, body);

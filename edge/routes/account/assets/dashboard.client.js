@@ -67,14 +67,20 @@ function showProgress(element, job) {
   if (label) label.textContent = job.label;
 }
 
-/** Fetches the page again and puts its copy of `selector` in place of ours. */
-async function refreshPart(selector) {
+/**
+ * Fetches the page again and puts its copy of `selector` in place of ours; with `ifChanged`,
+ * only when its `data-state` differs (nothing moves under the reader's eyes for nothing).
+ * False when it could not (signed out, an error, the part gone).
+ */
+async function refreshPart(selector, ifChanged = false) {
   const response = await fetch(window.location.href, { credentials: "same-origin" });
-  if (!response.ok || response.redirected) return false;
+  if (response.redirected || response.status === 401 || response.status === 403) return false;
+  if (!response.ok) throw new Error(`the page answered ${response.status}`);
   const page = new DOMParser().parseFromString(await response.text(), "text/html");
   const fresh = page.querySelector(selector);
   const current = document.querySelector(selector);
   if (!fresh || !current) return false;
+  if (ifChanged && fresh.dataset.state === current.dataset.state) return true;
   current.replaceWith(document.adoptNode(fresh));
   enhance(fresh);
   return true;
@@ -120,6 +126,48 @@ function followJobs() {
 
   function schedule() {
     if (!timer && runningJobs(document).size > 0) timer = setTimeout(poll, wait);
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) schedule();
+  });
+  schedule();
+}
+
+// ── Batches that update themselves (decision 0383) ────────────────────────────────────────
+// While a batch shown is not completed, the page is fetched again every few seconds and its
+// batch part put in place when what it shows changed (its `data-state`: statuses, counts,
+// jobs, credits). Polling stops once every batch shown is completed, backs off on errors, stops
+// when signed out, and pauses while the tab is hidden.
+
+const BATCH_EVERY_MS = 3000;
+
+function followBatches() {
+  const part = document.querySelector("[data-live-batch]")
+    ? "[data-live-batch]"
+    : "[data-live-batches]";
+  if (!document.querySelector(part)) return;
+  const unfinished = () =>
+    [...document.querySelectorAll("[data-live-batch], tr[data-batch-id]")].some(
+      (element) => element.dataset.status !== "completed",
+    );
+  let wait = BATCH_EVERY_MS;
+  let timer = 0;
+
+  async function poll() {
+    timer = 0;
+    if (!unfinished() || document.hidden) return;
+    try {
+      if (!(await refreshPart(part, true))) return;
+      wait = BATCH_EVERY_MS;
+    } catch {
+      wait = Math.min(wait * 2, LONGEST_WAIT_MS);
+    }
+    schedule();
+  }
+
+  function schedule() {
+    if (!timer && unfinished()) timer = setTimeout(poll, wait);
   }
 
   document.addEventListener("visibilitychange", () => {
@@ -238,3 +286,4 @@ function enhance(root) {
 
 enhanceGallery(document);
 followJobs();
+followBatches();
