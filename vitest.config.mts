@@ -12,6 +12,7 @@ const UNIT = [
   "test/extractor/output.test.ts",
   "test/extractor/best-score.test.ts",
   "test/extractor/lease-loop.test.ts",
+  "test/extractor/twins.test.ts",
   "test/sources/platform.test.ts",
   "test/sources/safe-fetch.test.ts",
   "test/sources/url-safety.test.ts",

@@ -39,6 +39,7 @@ import { nonFiniteNumberIn } from "./result-check.ts";
 import { defaultWaitingLimits, FairScheduler, type Slot } from "./scheduler.ts";
 import type { OpenSource } from "./source-input.ts";
 import type { Expansion } from "./sources/ytdlp-playlist.ts";
+import { Twins, type TwinTurn } from "./twins.ts";
 
 /** How an accepted job ended, for logs and tests. */
 export interface JobEnd {
@@ -109,6 +110,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     for (const [priority, { newcomer }] of shares) priority.setYielding(newcomers > 0 && !newcomer);
   }
   const deadlineSeconds = options.deadlineSeconds ?? DEFAULT_DEADLINE_SECONDS;
+  const twins = new Twins();
 
   function load() {
     return {
@@ -177,7 +179,6 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
       if (newcomer) newcomers++;
       rebalance();
       options.onJobStart?.({ jobId: request.job_id, attemptId, tenant, newcomer, priority });
-      progress?.stage("fetching");
       // Every line the job writes, however deep (sources, ffmpeg, the sink), names it, and
       // every media process it starts takes its share.
       return withLogContext(fields, () =>
@@ -223,8 +224,25 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     const fields = { job: request.job_id, attempt: attemptId, request: requestId };
     log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
     let end: JobEnd | null = null;
+    let twin: TwinTurn | null = null;
     try {
-      const result = await runRequest(request, attemptId, cancelled, lease, progress, slot);
+      // The same account's identical job running here ends first; this one is then served its
+      // frames (decision 0384).
+      const twinKey = Twins.keyOf(request);
+      if (twinKey) {
+        twin = await twins.enter(twinKey, request.job_id, slot.idle, cancelled, () =>
+          progress?.stage("waiting"),
+        );
+        if (twin.waitedFor) {
+          log("info", "job waited for its twin", { ...fields, twin: twin.waitedFor });
+        }
+        if (cancelled.aborted) {
+          end = { jobId: request.job_id, attemptId, status: "failed", delivery: "cancelled" };
+          return;
+        }
+      }
+      progress?.stage("fetching");
+      const result = await runRequest(request, attemptId, cancelled, lease, progress, slot, twin);
       if ("reused_from" in result) {
         end = { jobId: request.job_id, attemptId, status: "completed", delivery: "reused" };
         log("info", "job reused an earlier job's frames", {
@@ -254,6 +272,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         );
       }
     } finally {
+      twin?.leave();
       // A renewal already sent is answered (or 5 s pass) before the job reports its end and
       // frees its slot. The result may still have been posted before that answer came.
       await lease?.stop();
@@ -297,6 +316,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     lease: LeaseLoop | null = null,
     progress: ProgressReporter | null = null,
     slot: Slot | null = null,
+    twin: TwinTurn | null = null,
   ): Promise<ExtractResult | { reused_from: string }> {
     const started = Date.now();
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
@@ -314,6 +334,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     let source: Awaited<ReturnType<OpenSource>> | null = null;
     try {
       source = await openSource(request, { deadlineSeconds });
+      // A source with no identity is never served to another job: its twins need not wait.
+      if (!source.identity) twin?.leave();
       const reusedFrom = await reuseAnswer(request, attemptId, source);
       if (reusedFrom !== null) return { reused_from: reusedFrom };
       outcome = await extractFrames(

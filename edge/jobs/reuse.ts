@@ -18,6 +18,7 @@ import {
   type SourceReport,
 } from "../../schema/messages.ts";
 import type { Plan } from "../../schema/plans.ts";
+import { canonicalJson, shapingOptions } from "../../schema/reuse.ts";
 import { sha256Hex } from "../crypto.ts";
 import { logEvent } from "../log.ts";
 import { planOf } from "../plan-of.ts";
@@ -34,21 +35,6 @@ import { settledAttempt, settlingRow } from "./store/settlement.ts";
  */
 export const REUSE_MARGIN_MS = 3600_000;
 
-/** Options that do not change a single delivered byte: where the result is told, and reuse. */
-const OPTIONS_NOT_IN_KEY = new Set<string>(["webhook_url", "reuse"]);
-
-/** JSON with every object's keys sorted, so equal values always give equal text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
 /**
  * The options key: a hash of the normalised options that shape the frames (all but webhook_url
  * and reuse), with the plan limits the extractor applies to them (the width frames fit, the
@@ -56,9 +42,7 @@ function canonicalJson(value: unknown): string {
  * changes the key.
  */
 export function optionsKey(options: JobOptions, plan: Plan): Promise<string> {
-  const shaping = Object.fromEntries(
-    Object.entries(options).filter(([name]) => !OPTIONS_NOT_IN_KEY.has(name)),
-  );
+  const shaping = shapingOptions(options);
   const limits = plan.limits;
   return sha256Hex(
     canonicalJson({

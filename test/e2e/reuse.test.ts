@@ -2,7 +2,8 @@
 // source whose final URL, ETag, Last-Modified and size agree, is served the stored frames with
 // `reused_from` and charged 0, without decoding: the origin sees only the extractor's first
 // ranged GET (the answer that carries the validators). A changed ETag, another account,
-// other options or `reuse: false` extract afresh, charged.
+// other options or `reuse: false` extract afresh, charged. Two identical jobs at once: the second
+// waits for the first and is served its frames (decision 0384), unless the file has no validators.
 import { createHash } from "node:crypto";
 import { stat } from "node:fs/promises";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -201,4 +202,49 @@ it("extracts afresh for other options, and for reuse: false", async () => {
   expect(optedOut.value.credits_charged).toBe(1);
   expect(optedOut.requests.length).toBeGreaterThan(1);
   expect(await creditsAvailable(h.stack, account.auth)).toBe(before - 1);
+});
+
+it("two identical jobs at once: one extracts, the other waits for it and is served its frames", async () => {
+  const body = { count: 4, resolution: 360 };
+  // What one extraction of these options asks of the origin, made by another account.
+  const other = await h.newKey("starter");
+  const solo = await originRequests(() => createJob(other.auth, body));
+  expect(solo.value.reused_from).toBeNull();
+
+  const account = await h.newKey("starter");
+  const start = await creditsAvailable(h.stack, account.auth);
+  const both = await originRequests(() =>
+    Promise.all([createJob(account.auth, body), createJob(account.auth, body)]),
+  );
+  const [a, b] = both.value;
+  const [first, twin] = a.reused_from === null ? [a, b] : [b, a];
+  expect(first.reused_from).toBeNull();
+  expect(twin.reused_from).toBe(first.id);
+  expect([first.credits_charged, twin.credits_charged]).toEqual([1, 0]);
+  expect(await creditsAvailable(h.stack, account.auth)).toBe(start - 1);
+  expect(await frameHashes(twin)).toEqual(await frameHashes(first));
+  // One extraction's requests, and the twin's one answer with the validators: not two
+  // extractions side by side.
+  expect(both.requests.length).toBeLessThanOrEqual(solo.requests.length + 1);
+  expect(both.requests.filter((r) => r.range === FIRST_BLOCK).length).toBeGreaterThanOrEqual(1);
+});
+
+it("two identical jobs at once on a file without validators: both extract, each charged", async () => {
+  // Nothing says the bytes are the same, so nothing is reused (and the twin does not wait for
+  // the first to end: it goes on once the first has opened the file).
+  const bare = h.serveVideo("/media/bare.mp4", await makeTestVideo({ durationSeconds: 3 }));
+  const account = await h.newKey("starter");
+  const start = await creditsAvailable(h.stack, account.auth);
+  const run = () =>
+    call(h.stack, "POST", "/jobs?wait=true", {
+      body: { url: bare, ...BODY },
+      headers: account.auth,
+    });
+  const jobs = (await Promise.all([run(), run()])).map((r) => r.body);
+  for (const job of jobs) {
+    expect(job.status).toBe("completed");
+    expect(job.reused_from).toBeNull();
+    expect(job.credits_charged).toBe(1);
+  }
+  expect(await creditsAvailable(h.stack, account.auth)).toBe(start - 2);
 });

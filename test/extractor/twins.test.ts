@@ -1,0 +1,168 @@
+// Identical jobs at once (extractor/twins.ts, decision 0384), by counting: which requests are
+// twins, and a twin waits out of its slot until the first has ended, one after another, never
+// for its own job's earlier attempt, and not at all once cancelled.
+import { describe, expect, it } from "vitest";
+import { Twins } from "../../extractor/twins.ts";
+import type { ExtractRequest } from "../../schema/messages.ts";
+
+function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
+  return {
+    job_id: "job-1",
+    attempt_id: "attempt-1",
+    kind: "job",
+    tenant: "account:a",
+    url: "https://example.com/v.mp4",
+    platform: "direct",
+    options: { mode: "count", count: 3, format: "jpg", resolution: 720, output: "urls" },
+    max_video_seconds: 900,
+    clip_to_max: false,
+    max_frames: 300,
+    callback: { base_url: "http://edge.test", token: "t" },
+    ...overrides,
+  };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 10; i++) await Promise.resolve();
+};
+
+/** An idle that counts the waits it runs (as the scheduler's slot would, out of the slot). */
+function countingIdle() {
+  const idle = {
+    waits: 0,
+    out: 0,
+    run: async <T>(wait: () => Promise<T>): Promise<T> => {
+      idle.waits++;
+      idle.out++;
+      try {
+        return await wait();
+      } finally {
+        idle.out--;
+      }
+    },
+  };
+  return idle;
+}
+
+describe("which requests are twins", () => {
+  const key = Twins.keyOf(request());
+
+  it("the same account, link, options and limits, whatever the job, attempt or webhook", () => {
+    expect(key).not.toBeNull();
+    const other = request({
+      job_id: "job-2",
+      attempt_id: "attempt-9",
+      options: { ...request().options, webhook_url: "https://hooks.example.com/x", reuse: true },
+      callback: { base_url: "http://edge.test", token: "other" },
+    });
+    expect(Twins.keyOf(other)).toBe(key);
+    // Key order does not matter.
+    const reordered = request({
+      options: { output: "urls", resolution: 720, format: "jpg", count: 3, mode: "count" },
+    });
+    expect(Twins.keyOf(reordered)).toBe(key);
+  });
+
+  it("not across accounts, links, options or plan limits", () => {
+    for (const changed of [
+      request({ tenant: "account:b" }),
+      request({ url: "https://example.com/w.mp4" }),
+      request({ options: { ...request().options, count: 4 } }),
+      request({ options: { ...request().options, format: "png" } }),
+      request({ max_frames: 100 }),
+      request({ max_video_seconds: 60 }),
+      request({ clip_to_max: true }),
+    ]) {
+      expect(Twins.keyOf(changed)).not.toBe(key);
+    }
+  });
+
+  it("never for a demo, reuse: false, a live stream, or a request the edge did not send", () => {
+    expect(Twins.keyOf(request({ kind: "demo" }))).toBeNull();
+    expect(Twins.keyOf(request({ options: { ...request().options, reuse: false } }))).toBeNull();
+    expect(
+      Twins.keyOf(
+        request({ options: { mode: "live", format: "jpg", resolution: 720, output: "urls" } }),
+      ),
+    ).toBeNull();
+    expect(Twins.keyOf(request({ attempt_id: undefined }))).toBeNull();
+    expect(Twins.keyOf(request({ tenant: undefined }))).toBeNull();
+  });
+});
+
+describe("a twin's turn", () => {
+  it("waits out of its slot until the first has ended; the third waits for the second", async () => {
+    const twins = new Twins();
+    const idle = countingIdle();
+    const signal = new AbortController().signal;
+    const first = await twins.enter("k", "job-1", idle.run, signal);
+    expect(first.waitedFor).toBeNull();
+    expect(idle.waits).toBe(0);
+
+    const order: string[] = [];
+    let told = 0;
+    const second = twins
+      .enter("k", "job-2", idle.run, signal, () => told++)
+      .then((turn) => {
+        order.push("job-2");
+        return turn;
+      });
+    const third = twins.enter("k", "job-3", idle.run, signal).then((turn) => {
+      order.push("job-3");
+      return turn;
+    });
+    await settle();
+    expect(order).toEqual([]);
+    expect([idle.out, told]).toEqual([2, 1]); // both wait, out of their slots
+
+    first.leave();
+    await settle();
+    expect(order).toEqual(["job-2"]); // the second goes on; the third now waits for it
+    expect((await second).waitedFor).toBe("job-1");
+    expect(idle.out).toBe(1);
+
+    (await second).leave();
+    const turn = await third;
+    expect(order).toEqual(["job-2", "job-3"]);
+    expect(turn.waitedFor).toBe("job-2");
+    turn.leave();
+    expect(twins.size).toBe(0);
+    // Leaving twice changes nothing.
+    first.leave();
+    expect(twins.size).toBe(0);
+  });
+
+  it("never waits for its own job's earlier attempt, nor for another key", async () => {
+    const twins = new Twins();
+    const idle = countingIdle();
+    const signal = new AbortController().signal;
+    const earlier = await twins.enter("k", "job-1", idle.run, signal);
+    const again = await twins.enter("k", "job-1", idle.run, signal);
+    const elsewhere = await twins.enter("other", "job-2", idle.run, signal);
+    expect([again.waitedFor, elsewhere.waitedFor, idle.waits]).toEqual([null, null, 0]);
+    // The earlier attempt ending does not free the key the later one holds.
+    earlier.leave();
+    expect(twins.size).toBe(2);
+    again.leave();
+    elsewhere.leave();
+    expect(twins.size).toBe(0);
+  });
+
+  it("a cancelled wait ends at once and holds nothing", async () => {
+    const twins = new Twins();
+    const idle = countingIdle();
+    const first = await twins.enter("k", "job-1", idle.run, new AbortController().signal);
+    const cancel = new AbortController();
+    const waiting = twins.enter("k", "job-2", idle.run, cancel.signal);
+    await settle();
+    expect(idle.out).toBe(1);
+    cancel.abort();
+    const turn = await waiting;
+    expect(turn.waitedFor).toBe("job-1");
+    expect(idle.out).toBe(0);
+    turn.leave();
+    expect(twins.size).toBe(1); // still the first's
+    first.leave();
+    expect(twins.size).toBe(0);
+  });
+});
