@@ -4,7 +4,7 @@
 // test/sdk/python/flows.py: create with wait, get, wait_for with progress, list over pages,
 // usage, pricing, frames on disk, errors as typed exceptions, 429 retried after Retry-After,
 // webhook verification of a delivery the stack made, and a batch (create with wait, items over
-// pages, list, the same Idempotency-Key, refusals).
+// pages, list, the same Idempotency-Key, refusals), and the demo without a key.
 import { spawn, spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,8 +12,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { download, type Harness, startHarness, startReceiver } from "../e2e/support/harness.ts";
+import { freshLoopbackAddress } from "../support/from-address.ts";
 import { readImagePattern } from "../support/videos.ts";
-import { frameNumberAt, makeSdkVideo } from "./support.ts";
+import { frameNumberAt, makeSdkVideo, VIDEO } from "./support.ts";
 
 const PYTHON = "/usr/bin/python3";
 const SDK_PYTHON = fileURLToPath(new URL("../../sdk/python", import.meta.url));
@@ -142,6 +143,7 @@ describe.skipIf(skipReason !== null)("the Python client, pip-installed in a fres
         exhausted_key: limited.key,
         exhausted_key_2: limited2.key,
         secret: await h.webhookSecret(account.email),
+        demo_address: freshLoopbackAddress(),
         hook: { body: hook.body, headers: hook.headers },
       }),
     });
@@ -251,5 +253,26 @@ describe.skipIf(skipReason !== null)("the Python client, pip-installed in a fres
     expect(out.webhook_refusals.tampered).toMatch(/no webhook-signature matches/);
     expect(out.webhook_refusals.old).toMatch(/refusing a replay/);
     expect(out.webhook_refusals.missing).toMatch(/missing/);
+
+    // The demo without a key: six frames of the video, each the picture at its pts; read
+    // again by id; a bad link refused with the spec's error.
+    expect(out.demo).toMatchObject({ object: "demo_job", status: "completed", frames_count: 6 });
+    expect(out.demo_again).toEqual(
+      expect.objectContaining({ id: out.demo.id, status: "completed", frames_count: 6 }),
+    );
+    expect(out.demo.frames).toHaveLength(6);
+    for (const frame of out.demo.frames) {
+      const picture = await download(frame.url);
+      expect(picture.status).toBe(200);
+      // The picture at the delivered frame's pts: a frame's own start time, to 6 decimals.
+      expect((await readImagePattern(picture.bytes)).number).toBe(
+        Math.round(frame.pts * VIDEO.fps),
+      );
+    }
+    expect(out.demo_error).toMatchObject({
+      class: "InvalidRequestError",
+      status: 400,
+      name: "InvalidUrl",
+    });
   });
 });
