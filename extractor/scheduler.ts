@@ -12,11 +12,13 @@
 // cores are shared out by the operating system until the runs end (no run is ever paused, so
 // this is how a small job gets in while long ones hold every slot).
 //
-// A run that only waits (a live job between two reloads of its playlist) steps out of its slot
-// for the wait (`Slot.idle`): the slot goes to a waiting attempt at once, as if the run had
-// ended. When the wait is over the run takes a place again at once, beyond the slots if need be,
-// and never queues: a live stream does not wait for us, and its next capture is short; the
-// operating system shares the cores until the count falls back under the slots.
+// A run that only waits steps out of its slot for the wait (`Slot.idle`): the slot goes to a
+// waiting attempt at once, as if the run had ended. When the wait is over the run comes back
+// one of two ways. `at-once`: it takes a place at once, beyond the slots if need be (a live job
+// between two reloads: the stream does not wait for us, and its next capture is short; the
+// operating system shares the cores until the count falls back under the slots). `in-turn`: it
+// waits for a slot as its tenant's next attempt would (a job that waited for its twin and may
+// now run a whole extraction).
 //
 // Bounded: at most `waitingLimit` attempts wait, and at most `tenantWaitingLimit` of one
 // tenant's, so one tenant cannot fill the room. Beyond that the caller answers 503 and the
@@ -56,20 +58,25 @@ export type Admission =
   | { kind: "waiting"; cancel: () => boolean }
   | { kind: "full"; why: "pool" | "tenant" };
 
+/** How a run that stepped out comes back: at once whatever the count, or in its turn. */
+export type ComeBack = "at-once" | "in-turn";
+
 /** What a started run holds: its place among the slots. */
 export interface Slot {
   /**
    * Runs `wait` (a wait on the clock or the network, nothing for the cores) out of the slot,
-   * and takes a place again when it settles, whatever the count then.
+   * and takes a place again when it settles: at once, whatever the count (the default), or
+   * `in-turn`, when a slot is its tenant's.
    */
-  idle<T>(wait: () => Promise<T>): Promise<T>;
+  idle<T>(wait: () => Promise<T>, comeBack?: ComeBack): Promise<T>;
 }
 
 /** A run: it holds its slot until the promise it returns settles. */
 export type Run = (slot: Slot) => Promise<void>;
 
+/** An attempt waiting to start, or a run waiting for its turn to come back. */
 interface Waiting {
-  run: Run;
+  start: () => void;
 }
 
 export class FairScheduler {
@@ -81,6 +88,8 @@ export class FairScheduler {
   /** When each tenant with attempts here last started one (a counter, not a clock). */
   readonly #lastStart = new Map<string, number>();
   #starts = 0;
+  /** Runs of each tenant out of their slots (Slot.idle). */
+  readonly #out = new Map<string, number>();
 
   constructor(limits: SchedulerLimits) {
     for (const [name, value] of Object.entries(limits)) {
@@ -115,7 +124,7 @@ export class FairScheduler {
     const queue = this.#waiting.get(tenant) ?? [];
     if (queue.length >= this.limits.tenantWaitingLimit) return { kind: "full", why: "tenant" };
     if (this.#waitingCount >= this.limits.waitingLimit) return { kind: "full", why: "pool" };
-    const entry: Waiting = { run };
+    const entry: Waiting = { start: () => this.#start(tenant, run) };
     queue.push(entry);
     this.#waiting.set(tenant, queue);
     this.#waitingCount++;
@@ -131,17 +140,23 @@ export class FairScheduler {
     let held = true;
     let ended = false;
     const slot: Slot = {
-      idle: async (wait) => {
+      idle: async (wait, comeBack = "at-once") => {
         if (!held || ended) return wait();
         held = false;
+        this.#out.set(tenant, (this.#out.get(tenant) ?? 0) + 1);
         this.#release(tenant);
         try {
           return await wait();
         } finally {
+          let back = false;
           if (!ended) {
-            held = true;
-            this.#take(tenant);
+            await this.#comeBack(tenant, comeBack);
+            back = true;
           }
+          this.#backIn(tenant);
+          if (back && !ended) held = true;
+          // A run that ended while it came back gives the place back.
+          else if (back) this.#release(tenant);
         }
       },
     };
@@ -161,6 +176,36 @@ export class FairScheduler {
       });
   }
 
+  /** Takes a place for a run coming back: now, or once its tenant's turn comes. */
+  #comeBack(tenant: string, how: ComeBack): Promise<void> | undefined {
+    if (how === "at-once" || (this.#running < this.limits.capacity && this.#waitingCount === 0)) {
+      this.#take(tenant);
+      return;
+    }
+    return new Promise<void>((resolve) => {
+      const queue = this.#waiting.get(tenant) ?? [];
+      // Beyond the room's bounds: the run was admitted within them.
+      queue.push({
+        start: () => {
+          this.#take(tenant);
+          this.#lastStart.set(tenant, ++this.#starts);
+          resolve();
+        },
+      });
+      this.#waiting.set(tenant, queue);
+      this.#waitingCount++;
+      this.#fill();
+    });
+  }
+
+  /** A run is back in (or ended while out): its tenant's turn order is no longer kept for it. */
+  #backIn(tenant: string) {
+    const out = (this.#out.get(tenant) ?? 1) - 1;
+    if (out > 0) this.#out.set(tenant, out);
+    else this.#out.delete(tenant);
+    this.#forgetIfIdle(tenant);
+  }
+
   #take(tenant: string) {
     this.#running++;
     this.#runningByTenant.set(tenant, (this.#runningByTenant.get(tenant) ?? 0) + 1);
@@ -176,9 +221,17 @@ export class FairScheduler {
     this.#fill();
   }
 
-  /** What is kept per tenant lasts only while it has attempts here: memory stays bounded. */
+  /**
+   * What is kept per tenant lasts only while it has attempts here (running, waiting or out of
+   * their slots): memory stays bounded, and a run that steps out keeps its tenant's place in
+   * the turn order.
+   */
   #forgetIfIdle(tenant: string) {
-    if (!this.#runningByTenant.has(tenant) && !this.#waiting.has(tenant)) {
+    if (
+      !this.#runningByTenant.has(tenant) &&
+      !this.#waiting.has(tenant) &&
+      !this.#out.has(tenant)
+    ) {
       this.#lastStart.delete(tenant);
     }
   }
@@ -216,7 +269,7 @@ export class FairScheduler {
       if (queue.length === 0) this.#waiting.delete(chosen);
       if (!next) continue;
       this.#waitingCount--;
-      this.#start(chosen, next.run);
+      next.start();
     }
   }
 

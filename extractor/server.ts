@@ -225,6 +225,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     log("info", "job started", { event: "job.started", kind: request.kind, ...fields });
     let end: JobEnd | null = null;
     let twin: TwinTurn | null = null;
+    // The job's deadline runs from here: a wait for its twin counts.
+    const started = Date.now();
     try {
       // The same account's identical job running here ends first; this one is then served its
       // frames (decision 0384).
@@ -242,7 +244,13 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
         }
       }
       progress?.stage("fetching");
-      const result = await runRequest(request, attemptId, cancelled, lease, progress, slot, twin);
+      const result = await runRequest(request, attemptId, cancelled, {
+        lease,
+        progress,
+        slot,
+        twin,
+        started,
+      });
       if ("reused_from" in result) {
         end = { jobId: request.job_id, attemptId, status: "completed", delivery: "reused" };
         log("info", "job reused an earlier job's frames", {
@@ -313,12 +321,17 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     request: ExtractRequest,
     attemptId: string,
     cancelled: AbortSignal,
-    lease: LeaseLoop | null = null,
-    progress: ProgressReporter | null = null,
-    slot: Slot | null = null,
-    twin: TwinTurn | null = null,
+    run: {
+      lease?: LeaseLoop | null;
+      progress?: ProgressReporter | null;
+      slot?: Slot | null;
+      twin?: TwinTurn | null;
+      /** When the job's deadline started (ms since the epoch). */
+      started?: number;
+    } = {},
   ): Promise<ExtractResult | { reused_from: string }> {
-    const started = Date.now();
+    const { lease = null, progress = null, slot = null, twin = null } = run;
+    const started = run.started ?? Date.now();
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
     // attempt is taken over; the result itself is posted afterwards by a client without it.
     const uploadsEnd = AbortSignal.any([
@@ -334,8 +347,8 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     let source: Awaited<ReturnType<OpenSource>> | null = null;
     try {
       source = await openSource(request, { deadlineSeconds });
-      // A source with no identity is never served to another job: its twins need not wait.
-      if (!source.identity) twin?.leave();
+      // A source no twin could be served (decision 0384): its twins need not wait.
+      if (!Twins.mayServe(source.identity, request.url)) twin?.leave();
       const reusedFrom = await reuseAnswer(request, attemptId, source);
       if (reusedFrom !== null) return { reused_from: reusedFrom };
       outcome = await extractFrames(

@@ -2,11 +2,12 @@
 // jobs running here asks (the same link, options and plan limits) waits, out of its scheduler
 // slot, until that one has ended and posted its result. Then it goes on as any job: it opens
 // its source and reports it, and the edge serves it the other's frames, charged 0 (decision
-// 0350), or, if the first failed or the file changed meanwhile, it extracts as usual. A first
-// job whose source has no identity (no ETag or Last-Modified: never reused) lets its twins go
-// as soon as it has opened it. Without this both would decode the same frames side by side
-// and both be charged.
-import type { ExtractRequest } from "../schema/messages.ts";
+// 0350), or, if the first failed or the file changed meanwhile, it extracts as usual, in its
+// turn for a slot. A first job whose source a twin could not be served (no ETag or
+// Last-Modified, or a redirect to another URL) lets its twins go as soon as it has opened it.
+// The wait counts against the twin's deadline. Without this both would decode the same frames
+// side by side and both be charged.
+import type { ExtractRequest, SourceIdentity } from "../schema/messages.ts";
 import { canonicalJson, shapingOptions } from "../schema/reuse.ts";
 import type { Slot } from "./scheduler.ts";
 
@@ -66,7 +67,8 @@ export class Twins {
       if (!other || other.jobId === jobId || signal.aborted) break;
       waitedFor = other.jobId;
       onWait();
-      await idle(() => endedOrAborted(other.ended, signal));
+      // In its turn: once the first has ended, this one may run a whole extraction.
+      await idle(() => endedOrAborted(other.ended, signal), "in-turn");
     }
     if (signal.aborted) return { waitedFor, leave: () => {} };
     let ended = () => {};
@@ -79,6 +81,17 @@ export class Twins {
         ended();
       },
     };
+  }
+
+  /**
+   * Whether a twin could be served this source's frames: its identity must be one a twin's
+   * own source will also have. A platform's video id is; a file's final URL is only when no
+   * redirect changed it (a redirect may lead to a URL signed for each request, which no twin
+   * would share). A source with no identity is never reused at all.
+   */
+  static mayServe(identity: SourceIdentity | null | undefined, requestUrl: string): boolean {
+    if (!identity) return false;
+    return "platform_id" in identity || identity.final_url === requestUrl;
   }
 
   /** Keys held now (tests: nothing is kept after the jobs end). */

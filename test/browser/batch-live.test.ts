@@ -46,16 +46,17 @@ describe("a running batch's pages", () => {
   it("turn completed by themselves, showing what the API says", async () => {
     const file = await makeTestVideo({ width: 320, height: 180, fps: 30, durationSeconds: 3 });
     const quick = h.serveVideo("/batch-live/quick.mp4", file);
-    // The second link's first read waits until the pages are open (8 s at most: the source's
-    // grace of reading is 10 s).
+    // The second link's first read waits until the pages are open (8 s at most from that read:
+    // the source's grace of reading is 10 s).
     let release = () => {};
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const letGo = setTimeout(() => release(), 8_000);
+    let letGo: ReturnType<typeof setTimeout> | undefined;
     let reached = () => {};
     const asked = new Promise<void>((resolve) => (reached = resolve));
     const serve = fileRoute(file, { ranges: true });
     h.videos.route("/batch-live/held.mp4", async (request, response) => {
       if (request.method !== "HEAD") {
+        letGo ??= setTimeout(() => release(), 8_000);
         reached();
         await gate;
       }

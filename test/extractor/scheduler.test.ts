@@ -3,7 +3,12 @@
 // the tenant running the fewest, the room is bounded, and a tenant's attempts keep their order.
 import { describe, expect, it } from "vitest";
 import { ImageTurns, RunPriority } from "../../extractor/priority.ts";
-import { FairScheduler, type SchedulerLimits, type Slot } from "../../extractor/scheduler.ts";
+import {
+  type ComeBack,
+  FairScheduler,
+  type SchedulerLimits,
+  type Slot,
+} from "../../extractor/scheduler.ts";
 
 /** A scheduler whose runs end, and step out of their slots for a wait, when the test says so. */
 function harness(limits: SchedulerLimits) {
@@ -34,11 +39,19 @@ function harness(limits: SchedulerLimits) {
     resolve();
     await settle();
   };
-  /** A run waits out of its slot (as a live job between reloads) until `resume(id)`. */
-  const stepOut = async (id: string) => {
+  /** Runs out of their slots: waiting, or back from the wait and waiting for their turn. */
+  const out = new Set<string>();
+  /**
+   * A run waits out of its slot until `resume(id)`, then comes back as asked (at once, as a
+   * live job between reloads; in its turn, as a job that waited for its twin).
+   */
+  const stepOut = async (id: string, comeBack?: ComeBack) => {
     const slot = slots.get(id);
-    if (!slot || !running.has(id) || idle.has(id)) throw new Error(`${id} cannot step out`);
-    void slot.idle(() => new Promise<void>((resolve) => idle.set(id, resolve)));
+    if (!slot || !running.has(id) || out.has(id)) throw new Error(`${id} cannot step out`);
+    out.add(id);
+    void slot
+      .idle(() => new Promise<void>((resolve) => idle.set(id, resolve)), comeBack)
+      .then(() => out.delete(id));
     await settle();
   };
   const resume = async (id: string) => {
@@ -48,13 +61,16 @@ function harness(limits: SchedulerLimits) {
     wake();
     await settle();
   };
+  /** Runs holding a place now. */
+  const held = () => [...running.keys()].filter((id) => !out.has(id));
   /** Tenants with a run in a slot now. */
-  const runningTenants = () =>
-    new Set([...running.keys()].filter((id) => !idle.has(id)).map((id) => tenantOf.get(id)));
+  const runningTenants = () => new Set(held().map((id) => tenantOf.get(id)));
   return {
     scheduler,
     running,
     idle,
+    out,
+    held,
     started,
     admit,
     admitRun,
@@ -92,13 +108,18 @@ async function randomEvents(idle: boolean) {
     });
   for (let event = 0; event < 1000; event++) {
     const roll = random();
-    const held = [...h.running.keys()].filter((id) => !h.idle.has(id));
+    const held = h.held();
     if (idle && roll < 0.12 && held.length > 0) {
-      await h.stepOut(held[Math.floor(random() * held.length)]);
+      const how: ComeBack = random() < 0.5 ? "at-once" : "in-turn";
+      await h.stepOut(held[Math.floor(random() * held.length)], how);
       steppedOut++;
     } else if (idle && roll < 0.22 && h.idle.size > 0) {
-      const out = [...h.idle.keys()];
-      await h.resume(out[Math.floor(random() * out.length)]);
+      const waiting = [...h.idle.keys()];
+      await h.resume(waiting[Math.floor(random() * waiting.length)]);
+    } else if (idle && roll < 0.25 && h.idle.size > 0) {
+      // A run ends while out of its slot (cancelled mid-wait, say).
+      const waiting = [...h.idle.keys()].filter((id) => h.running.has(id));
+      if (waiting.length > 0) await h.end(waiting[Math.floor(random() * waiting.length)]);
     } else if (random() < 0.55 || held.length === 0) {
       const tenant = tenants[Math.floor(random() * (random() < 0.6 ? 1 : tenants.length))];
       const id = `${tenant}${event}`;
@@ -109,9 +130,11 @@ async function randomEvents(idle: boolean) {
       await h.end(held[Math.floor(random() * held.length)]);
     }
     const { running, waiting } = h.scheduler;
-    expect(running).toBe(h.running.size - h.idle.size);
+    // Runs back from a wait and waiting for their turn are in the room beyond its bounds.
+    const turns = [...h.out].filter((id) => !h.idle.has(id) && h.running.has(id));
+    expect(running).toBe(h.held().length);
     if (!idle) expect(running).toBeLessThanOrEqual(ceiling);
-    expect(waiting).toBeLessThanOrEqual(limits.waitingLimit);
+    expect(waiting).toBeLessThanOrEqual(limits.waitingLimit + turns.length);
     if (waiting > 0) {
       // No slot is free while an attempt waits...
       expect(running).toBeGreaterThanOrEqual(limits.capacity);
@@ -119,9 +142,10 @@ async function randomEvents(idle: boolean) {
       if (running < ceiling) {
         const runs = h.runningTenants();
         for (const tenant of tenants) {
-          if (admitted.get(tenant)?.some((id) => !h.started.includes(id))) {
-            expect(runs.has(tenant), `${tenant} waits with nothing running`).toBe(true);
-          }
+          const queued =
+            admitted.get(tenant)?.some((id) => !h.started.includes(id)) ||
+            turns.some((id) => id.startsWith(tenant));
+          if (queued) expect(runs.has(tenant), `${tenant} waits with nothing running`).toBe(true);
         }
       }
     }
@@ -275,6 +299,42 @@ describe("FairScheduler", () => {
     expect(h.started).toEqual(["a1", "a2", "a3"]);
     await h.end("a3");
     expect([h.scheduler.running, h.scheduler.waiting]).toEqual([0, 0]);
+  });
+
+  it("in its turn: a run back from its wait queues as its tenant's next attempt would", async () => {
+    const h = harness({ capacity: 1, waitingLimit: 4, tenantWaitingLimit: 4, newcomerSlots: 0 });
+    h.admit("a", "a1");
+    h.admit("a", "a2");
+    await h.stepOut("a1", "in-turn");
+    expect(h.started).toEqual(["a1", "a2"]);
+    h.admit("b", "b1");
+    await h.resume("a1");
+    // The one slot is a2's: a1 waits, beside b1, and is counted as waiting.
+    expect(h.out.has("a1")).toBe(true);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([1, 2]);
+    await h.end("a2");
+    // b has started nothing yet, a has: b1 first.
+    expect(h.started).toEqual(["a1", "a2", "b1"]);
+    expect(h.out.has("a1")).toBe(true);
+    await h.end("b1");
+    expect(h.out.has("a1")).toBe(false);
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([1, 0]);
+    await h.end("a1");
+    expect([h.scheduler.running, h.scheduler.waiting]).toEqual([0, 0]);
+  });
+
+  it("keeps a tenant's place in the turn order while its run is out", async () => {
+    const h = harness({ capacity: 3, waitingLimit: 8, tenantWaitingLimit: 8, newcomerSlots: 0 });
+    h.admit("b", "b1"); // b started first
+    h.admit("a", "a1");
+    h.admit("c", "c1");
+    await h.stepOut("a1");
+    await h.resume("a1");
+    h.admit("a", "a2");
+    h.admit("b", "b2");
+    await h.end("c1");
+    // a and b run one each; b's last start is the older: b2, not a2.
+    expect(h.started).toEqual(["b1", "a1", "c1", "b2"]);
   });
 
   it("refuses limits that make no sense", () => {

@@ -1,6 +1,7 @@
 // Identical jobs at once (extractor/twins.ts, decision 0384), by counting: which requests are
-// twins, and a twin waits out of its slot until the first has ended, one after another, never
-// for its own job's earlier attempt, and not at all once cancelled.
+// twins, whose source a twin could be served, and a twin waits out of its slot (coming back in
+// its turn) until the first has ended, one after another, never for its own job's earlier
+// attempt, and not at all once cancelled.
 import { describe, expect, it } from "vitest";
 import { Twins } from "../../extractor/twins.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
@@ -31,7 +32,9 @@ function countingIdle() {
   const idle = {
     waits: 0,
     out: 0,
-    run: async <T>(wait: () => Promise<T>): Promise<T> => {
+    comeBacks: [] as (string | undefined)[],
+    run: async <T>(wait: () => Promise<T>, comeBack?: string): Promise<T> => {
+      idle.comeBacks.push(comeBack);
       idle.waits++;
       idle.out++;
       try {
@@ -90,6 +93,23 @@ describe("which requests are twins", () => {
   });
 });
 
+describe("whose source a twin could be served", () => {
+  const url = "https://example.com/v.mp4";
+  const file = { final_url: url, etag: '"v1"', last_modified: null, size: 1000 };
+
+  it("a file at the asked URL with validators, and a platform's video", () => {
+    expect(Twins.mayServe(file, url)).toBe(true);
+    expect(Twins.mayServe({ platform_id: "youtube:abc" }, "https://youtu.be/abc")).toBe(true);
+  });
+
+  it("not one without an identity, nor one behind a redirect (maybe signed per request)", () => {
+    expect(Twins.mayServe(null, url)).toBe(false);
+    expect(Twins.mayServe(undefined, url)).toBe(false);
+    const signed = { ...file, final_url: "https://cdn.example.com/v.mp4?X-Amz-Signature=1" };
+    expect(Twins.mayServe(signed, url)).toBe(false);
+  });
+});
+
 describe("a twin's turn", () => {
   it("waits out of its slot until the first has ended; the third waits for the second", async () => {
     const twins = new Twins();
@@ -113,7 +133,8 @@ describe("a twin's turn", () => {
     });
     await settle();
     expect(order).toEqual([]);
-    expect([idle.out, told]).toEqual([2, 1]); // both wait, out of their slots
+    expect([idle.out, told]).toEqual([2, 1]); // both wait, out of their slots...
+    expect(idle.comeBacks).toEqual(["in-turn", "in-turn"]); // ...and come back in their turn
 
     first.leave();
     await settle();
