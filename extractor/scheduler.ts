@@ -113,7 +113,7 @@ export class FairScheduler {
    * A started run holds its slot until the promise `run` returns settles.
    */
   admit(tenant: string, run: Run): Admission {
-    if (this.#running < this.limits.capacity && this.#waitingCount === 0) {
+    if (this.#slotFree()) {
       this.#start(tenant, run);
       return { kind: "started" };
     }
@@ -178,7 +178,7 @@ export class FairScheduler {
 
   /** Takes a place for a run coming back: now, or once its tenant's turn comes. */
   #comeBack(tenant: string, how: ComeBack): Promise<void> | undefined {
-    if (how === "at-once" || (this.#running < this.limits.capacity && this.#waitingCount === 0)) {
+    if (how === "at-once" || this.#slotFree()) {
       this.#take(tenant);
       return;
     }
@@ -234,6 +234,11 @@ export class FairScheduler {
     ) {
       this.#lastStart.delete(tenant);
     }
+  }
+
+  /** A slot is free and nobody waits for one: whoever asks now takes it. */
+  #slotFree(): boolean {
+    return this.#running < this.limits.capacity && this.#waitingCount === 0;
   }
 
   #ceiling(): number {

@@ -322,16 +322,15 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
     attemptId: string,
     cancelled: AbortSignal,
     run: {
-      lease?: LeaseLoop | null;
-      progress?: ProgressReporter | null;
-      slot?: Slot | null;
-      twin?: TwinTurn | null;
+      lease: LeaseLoop | null;
+      progress: ProgressReporter | null;
+      slot: Slot;
+      twin: TwinTurn | null;
       /** When the job's deadline started (ms since the epoch). */
-      started?: number;
-    } = {},
+      started: number;
+    },
   ): Promise<ExtractResult | { reused_from: string }> {
-    const { lease = null, progress = null, slot = null, twin = null } = run;
-    const started = run.started ?? Date.now();
+    const { lease, progress, slot, twin, started } = run;
     // Uploads end with the job's deadline (plus a moment to finish the last one), or when the
     // attempt is taken over; the result itself is posted afterwards by a client without it.
     const uploadsEnd = AbortSignal.any([
@@ -366,7 +365,7 @@ export function createExtractorServer(options: ExtractorServerOptions): Server {
           deadlineSeconds: Math.max(1, deadlineSeconds - (Date.now() - started) / 1000),
           signal: cancelled,
           progress: progress ?? undefined,
-          idle: slot?.idle,
+          idle: slot.idle,
           // A job charged per minute tells the edge its span at once: if that alone costs
           // more than the account can pay, the edge ends the job and its 409 cancels this
           // attempt before it decodes (edge/jobs/lifecycle.ts stopIfUnaffordable).

@@ -51,8 +51,9 @@ export class Twins {
 
   /**
    * Waits (through `idle`, out of the slot) while another job with this key runs here, then
-   * takes the key for `jobId` (`onWait` is told before each wait). A cancelled wait ends at once and takes nothing (the caller
-   * looks at its signal). An earlier attempt of the same job is not waited for.
+   * takes the key for `jobId` (`onWait` is told before each wait). A cancelled wait ends at
+   * once and takes nothing (the caller looks at its signal). An earlier attempt of the same
+   * job is not waited for.
    */
   async enter(
     key: string,

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, type Harness, startHarness } from "../e2e/support/harness.ts";
 import { fileRoute } from "../sources/support/servers.ts";
 import { makeTestVideo } from "../support/videos.ts";
-import { collectPageErrors, DESKTOP, launchBrowser } from "./support/browser.ts";
+import { collectPageErrors, DESKTOP, launchBrowser, PHONE, screenshot } from "./support/browser.ts";
 import { signIn } from "./support/sign-in.ts";
 
 let h: Harness;
@@ -76,6 +76,11 @@ describe("a running batch's pages", () => {
       const part = page.locator(`[data-live-batch="${id}"]`);
       expect(await part.getAttribute("data-status")).not.toBe("completed");
       await mark(page);
+      // For a person to look at: a batch while it runs, at both widths.
+      await screenshot(page, "batch-running-desktop");
+      await page.setViewportSize(PHONE);
+      await screenshot(page, "batch-running-phone");
+      await page.setViewportSize(DESKTOP);
       // Each state the part is replaced with, in order (the first is the page's own).
       await page.evaluate(() => {
         const states = [document.querySelector("[data-live-batch]")?.getAttribute("data-state")];

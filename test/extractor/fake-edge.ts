@@ -6,7 +6,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeFileBatch, FILE_BATCH_TYPE } from "../../schema/file-batch.ts";
 import { contentTypeOf } from "../../schema/job-files.ts";
-import type { ExtractResult, ProgressReport } from "../../schema/messages.ts";
+import type { ExtractRequest, ExtractResult, ProgressReport } from "../../schema/messages.ts";
 
 export interface FakeEdge {
   baseUrl: string;
@@ -196,4 +196,27 @@ export async function startFakeEdge(token = "edge-token"): Promise<FakeEdge> {
     baseUrl: `http://127.0.0.1:${port}`,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   });
+}
+
+/**
+ * A request as the edge sends it to POST /extract: an account's count-3 job of a direct link,
+ * called back at `callback`; `overrides` replace any field.
+ */
+export function extractRequest(
+  callback: ExtractRequest["callback"],
+  overrides: Partial<ExtractRequest> = {},
+): ExtractRequest {
+  return {
+    job_id: "11111111-2222-3333-4444-555555555555",
+    kind: "job",
+    tenant: "account:a1",
+    url: "https://example.com/v.mp4",
+    platform: "direct",
+    options: { mode: "count", count: 3, format: "jpg", resolution: 720, output: "urls" },
+    max_video_seconds: 900,
+    clip_to_max: false,
+    max_frames: 300,
+    callback,
+    ...overrides,
+  };
 }

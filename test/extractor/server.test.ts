@@ -19,7 +19,7 @@ import type { ExtractRequest } from "../../schema/messages.ts";
 import { startLiveOrigin } from "../sources/support/hls-live-origin.ts";
 import { makeAudioOnly, makeTestVideo, readImagePattern } from "../support/videos.ts";
 import type { FakeEdge } from "./fake-edge.ts";
-import { startFakeEdge } from "./fake-edge.ts";
+import { extractRequest, startFakeEdge } from "./fake-edge.ts";
 
 process.env.EXTRACTOR_LOG ??= "silent";
 
@@ -85,19 +85,7 @@ const localFile =
   });
 
 function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
-  return {
-    job_id: "11111111-2222-3333-4444-555555555555",
-    kind: "job",
-    tenant: "account:a1",
-    url: "https://example.com/v.mp4",
-    platform: "direct",
-    options: { mode: "count", count: 3, format: "jpg", resolution: 720, output: "urls" },
-    max_video_seconds: 900,
-    clip_to_max: false,
-    max_frames: 300,
-    callback: { base_url: edge.baseUrl, token: edge.token },
-    ...overrides,
-  };
+  return extractRequest({ base_url: edge.baseUrl, token: edge.token }, overrides);
 }
 
 /** Posts a job and waits for it to end: the 202 first, then how the background job ended. */

@@ -5,22 +5,13 @@
 import { describe, expect, it } from "vitest";
 import { Twins } from "../../extractor/twins.ts";
 import type { ExtractRequest } from "../../schema/messages.ts";
+import { extractRequest } from "./fake-edge.ts";
 
 function request(overrides: Partial<ExtractRequest> = {}): ExtractRequest {
-  return {
-    job_id: "job-1",
-    attempt_id: "attempt-1",
-    kind: "job",
-    tenant: "account:a",
-    url: "https://example.com/v.mp4",
-    platform: "direct",
-    options: { mode: "count", count: 3, format: "jpg", resolution: 720, output: "urls" },
-    max_video_seconds: 900,
-    clip_to_max: false,
-    max_frames: 300,
-    callback: { base_url: "http://edge.test", token: "t" },
-    ...overrides,
-  };
+  return extractRequest(
+    { base_url: "http://edge.test", token: "t" },
+    { job_id: "job-1", attempt_id: "attempt-1", tenant: "account:a", ...overrides },
+  );
 }
 
 const settle = async () => {

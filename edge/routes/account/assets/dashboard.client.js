@@ -86,27 +86,53 @@ async function refreshPart(selector, ifChanged = false) {
   return true;
 }
 
-function followJobs() {
-  const onJobPage = document.querySelector("[data-live-job]") !== null;
-  const part = onJobPage ? "[data-live-job]" : "[data-live-list]";
-  if (!document.querySelector(part)) return;
-  const every = onJobPage ? JOB_EVERY_MS : LIST_EVERY_MS;
+/**
+ * Calls `step` every `every` ms while `active()` says something shown still moves: it backs off
+ * (doubling, to LONGEST_WAIT_MS) while `step` throws, stops when it answers false (signed out,
+ * refused), and pauses while the tab is hidden.
+ */
+function keepFollowing(every, active, step) {
   let wait = every;
   let timer = 0;
 
   async function poll() {
     timer = 0;
-    const running = runningJobs(document);
-    if (running.size === 0) return;
-    if (document.hidden) return; // visibilitychange starts it again
+    if (!active() || document.hidden) return; // visibilitychange starts it again
     try {
+      if ((await step()) === false) return;
+      wait = every;
+    } catch {
+      wait = Math.min(wait * 2, LONGEST_WAIT_MS);
+    }
+    schedule();
+  }
+
+  function schedule() {
+    if (!timer && active()) timer = setTimeout(poll, wait);
+  }
+
+  document.addEventListener("visibilitychange", () => {
+    if (!document.hidden) schedule();
+  });
+  schedule();
+}
+
+function followJobs() {
+  const onJobPage = document.querySelector("[data-live-job]") !== null;
+  const part = onJobPage ? "[data-live-job]" : "[data-live-list]";
+  if (!document.querySelector(part)) return;
+  keepFollowing(
+    onJobPage ? JOB_EVERY_MS : LIST_EVERY_MS,
+    () => runningJobs(document).size > 0,
+    async () => {
+      const running = runningJobs(document);
       const ids = [...running.keys()].join(",");
       const response = await fetch(`/dashboard/jobs/live?ids=${ids}`, {
         credentials: "same-origin",
         headers: { accept: "application/json" },
       });
       // Signed out (sent to sign-in) or refused: stop rather than ask again and again.
-      if (response.redirected || response.status === 401 || response.status === 403) return;
+      if (response.redirected || response.status === 401 || response.status === 403) return false;
       if (!response.ok) throw new Error(`live answered ${response.status}`);
       const answer = await response.json();
       let changed = false;
@@ -117,21 +143,8 @@ function followJobs() {
         else showProgress(element, job);
       }
       if (changed) await refreshPart(part);
-      wait = every;
-    } catch {
-      wait = Math.min(wait * 2, LONGEST_WAIT_MS);
-    }
-    schedule();
-  }
-
-  function schedule() {
-    if (!timer && runningJobs(document).size > 0) timer = setTimeout(poll, wait);
-  }
-
-  document.addEventListener("visibilitychange", () => {
-    if (!document.hidden) schedule();
-  });
-  schedule();
+    },
+  );
 }
 
 // ── Batches that update themselves (decision 0383) ────────────────────────────────────────
@@ -147,33 +160,14 @@ function followBatches() {
     ? "[data-live-batch]"
     : "[data-live-batches]";
   if (!document.querySelector(part)) return;
-  const unfinished = () =>
-    [...document.querySelectorAll("[data-live-batch], tr[data-batch-id]")].some(
-      (element) => element.dataset.status !== "completed",
-    );
-  let wait = BATCH_EVERY_MS;
-  let timer = 0;
-
-  async function poll() {
-    timer = 0;
-    if (!unfinished() || document.hidden) return;
-    try {
-      if (!(await refreshPart(part, true))) return;
-      wait = BATCH_EVERY_MS;
-    } catch {
-      wait = Math.min(wait * 2, LONGEST_WAIT_MS);
-    }
-    schedule();
-  }
-
-  function schedule() {
-    if (!timer && unfinished()) timer = setTimeout(poll, wait);
-  }
-
-  document.addEventListener("visibilitychange", () => {
-    if (!document.hidden) schedule();
-  });
-  schedule();
+  keepFollowing(
+    BATCH_EVERY_MS,
+    () =>
+      [...document.querySelectorAll("[data-live-batch], tr[data-batch-id]")].some(
+        (element) => element.dataset.status !== "completed",
+      ),
+    () => refreshPart(part, true),
+  );
 }
 
 // ── The frames' lightbox ──────────────────────────────────────────────────────────────────
